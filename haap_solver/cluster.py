@@ -1,0 +1,109 @@
+"""Heterogeneous cluster: node groups of one device type each, with their network class."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from haap_solver._fields import require
+from haap_solver.devices import DeviceType
+
+NicKind = Literal["infiniband", "roce", "ethernet"]
+
+# Per-message latency (alpha) of one hop, microseconds. Typical published figures for RDMA
+# fabrics (a few us) and kernel TCP over Ethernet (tens of us); override per node group.
+DEFAULT_NIC_LATENCY_US: dict[str, float] = {"infiniband": 5.0, "roce": 8.0, "ethernet": 30.0}
+INTRA_NODE_LATENCY_US = 5.0
+
+
+@dataclass(frozen=True, kw_only=True)
+class NodeGroup:
+    """`num_nodes` identical nodes, each with `gpus_per_node` GPUs of one type and the same NICs."""
+
+    name: str
+    """Identifier used by plans (``replicas[].node_group``)."""
+    device: str
+    """Device type name: a preset (see ``haap_solver.devices``) or one defined in ``[devices]``."""
+    num_nodes: int
+    """Number of nodes in the group."""
+    gpus_per_node: int
+    """GPUs in each node; tensor parallelism never spans nodes."""
+    nic: NicKind = "infiniband"
+    """NIC class; transfers between groups of different classes go through the cross-class fabric."""
+    nic_gbit_s: float
+    """Line rate of one NIC, Gbit/s (HDR InfiniBand: 200)."""
+    nics_per_node: int = 1
+    """NICs in each node; the node's network bandwidth is shared evenly by its GPUs."""
+    nic_latency_us: float | None = None
+    """Per-message latency of this network, us; None takes the class default."""
+
+    def __post_init__(self) -> None:
+        require(bool(self.name), "name", "must be a non-empty string")
+        require(self.num_nodes >= 1, "num_nodes", f"must be >= 1, got {self.num_nodes}")
+        require(self.gpus_per_node >= 1, "gpus_per_node", f"must be >= 1, got {self.gpus_per_node}")
+        require(self.nic_gbit_s > 0, "nic_gbit_s", f"must be > 0, got {self.nic_gbit_s}")
+        require(self.nics_per_node >= 1, "nics_per_node", f"must be >= 1, got {self.nics_per_node}")
+        if self.nic_latency_us is not None:
+            require(self.nic_latency_us >= 0, "nic_latency_us",
+                    f"must be >= 0, got {self.nic_latency_us}")
+
+    @property
+    def num_gpus(self) -> int:
+        return self.num_nodes * self.gpus_per_node
+
+    @property
+    def latency_s(self) -> float:
+        us = self.nic_latency_us if self.nic_latency_us is not None else DEFAULT_NIC_LATENCY_US[
+            self.nic]
+        return us * 1e-6
+
+    @property
+    def nic_gb_s_per_gpu(self) -> float:
+        """Network bandwidth one GPU gets when all GPUs of the node communicate at once, GB/s."""
+        return self.nic_gbit_s * self.nics_per_node / 8.0 / self.gpus_per_node
+
+
+@dataclass(frozen=True, kw_only=True)
+class Cluster:
+    """All node groups, plus the speed of the fabric that joins different NIC classes."""
+
+    node_groups: tuple[NodeGroup, ...]
+    """The node groups (at least one; names unique)."""
+    cross_class_gbit_s: float | None = None
+    """Per-NIC line rate for traffic between NIC classes, Gbit/s; None means the slower side's."""
+    devices: dict[str, DeviceType] = field(default_factory=dict)
+    """Device type of every group, by name (filled by the instance loader)."""
+
+    def __post_init__(self) -> None:
+        require(len(self.node_groups) >= 1, "node_groups", "needs at least one node group")
+        seen: set[str] = set()
+        for i, g in enumerate(self.node_groups):
+            require(g.name not in seen, f"node_groups[{i}].name", f"duplicate name {g.name!r}")
+            seen.add(g.name)
+        if self.cross_class_gbit_s is not None:
+            require(self.cross_class_gbit_s > 0, "cross_class_gbit_s",
+                    f"must be > 0, got {self.cross_class_gbit_s}")
+
+    def group(self, name: str) -> NodeGroup:
+        for g in self.node_groups:
+            if g.name == name:
+                return g
+        raise KeyError(name)
+
+    @property
+    def num_gpus(self) -> int:
+        return sum(g.num_gpus for g in self.node_groups)
+
+    def device_of(self, group: NodeGroup) -> DeviceType:
+        return self.devices[group.device]
+
+    def link_gb_s(self, a: NodeGroup, b: NodeGroup) -> float:
+        """Per-GPU bandwidth of inter-node traffic between a GPU of `a` and one of `b`, GB/s."""
+        if a.nic == b.nic or self.cross_class_gbit_s is None:
+            return min(a.nic_gb_s_per_gpu, b.nic_gb_s_per_gpu)
+        share_a = min(a.nic_gbit_s, self.cross_class_gbit_s) * a.nics_per_node / 8 / a.gpus_per_node
+        share_b = min(b.nic_gbit_s, self.cross_class_gbit_s) * b.nics_per_node / 8 / b.gpus_per_node
+        return min(share_a, share_b)
+
+    def link_latency_s(self, a: NodeGroup, b: NodeGroup) -> float:
+        return max(a.latency_s, b.latency_s)

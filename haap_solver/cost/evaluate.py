@@ -1,0 +1,542 @@
+"""Cost of a plan: iteration time (with a breakdown), throughput, MFU and per-GPU memory.
+
+`CostModel` caches every per-layer coefficient by the configuration it depends on, so the searches
+that call it in their inner loop pay for each (device, TP, batch share, recomputation) once.
+The formulas are in docs/cost-model.md; the section numbers cited below refer to it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from haap_solver.cluster import INTRA_NODE_LATENCY_US, NodeGroup
+from haap_solver.cost import comm, flops, memory
+from haap_solver.cost.efficiency import DEFAULT_CONSTANTS, CostConstants, compute_efficiency
+from haap_solver.cost.profile import Profile, load_profile
+from haap_solver.instance import Instance
+from haap_solver.plan import Plan, ReplicaGroup, Stage
+
+BREAKDOWN_KEYS = ("compute_s", "tp_comm_s", "bubble_s", "p2p_s", "dp_comm_s", "optimizer_s")
+
+
+@dataclass(frozen=True)
+class LayerCost:
+    """Per-micro-batch cost of one decoder layer on one replica (one TP group)."""
+
+    fwd_s: float
+    """Forward compute (no communication)."""
+    bwd_s: float
+    """Backward compute, recomputation included."""
+    tp_fwd_s: float
+    """Tensor-parallel communication in the forward pass."""
+    tp_bwd_s: float
+    """Tensor-parallel communication in the backward pass (recomputation's forward included)."""
+    activation_bytes: float
+    """Activations one layer keeps per micro-batch in flight."""
+    working_bytes: float
+    """Extra working memory while recomputing one layer (full recomputation only)."""
+    optimizer_s: float
+    """Optimizer step for this layer's local parameters before ZeRO sharding (0 if unknown)."""
+    extrapolated: str | None = None
+    """Set when a measured profile had to be extrapolated for this entry."""
+
+
+@dataclass(frozen=True)
+class EndCost:
+    """Embedding (first stage) or LM head + loss (last stage) cost per micro-batch."""
+
+    fwd_s: float
+    bwd_s: float
+    tp_fwd_s: float
+    tp_bwd_s: float
+
+
+@dataclass
+class MemoryReport:
+    """Peak memory of one GPU of a replica group, bytes."""
+
+    weights: float
+    grads: float
+    optimizer: float
+    activations: float
+    extras: float
+    reserved: float
+    capacity: float
+
+    @property
+    def total(self) -> float:
+        return (self.weights + self.grads + self.optimizer + self.activations + self.extras
+                + self.reserved)
+
+    @property
+    def fits(self) -> bool:
+        return self.total <= self.capacity * (1 + 1e-12)
+
+    def as_gib(self) -> dict[str, float]:
+        g = memory.GIB
+        return {"weights_gib": self.weights / g, "grads_gib": self.grads / g,
+                "optimizer_gib": self.optimizer / g, "activations_gib": self.activations / g,
+                "extras_gib": self.extras / g, "reserved_gib": self.reserved / g,
+                "total_gib": self.total / g, "capacity_gib": self.capacity / g}
+
+
+@dataclass
+class ReplicaReport:
+    """Time and memory of one replica group of a stage."""
+
+    node_group: str
+    device: str
+    count: int
+    tp: int
+    micro_batch_share: int
+    fwd_s: float
+    """Forward per micro-batch, TP communication included."""
+    bwd_s: float
+    """Backward per micro-batch, TP communication and exposed ZeRO traffic included."""
+    compute_s: float
+    tp_comm_s: float
+    zero_comm_s: float
+    dp_comm_s: float
+    """Exposed end-of-iteration gradient/parameter traffic."""
+    optimizer_s: float
+    memory: MemoryReport
+    params_local: float
+
+
+@dataclass
+class StageReport:
+    index: int
+    first_layer: int
+    num_layers: int
+    recompute: str
+    in_flight: int
+    fwd_s: float
+    bwd_s: float
+    p2p_next_s: float
+    """Point-to-point time per micro-batch and direction to the next stage (0 for the last)."""
+    tail_s: float
+    """Exposed data-parallel communication plus optimizer step after the pipeline drains."""
+    replicas: list[ReplicaReport]
+
+    @property
+    def time_per_micro_batch_s(self) -> float:
+        return self.fwd_s + self.bwd_s
+
+
+@dataclass
+class Evaluation:
+    """What a plan costs. `iteration_time_s` is the number every search and report uses."""
+
+    iteration_time_s: float
+    tokens_per_s: float
+    mfu: float
+    """Model FLOPs (no recomputation) per second over the summed peak of the GPUs the plan uses."""
+    hfu: float
+    """Hardware FLOPs utilisation: as MFU but counting recomputation."""
+    breakdown: dict[str, float]
+    """Seconds of the iteration by kind; the values add up to `iteration_time_s`."""
+    stages: list[StageReport]
+    num_gpus_used: int
+    memory_ok: bool
+    peak_memory_fraction: float
+    """Largest used/capacity ratio over all GPUs."""
+    extrapolated: list[str] = field(default_factory=list)
+    """Profile entries that were extrapolated rather than measured."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "iteration_time_s": self.iteration_time_s,
+            "tokens_per_s": self.tokens_per_s,
+            "mfu": self.mfu,
+            "hfu": self.hfu,
+            "num_gpus_used": self.num_gpus_used,
+            "memory_ok": self.memory_ok,
+            "peak_memory_fraction": self.peak_memory_fraction,
+            "breakdown": dict(self.breakdown),
+            "extrapolated": list(self.extrapolated),
+            "stages": [
+                {
+                    "index": s.index, "first_layer": s.first_layer, "num_layers": s.num_layers,
+                    "recompute": s.recompute, "in_flight": s.in_flight, "fwd_s": s.fwd_s,
+                    "bwd_s": s.bwd_s, "p2p_next_s": s.p2p_next_s, "tail_s": s.tail_s,
+                    "replicas": [
+                        {
+                            "node_group": r.node_group, "device": r.device, "count": r.count,
+                            "tp": r.tp, "micro_batch_share": r.micro_batch_share,
+                            "fwd_s": r.fwd_s, "bwd_s": r.bwd_s, "compute_s": r.compute_s,
+                            "tp_comm_s": r.tp_comm_s, "zero_comm_s": r.zero_comm_s,
+                            "dp_comm_s": r.dp_comm_s, "optimizer_s": r.optimizer_s,
+                            "params_local": r.params_local, "memory": r.memory.as_gib(),
+                        }
+                        for r in s.replicas
+                    ],
+                }
+                for s in self.stages
+            ],
+        }
+
+
+class CostModel:
+    """The cost model bound to one instance, with caches of every per-configuration coefficient."""
+
+    def __init__(self, instance: Instance, *, constants: CostConstants = DEFAULT_CONSTANTS,
+                 profile: Profile | None = None):
+        self.instance = instance
+        self.model = instance.model
+        self.training = instance.training
+        self.constants = constants
+        if profile is None and instance.profile:
+            profile = load_profile(instance.profile)
+        self.profile = profile
+        self._layer: dict[tuple[str, int, int, str], LayerCost] = {}
+        self._first: dict[tuple[str, int, int], EndCost] = {}
+        self._last: dict[tuple[str, int, int], EndCost] = {}
+        self.cache_hits = 0
+        self.cache_misses = 0
+        m = self.model
+        self.params_per_layer = float(m.params_per_layer)
+        self.act_bytes = self.training.bytes_per_value
+        self.state_per_param = memory.model_state_bytes_per_param  # shorthand
+
+    # -- Per-layer coefficients (Sec. 2-4) ---------------------------------------------------
+    def layer_cost(self, device: str, tp: int, batch: int, recompute: str) -> LayerCost:
+        key = (device, tp, batch, recompute)
+        hit = self._layer.get(key)
+        if hit is not None:
+            self.cache_hits += 1
+            return hit
+        self.cache_misses += 1
+        cost = self._layer_cost(device, tp, batch, recompute)
+        self._layer[key] = cost
+        return cost
+
+    def _tp_allreduce_s(self, device: str, tp: int, batch: int) -> float:
+        dev = self.instance.device(device)
+        nbytes = batch * self.model.seq_length * self.model.hidden_size * self.act_bytes
+        return comm.ring_allreduce_s(nbytes, tp, dev.intra_node_gb_s
+                                     * self.constants.intra_node_efficiency,
+                                     INTRA_NODE_LATENCY_US * 1e-6)
+
+    def _layer_cost(self, device: str, tp: int, batch: int, recompute: str) -> LayerCost:
+        m, c = self.model, self.constants
+        dev = self.instance.device(device)
+        # Sec. 3: two all-reduces (or all-gather + reduce-scatter with SP) per layer and pass.
+        ar = self._tp_allreduce_s(device, tp, batch)
+        tp_fwd = 2 * ar
+        tp_bwd = 2 * ar + (2 * ar if recompute == "full" else 0.0)
+        act = memory.layer_activation_bytes(m, self.training, batch, tp, recompute)
+        working = (memory.layer_activation_bytes(m, self.training, batch, tp, "none")
+                   if recompute == "full" else 0.0)
+        extrapolated = None
+        if self.profile is not None and self.profile.has_device(device):
+            entry = self.profile.lookup(device, tp, batch)
+            fwd = entry.layer_fwd_s
+            # Recomputation adds its share of the forward (measured without recomputation).
+            share = (flops.recompute_forward_flops(m, batch, recompute)
+                     / flops.layer_forward_flops(m, batch))
+            bwd = entry.layer_bwd_s + share * fwd
+            opt = entry.layer_optimizer_s or 0.0
+            if entry.layer_activation_bytes is not None and recompute == "none":
+                act = entry.layer_activation_bytes
+            extrapolated = entry.extrapolated
+            # Measured times include TP communication.
+            tp_fwd = tp_bwd = 0.0
+        else:
+            eff = compute_efficiency(c, m.hidden_size, tp, batch * m.seq_length)
+            speed = dev.peak_tflops * 1e12 * eff * tp
+            f = flops.layer_forward_flops(m, batch)
+            fwd = f / speed
+            bwd = (flops.BACKWARD_TO_FORWARD * f
+                   + flops.recompute_forward_flops(m, batch, recompute)) / speed
+            opt = 0.0
+        return LayerCost(fwd_s=fwd, bwd_s=bwd, tp_fwd_s=tp_fwd, tp_bwd_s=tp_bwd,
+                         activation_bytes=act, working_bytes=working, optimizer_s=opt,
+                         extrapolated=extrapolated)
+
+    def first_cost(self, device: str, tp: int, batch: int) -> EndCost:
+        """Embedding lookup: memory-bound, reads and writes b s h values (Sec. 2.3)."""
+        key = (device, tp, batch)
+        hit = self._first.get(key)
+        if hit is not None:
+            return hit
+        m = self.model
+        dev = self.instance.device(device)
+        if self.profile is not None and self.profile.has_device(device):
+            e = self.profile.lookup(device, tp, batch)
+            cost = EndCost(e.embedding_fwd_s, e.embedding_bwd_s, 0.0, 0.0)
+        else:
+            nbytes = 2 * batch * m.seq_length * m.hidden_size * self.act_bytes
+            t = nbytes / (dev.hbm_gb_s * 1e9 * self.constants.hbm_efficiency)
+            # Vocabulary-parallel embedding ends in one all-reduce per pass.
+            ar = self._tp_allreduce_s(device, tp, batch)
+            cost = EndCost(t, 2 * t, ar, ar)
+        self._first[key] = cost
+        return cost
+
+    def last_cost(self, device: str, tp: int, batch: int) -> EndCost:
+        """LM head GEMM (2 b s h V, backward twice) plus the fp32 softmax/cross-entropy passes."""
+        key = (device, tp, batch)
+        hit = self._last.get(key)
+        if hit is not None:
+            return hit
+        m, c = self.model, self.constants
+        dev = self.instance.device(device)
+        if self.profile is not None and self.profile.has_device(device):
+            e = self.profile.lookup(device, tp, batch)
+            cost = EndCost(e.head_fwd_s, e.head_bwd_s, 0.0, 0.0)
+        else:
+            eff = compute_efficiency(c, m.hidden_size, 1, batch * m.seq_length)
+            speed = dev.peak_tflops * 1e12 * eff * tp
+            f = flops.head_forward_flops(m, batch)
+            logits_bytes = batch * m.seq_length * m.vocab_size / tp * 4.0 * 3  # 3 fp32 passes
+            loss = logits_bytes / (dev.hbm_gb_s * 1e9 * c.hbm_efficiency)
+            ar = self._tp_allreduce_s(device, tp, batch)
+            cost = EndCost(f / speed + loss, 2 * f / speed + loss, ar, ar)
+        self._last[key] = cost
+        return cost
+
+    # -- Stage-level quantities ---------------------------------------------------------------
+    def stage_params(self, stage: Stage, index: int, num_stages: int) -> float:
+        """Parameters a stage holds: its layers, plus embedding (first) and head (last)."""
+        m = self.model
+        params = stage.num_layers * self.params_per_layer
+        if index == 0:
+            params += m.embedding_params
+        if index == num_stages - 1:
+            params += m.head_params
+            if m.tied_embeddings and num_stages > 1:
+                params += m.vocab_size * m.hidden_size  # Megatron keeps a tied copy on the last stage
+        return params
+
+    def replica_memory(self, *, device: str, tp: int, share: int, dp: int, num_layers: int,
+                       recompute: str, params: float, is_first: bool, is_last: bool,
+                       in_flight: int) -> MemoryReport:
+        """Peak bytes on one GPU of a replica (Sec. 5)."""
+        m, t = self.model, self.training
+        dev = self.instance.device(device)
+        w, g, o = memory.model_state_bytes_per_param(t, dp)
+        local = params / tp
+        layer = self.layer_cost(device, tp, share, recompute)
+        acts = in_flight * num_layers * layer.activation_bytes
+        if num_layers > 0:
+            acts += layer.working_bytes
+        extras = 0.0
+        if is_first:
+            extras += in_flight * memory.first_stage_extra_activation_bytes(m, t, share, tp)
+        if is_last:
+            extras += memory.last_stage_extra_activation_bytes(m, t, share, tp)
+        return MemoryReport(weights=local * w, grads=local * g, optimizer=local * o,
+                            activations=acts, extras=extras,
+                            reserved=t.reserved_memory_gib * memory.GIB,
+                            capacity=dev.memory_gib * memory.GIB)
+
+    def _dp_link(self, stage: Stage) -> tuple[float, float]:
+        """(GB/s per GPU, latency s) of the ring joining a stage's replicas (Sec. 6.3)."""
+        groups = self._groups_of(stage.replicas)
+        nodes = {(r.node_group, p.node) for r in stage.replicas for p in r.placement}
+        if len(nodes) == 1:
+            dev = self.instance.device(stage.replicas[0].device)
+            return (dev.intra_node_gb_s * self.constants.intra_node_efficiency,
+                    INTRA_NODE_LATENCY_US * 1e-6)
+        return self._network_link(groups, groups)
+
+    def _groups_of(self, replicas: tuple[ReplicaGroup, ...]) -> list[NodeGroup]:
+        cluster = self.instance.cluster
+        return [cluster.group(r.node_group) for r in replicas]
+
+    def _network_link(self, a: list[NodeGroup], b: list[NodeGroup]) -> tuple[float, float]:
+        cluster = self.instance.cluster
+        gb_s = min(cluster.link_gb_s(x, y) for x in a for y in b)
+        lat = max(cluster.link_latency_s(x, y) for x in a for y in b)
+        return gb_s * self.constants.network_efficiency, lat
+
+    def p2p_time(self, sender: Stage, receiver: Stage, micro_batch: int) -> float:
+        """Activations (forward) or their gradients (backward) of one micro-batch, per direction.
+
+        Each replica sends its share, split over its TP ranks (scatter/gather optimisation,
+        Narayanan et al. SC'21 Sec. 4.1). The link is NVLink/PCIe only when both stages live in
+        one single-node node group; otherwise the network between the stages' node groups. Two
+        stages that happen to share a node of a multi-node group are still costed over the
+        network (conservative, and it keeps the cost a function of the stage configurations,
+        which the exact search relies on; p2p is a small term). See docs/cost-model.md Sec. 6.2.
+        """
+        m = self.model
+        per_seq = m.seq_length * m.hidden_size * self.act_bytes
+        groups_s = self._groups_of(sender.replicas)
+        groups_r = self._groups_of(receiver.replicas)
+        names = {g.name for g in (*groups_s, *groups_r)}
+        if len(names) == 1 and groups_s[0].num_nodes == 1:
+            dev_gb_s = min(self.instance.device(r.device).intra_node_gb_s
+                           for r in (*sender.replicas, *receiver.replicas))
+            gb_s, lat = dev_gb_s * self.constants.intra_node_efficiency, INTRA_NODE_LATENCY_US * 1e-6
+        else:
+            gb_s, lat = self._network_link(groups_s, groups_r)
+        worst = 0.0
+        for r in (*sender.replicas, *receiver.replicas):
+            worst = max(worst, comm.p2p_s(r.micro_batch_share * per_seq / r.tp, gb_s, lat))
+        return worst
+
+    # -- The plan ------------------------------------------------------------------------------
+    def evaluate(self, plan: Plan) -> Evaluation:
+        """Cost a plan. The plan should be valid (see ``haap_solver.validate``); this does not check."""
+        m, t, c = self.model, self.training, self.constants
+        p = plan.num_stages
+        mb_count = plan.num_micro_batches
+        stages: list[StageReport] = []
+        extrapolated: list[str] = []
+        hw_flops = 0.0
+        peak_fraction = 0.0
+        memory_ok = True
+        for i, stage in enumerate(plan.stages):
+            is_first, is_last = i == 0, i == p - 1
+            in_flight = memory.in_flight_micro_batches(plan.schedule, i, p, mb_count)
+            params = self.stage_params(stage, i, p)
+            dp = stage.dp
+            dp_gb_s, dp_lat = self._dp_link(stage) if dp > 1 else (1.0, 0.0)
+            reps: list[ReplicaReport] = []
+            for r in stage.replicas:
+                layer = self.layer_cost(r.device, r.tp, r.micro_batch_share, stage.recompute)
+                if layer.extrapolated:
+                    extrapolated.append(f"stage {i} {r.device}: {layer.extrapolated}")
+                fwd_c = stage.num_layers * layer.fwd_s
+                bwd_c = stage.num_layers * layer.bwd_s
+                tp_f = stage.num_layers * layer.tp_fwd_s
+                tp_b = stage.num_layers * layer.tp_bwd_s
+                for end, flag in ((self.first_cost, is_first), (self.last_cost, is_last)):
+                    if flag:
+                        e = end(r.device, r.tp, r.micro_batch_share)
+                        fwd_c += e.fwd_s
+                        bwd_c += e.bwd_s
+                        tp_f += e.tp_fwd_s
+                        tp_b += e.tp_bwd_s
+                local = params / r.tp
+                wbytes = memory.state_bytes(t)
+                # Sec. 6.4: ZeRO traffic. Stage 2 reduce-scatters gradients every micro-batch,
+                # stage 3 also all-gathers weights for forward and backward; prefetching hides
+                # part of it behind compute.
+                zero_mb = 0.0
+                end_comm = 0.0
+                if dp > 1:
+                    grads = local * wbytes.grads
+                    weights = local * wbytes.weights
+                    if t.zero_stage <= 1:
+                        end_comm = comm.ring_allreduce_s(grads, dp, dp_gb_s, dp_lat)
+                    elif t.zero_stage == 2:
+                        zero_mb = comm.ring_allgather_s(grads, dp, dp_gb_s, dp_lat)
+                        end_comm = comm.ring_allgather_s(weights, dp, dp_gb_s, dp_lat)
+                    else:
+                        zero_mb = (2 * comm.ring_allgather_s(weights, dp, dp_gb_s, dp_lat)
+                                   + comm.ring_allgather_s(grads, dp, dp_gb_s, dp_lat))
+                compute_mb = fwd_c + bwd_c + tp_f + tp_b
+                zero_exposed = zero_mb - c.zero3_overlap * min(zero_mb, compute_mb)
+                if t.overlap_grad_reduce and end_comm > 0:
+                    last_bucket = end_comm * min(1.0, c.grad_bucket_params / max(local, 1.0))
+                    end_comm = max(end_comm - (bwd_c + tp_b), last_bucket)
+                opt_local = local / dp if t.zero_stage >= 1 else local
+                if layer.optimizer_s and self.profile is not None:
+                    opt = layer.optimizer_s * (opt_local / max(self.params_per_layer / r.tp, 1.0))
+                else:
+                    opt = (opt_local * c.optimizer_bytes_per_param
+                           / (self.instance.device(r.device).hbm_gb_s * 1e9 * c.hbm_efficiency))
+                mem = self.replica_memory(device=r.device, tp=r.tp, share=r.micro_batch_share,
+                                          dp=dp, num_layers=stage.num_layers,
+                                          recompute=stage.recompute, params=params,
+                                          is_first=is_first, is_last=is_last, in_flight=in_flight)
+                memory_ok &= mem.fits
+                peak_fraction = max(peak_fraction, mem.total / mem.capacity)
+                reps.append(ReplicaReport(
+                    node_group=r.node_group, device=r.device, count=r.count, tp=r.tp,
+                    micro_batch_share=r.micro_batch_share, fwd_s=fwd_c + tp_f,
+                    bwd_s=bwd_c + tp_b + zero_exposed, compute_s=fwd_c + bwd_c,
+                    tp_comm_s=tp_f + tp_b, zero_comm_s=zero_exposed, dp_comm_s=end_comm,
+                    optimizer_s=opt, memory=mem, params_local=local,
+                ))
+                # Hardware FLOPs: what this replica group computes per iteration.
+                per_layer = (flops.layer_forward_flops(m, r.micro_batch_share)
+                             * (1 + flops.BACKWARD_TO_FORWARD)
+                             + flops.recompute_forward_flops(m, r.micro_batch_share,
+                                                             stage.recompute))
+                hw = stage.num_layers * per_layer
+                if is_last:
+                    hw += 3 * flops.head_forward_flops(m, r.micro_batch_share)
+                hw_flops += hw * r.count * mb_count
+            slowest = max(reps, key=lambda rr: rr.fwd_s + rr.bwd_s)
+            stages.append(StageReport(
+                index=i, first_layer=stage.first_layer, num_layers=stage.num_layers,
+                recompute=stage.recompute, in_flight=in_flight, fwd_s=max(r.fwd_s for r in reps),
+                bwd_s=max(r.bwd_s for r in reps), p2p_next_s=0.0,
+                tail_s=max(r.dp_comm_s + r.optimizer_s for r in reps), replicas=reps,
+            ))
+            del slowest
+        for i in range(p - 1):
+            stages[i].p2p_next_s = self.p2p_time(plan.stages[i], plan.stages[i + 1],
+                                                 plan.micro_batch_size)
+        pipe, breakdown = pipeline_time(plan.schedule, stages, mb_count)
+        tail_stage = max(stages, key=lambda s: s.tail_s)
+        tail_rep = max(tail_stage.replicas, key=lambda r: r.dp_comm_s + r.optimizer_s)
+        breakdown["dp_comm_s"] += tail_rep.dp_comm_s
+        breakdown["optimizer_s"] = tail_rep.optimizer_s
+        iteration = pipe + tail_stage.tail_s
+        tokens = t.global_batch_size * m.seq_length
+        used = [(rr.device, rr.count * rr.tp) for s in stages for rr in s.replicas]
+        peak = sum(self.instance.device(d).peak_tflops * 1e12 * n for d, n in used)
+        model_flops = flops.model_flops_per_iteration(m, plan.micro_batch_size * mb_count)
+        return Evaluation(
+            iteration_time_s=iteration,
+            tokens_per_s=tokens / iteration,
+            mfu=model_flops / (iteration * peak),
+            hfu=hw_flops / (iteration * peak),
+            breakdown=breakdown,
+            stages=stages,
+            num_gpus_used=sum(n for _, n in used),
+            memory_ok=memory_ok,
+            peak_memory_fraction=peak_fraction,
+            extrapolated=sorted(set(extrapolated)),
+        )
+
+
+def pipeline_time(schedule: str, stages: list[StageReport],
+                  num_micro_batches: int) -> tuple[float, dict[str, float]]:
+    """Pipeline makespan and its breakdown (Sec. 7).
+
+    1F1B: sum_i tau_i + 2 sum_j c_j + (m - 1) max(max_i tau_i, max_j 2 c_j), with tau_i the
+    stage's forward + backward per micro-batch and c_j the point-to-point time of link j (a link is
+    a pipeline stage of its own: asynchronous sends overlap compute in the steady state).
+    GPipe: all forwards, then all backwards, each with its own bottleneck.
+    """
+    m = num_micro_batches
+    links = [s.p2p_next_s for s in stages[:-1]]
+    link_sum = 2 * sum(links)
+    link_max = max(links, default=0.0)
+    if schedule == "gpipe":
+        fmax = max(max(s.fwd_s for s in stages), link_max)
+        bmax = max(max(s.bwd_s for s in stages), link_max)
+        total = (sum(s.fwd_s for s in stages) + sum(s.bwd_s for s in stages) + link_sum
+                 + (m - 1) * (fmax + bmax))
+        k = max(stages, key=lambda s: s.fwd_s + s.bwd_s)
+        stall = (m - 1) * (fmax + bmax - k.fwd_s - k.bwd_s)
+    else:
+        taus = [s.fwd_s + s.bwd_s for s in stages]
+        bottleneck = max(max(taus), 2 * link_max)
+        total = sum(taus) + link_sum + (m - 1) * bottleneck
+        k = stages[taus.index(max(taus))]
+        stall = (m - 1) * (bottleneck - max(taus))
+    rep = max(k.replicas, key=lambda r: r.fwd_s + r.bwd_s)
+    compute = m * rep.compute_s
+    tp = m * rep.tp_comm_s
+    zero = m * rep.zero_comm_s
+    p2p = link_sum + stall
+    bubble = total - compute - tp - zero - p2p
+    return total, {"compute_s": compute, "tp_comm_s": tp, "bubble_s": bubble, "p2p_s": p2p,
+                   "dp_comm_s": zero, "optimizer_s": 0.0}
+
+
+def evaluate(instance: Instance, plan: Plan, *, constants: CostConstants = DEFAULT_CONSTANTS,
+             profile: Profile | None = None, validate: bool = True) -> Evaluation:
+    """Validate `plan` against `instance` and cost it. Raises PlanValidationError if invalid."""
+    if validate:
+        from haap_solver.validate import check_plan
+
+        check_plan(instance, plan)
+    return CostModel(instance, constants=constants, profile=profile).evaluate(plan)

@@ -1,0 +1,110 @@
+"""Per-GPU memory: model states (ZeRO-aware), activations (Korthikanti et al. 2022), extras.
+
+All results in bytes. Activation formulas generalise Korthikanti et al., "Reducing Activation
+Recomputation in Large Transformer Models" (2022), Sec. 4, to grouped-query attention, gated MLPs,
+fused (flash) attention and dropout-free models; for a GPT layer with dropout and no fused attention
+they reduce exactly to the paper's s b h (34 + 5 a s / h) and its TP / SP variants.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from haap_solver.model import ModelSpec
+from haap_solver.training import TrainingSpec
+
+GIB = 1024**3
+
+
+@dataclass(frozen=True)
+class StateBytes:
+    """Bytes per parameter of each model state, before ZeRO sharding."""
+
+    weights: float
+    grads: float
+    optimizer: float
+
+
+def state_bytes(training: TrainingSpec) -> StateBytes:
+    """Mixed-precision Adam: 2 + 2 + 12 (fp32 master, m, v) = 16 bytes/param (ZeRO paper, Sec. 3.1).
+
+    fp32 training keeps no master copy: 4 + 4 + 8 = 16 as well.
+    """
+    if training.dtype == "fp32":
+        return StateBytes(weights=4, grads=4, optimizer=8)
+    return StateBytes(weights=2, grads=2, optimizer=12)
+
+
+def model_state_bytes_per_param(training: TrainingSpec, dp: int) -> tuple[float, float, float]:
+    """(weights, grads, optimizer) bytes per local parameter after ZeRO sharding over `dp` replicas.
+
+    ZeRO (Rajbhandari et al. 2020), Fig. 1: stage 1 shards the optimizer state, 2 also the
+    gradients, 3 also the weights.
+    """
+    sb = state_bytes(training)
+    z = training.zero_stage
+    w = sb.weights / dp if z >= 3 else sb.weights
+    g = sb.grads / dp if z >= 2 else sb.grads
+    o = sb.optimizer / dp if z >= 1 else sb.optimizer
+    return w, g, o
+
+
+def layer_activation_bytes(model: ModelSpec, training: TrainingSpec, batch: int, tp: int,
+                           recompute: str) -> float:
+    """Activation bytes one decoder layer keeps for the backward pass, for `batch` sequences.
+
+    With full recomputation only the layer input is kept (the working set needed while one layer
+    is recomputed is `layer_activation_bytes(..., "none")`, counted once per stage).
+    """
+    s, h, f, kv, a = (model.seq_length, model.hidden_size, model.ffn_hidden_size, model.kv_size,
+                      model.num_attention_heads)
+    sbh = s * batch * h
+    sp = training.sequence_parallel and tp > 1
+    rep = tp if sp else 1  # divisor of the parts that only sequence parallelism shards
+    half = training.bytes_per_value  # 2 for 16-bit activations
+    scale = half / 2.0
+    if recompute == "full":
+        return 2.0 * sbh / rep * scale
+    mask = 1.0 if model.uses_dropout else 0.0
+    # Parts TP never shards without SP: two norm inputs, QKV input, fc1 input, two dropout masks.
+    unsharded = (2 + 2 + 2 + 2) * sbh * scale + 2 * mask * sbh
+    # Parts TP shards: Q, K, V, attention output, MLP activation inputs and fc2 input.
+    # Plain MLP: activation input and fc2 input (2 x 2 s b f); gated: gate and up pre-activations
+    # and their product (3 x 2 s b f).
+    mlp_inner = (3 if model.gated_mlp else 2) * 2 * s * batch * f
+    sharded = (2 * s * batch * (h + kv) + 2 * s * batch * kv + 2 * sbh + mlp_inner) * scale
+    # Attention core: softmax output (2 a s^2 b), dropout mask (a s^2 b), dropout output (2 a s^2 b).
+    core = 0.0
+    if not training.flash_attention and recompute != "selective":
+        core = (2 + (1 + 2) * mask) * a * s * s * batch * scale
+    elif training.flash_attention:
+        core = 4.0 * a * s * batch  # fp32 log-sum-exp per query row
+    return unsharded / rep + (sharded + core) / tp
+
+
+def first_stage_extra_activation_bytes(model: ModelSpec, training: TrainingSpec, batch: int,
+                                       tp: int) -> float:
+    """Embedding dropout mask per micro-batch in flight (Korthikanti Sec. 4.3), zero without dropout."""
+    if not model.uses_dropout:
+        return 0.0
+    rep = tp if (training.sequence_parallel and tp > 1) else 1
+    return model.seq_length * batch * model.hidden_size / rep
+
+
+def last_stage_extra_activation_bytes(model: ModelSpec, training: TrainingSpec, batch: int,
+                                      tp: int) -> float:
+    """Final norm input and the fp32 logits of the loss, one micro-batch: (2 s b h + 4 s b V) / t."""
+    s = model.seq_length
+    return (2.0 * s * batch * model.hidden_size + 4.0 * s * batch * model.vocab_size) / tp
+
+
+def in_flight_micro_batches(schedule: str, stage_index: int, num_stages: int,
+                            num_micro_batches: int) -> int:
+    """Micro-batches whose activations a stage holds at its peak.
+
+    1F1B: stage i (0-based) of p runs p - i warm-up forwards before its first backward, so it holds
+    min(p - i, m) (Narayanan et al. SC'21, Sec. 2.2.1). GPipe holds all m.
+    """
+    if schedule == "gpipe":
+        return num_micro_batches
+    return min(num_stages - stage_index, num_micro_batches)

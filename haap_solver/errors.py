@@ -1,0 +1,58 @@
+"""Error types. Every user-facing error names where it came from (file, dotted field) and what is allowed."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+
+class HaapError(Exception):
+    """Base class of every error haap_solver raises on purpose."""
+
+
+class InputError(HaapError, ValueError):
+    """Bad input: names the file (when there is one), the dotted field and what is allowed.
+
+    Subclasses ``ValueError`` so that library users can catch it the conventional way.
+    """
+
+    def __init__(self, message: str, *, field: str | None = None, source: str | None = None):
+        self.message = message
+        self.field = field
+        self.source = source
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        where = ""
+        if self.source:
+            where += f"{self.source}: "
+        if self.field:
+            where += f"{self.field}: "
+        return where + self.message
+
+    def within(self, *, source: str | None = None, prefix: str | None = None) -> InputError:
+        """Return a copy located in `source` and/or under the dotted `prefix`."""
+        field = self.field
+        if prefix:
+            field = f"{prefix}.{field}" if field else prefix
+        return InputError(self.message, field=field, source=source or self.source)
+
+
+class InfeasibleError(HaapError):
+    """No plan can satisfy the instance; the message says which resource is short and by how much."""
+
+
+class PlanValidationError(HaapError):
+    """A plan breaks one or more rules of its instance. `violations` lists each one."""
+
+    def __init__(self, violations: list[str], *, source: str | None = None):
+        self.violations = violations
+        head = f"{source}: " if source else ""
+        body = "\n".join(f"  - {v}" for v in violations)
+        super().__init__(f"{head}plan is invalid ({len(violations)} violation(s)):\n{body}")
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """A ' (did you mean 'x'?)' hint, or '' when nothing is close."""
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else ""

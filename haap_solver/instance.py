@@ -1,0 +1,221 @@
+"""A problem instance: model + training + cluster (+ optional expected results), from a TOML file."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+from haap_solver._fields import build, require
+from haap_solver.cluster import Cluster, NodeGroup
+from haap_solver.devices import DEVICE_PRESETS, DeviceType, device_preset
+from haap_solver.errors import InputError, did_you_mean
+from haap_solver.model import ModelSpec, model_from_hf_config, model_preset
+from haap_solver.training import TrainingSpec
+
+
+@dataclass(frozen=True, kw_only=True)
+class Expected:
+    """Reference results recorded with an instance, checked by tests and benchmarks."""
+
+    iteration_time_s: float | None = None
+    """Best known iteration time under the cost model, seconds."""
+    feasible: bool = True
+    """False for an instance that must be reported infeasible."""
+    rel_tol: float = 1e-3
+    """Relative tolerance when comparing iteration times."""
+    method: str | None = None
+    """Which method found `iteration_time_s`."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Instance:
+    """Everything the planner needs: what to train, how, and on what."""
+
+    name: str
+    """Instance name (the file stem by default)."""
+    model: ModelSpec
+    """The transformer."""
+    training: TrainingSpec
+    """Batch, precision, sharding and planner choices."""
+    cluster: Cluster
+    """Node groups and network."""
+    expected: Expected | None = None
+    """Optional reference results."""
+    profile: str | None = None
+    """Optional path of a measured profile file (see ``haap_solver.cost.profile``)."""
+    description: str = ""
+    """Free text."""
+    source: str | None = None
+    """File the instance was read from."""
+
+    def __post_init__(self) -> None:
+        for i, g in enumerate(self.cluster.node_groups):
+            dev = self.cluster.devices.get(g.device)
+            require(dev is not None, f"cluster.node_groups[{i}].device",
+                    f"unknown device {g.device!r}")
+            if self.training.dtype == "bf16" and dev is not None and not dev.supports_bf16:
+                raise InputError(
+                    f"{g.device} has no bf16 support but training.dtype is 'bf16'; "
+                    "use dtype = 'fp16' for this cluster",
+                    field=f"cluster.node_groups[{i}].device",
+                )
+
+    def device(self, name: str) -> DeviceType:
+        return self.cluster.devices[name]
+
+    @property
+    def tokens_per_iteration(self) -> int:
+        return self.training.global_batch_size * self.model.seq_length
+
+
+_TOP_KEYS = ("name", "description", "model", "training", "cluster", "devices", "expected",
+             "profile")
+_MODEL_FIELDS = [f.name for f in dataclasses.fields(ModelSpec)]
+
+
+def _model_from_table(table: Any, base_dir: Path) -> ModelSpec:
+    if not isinstance(table, dict):
+        raise InputError("expected a table", field="model")
+    allowed = ["preset", "hf_config", *_MODEL_FIELDS]
+    for key in table:
+        if key not in allowed:
+            raise InputError(f"unknown key{did_you_mean(key, allowed)}; allowed keys: "
+                             + ", ".join(allowed), field=f"model.{key}")
+    overrides = {k: v for k, v in table.items() if k not in ("preset", "hf_config")}
+    if "preset" in table and "hf_config" in table:
+        raise InputError("give either 'preset' or 'hf_config', not both", field="model")
+    if "preset" in table:
+        if not isinstance(table["preset"], str):
+            raise InputError(f"expected a string, got {table['preset']!r}", field="model.preset")
+        base = dataclasses.asdict(model_preset(table["preset"]))
+    elif "hf_config" in table:
+        if not isinstance(table["hf_config"], str):
+            raise InputError(f"expected a path string, got {table['hf_config']!r}",
+                             field="model.hf_config")
+        path = Path(table["hf_config"])
+        if not path.is_absolute():
+            path = base_dir / path
+        try:
+            base = dataclasses.asdict(model_from_hf_config(path))
+        except InputError as exc:
+            raise InputError(f"in {exc}", field="model.hf_config") from None
+    else:
+        base = {}
+    return build(ModelSpec, {**base, **overrides}, prefix="model")
+
+
+def _devices_from_table(table: Any) -> dict[str, DeviceType]:
+    devices = dict(DEVICE_PRESETS)
+    if table is None:
+        return devices
+    if not isinstance(table, dict):
+        raise InputError("expected a table of device tables, e.g. [devices.MyGPU]", field="devices")
+    for name, fields in table.items():
+        if not isinstance(fields, dict):
+            raise InputError("expected a table", field=f"devices.{name}")
+        data = {"name": name, **fields}
+        if "base" in data:  # start from a preset and change some numbers
+            base = device_preset(str(data.pop("base")), field=f"devices.{name}.base")
+            data = {**dataclasses.asdict(base), **data, "source": data.get("source", "user-defined")}
+        devices[name] = build(DeviceType, data, prefix=f"devices.{name}")
+    return devices
+
+
+def instance_from_dict(data: Any, *, name: str = "instance", source: str | None = None,
+                       base_dir: Path | None = None) -> Instance:
+    """Build an Instance from a parsed TOML mapping; errors name `source` and the dotted field."""
+    base_dir = base_dir or Path.cwd()
+    try:
+        if not isinstance(data, dict):
+            raise InputError("expected a table at the top level")
+        for key in data:
+            if key not in _TOP_KEYS:
+                raise InputError(f"unknown top-level key{did_you_mean(key, _TOP_KEYS)}; allowed: "
+                                 + ", ".join(_TOP_KEYS), field=key)
+        for key in ("model", "training", "cluster"):
+            if key not in data:
+                raise InputError(f"required table [{key}] is missing", field=key)
+        model = _model_from_table(data["model"], base_dir)
+        training = build(TrainingSpec, data["training"], prefix="training")
+        devices = _devices_from_table(data.get("devices"))
+        cluster_table = data["cluster"]
+        if not isinstance(cluster_table, dict):
+            raise InputError("expected a table", field="cluster")
+        cluster = build(Cluster, {k: v for k, v in cluster_table.items() if k != "devices"},
+                        prefix="cluster")
+        if "devices" in cluster_table:
+            raise InputError("custom devices go in a top-level [devices.NAME] table",
+                             field="cluster.devices")
+        for i, group in enumerate(cluster.node_groups):
+            if group.device not in devices:
+                # Accept aliases and case differences for presets.
+                try:
+                    preset = device_preset(group.device, field=f"cluster.node_groups[{i}].device")
+                except InputError as exc:
+                    raise exc from None
+                cluster = _rename_device(cluster, i, preset.name)
+        used = {g.device for g in cluster.node_groups}
+        cluster = dataclasses.replace(cluster, devices={k: devices[k] for k in sorted(used)})
+        expected = (build(Expected, data["expected"], prefix="expected")
+                    if "expected" in data else None)
+        profile = data.get("profile")
+        if profile is not None:
+            if not isinstance(profile, str):
+                raise InputError(f"expected a path string, got {profile!r}", field="profile")
+            if not Path(profile).is_absolute():
+                profile = str(base_dir / profile)
+        description = data.get("description", "")
+        if not isinstance(description, str):
+            raise InputError("expected a string", field="description")
+        inst_name = data.get("name", name)
+        if not isinstance(inst_name, str):
+            raise InputError("expected a string", field="name")
+        return Instance(name=inst_name, model=model, training=training, cluster=cluster,
+                        expected=expected, profile=profile, description=description,
+                        source=source)
+    except InputError as exc:
+        raise exc.within(source=source) from None
+
+
+def _rename_device(cluster: Cluster, index: int, device: str) -> Cluster:
+    groups = list(cluster.node_groups)
+    groups[index] = dataclasses.replace(groups[index], device=device)
+    return dataclasses.replace(cluster, node_groups=tuple(groups))
+
+
+def load_instance(path: str | Path) -> Instance:
+    """Read an instance TOML file."""
+    path = Path(path)
+    source = str(path)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise InputError("file not found", source=source) from None
+    except IsADirectoryError:
+        raise InputError("is a directory, expected an instance .toml file", source=source) from None
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise InputError("not a UTF-8 text file", source=source) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"not valid TOML: {exc}", source=source) from None
+    return instance_from_dict(data, name=path.stem, source=source, base_dir=path.parent)
+
+
+def make_instance(*, model: ModelSpec, training: TrainingSpec, node_groups: list[NodeGroup],
+                  name: str = "instance", cross_class_gbit_s: float | None = None,
+                  extra_devices: dict[str, DeviceType] | None = None) -> Instance:
+    """Build an Instance in code (tests, generators): device names resolve to presets or extras."""
+    devices = dict(DEVICE_PRESETS)
+    devices.update(extra_devices or {})
+    cluster = Cluster(node_groups=tuple(node_groups), cross_class_gbit_s=cross_class_gbit_s,
+                      devices={g.device: devices[g.device] for g in node_groups})
+    return Instance(name=name, model=model, training=training, cluster=cluster)

@@ -1,0 +1,231 @@
+"""Transformer model description, presets (GPT-3, Llama-3) and a Hugging Face ``config.json`` loader."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from haap_solver._fields import require
+from haap_solver.errors import InputError, did_you_mean
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelSpec:
+    """A decoder-only transformer, as far as the cost model needs it."""
+
+    name: str = "custom"
+    """Display name (a preset name, or free text)."""
+    num_layers: int
+    """Number of decoder layers."""
+    hidden_size: int
+    """Model width h."""
+    ffn_hidden_size: int
+    """Width of the MLP's inner projection (4h for GPT-3; 3.5h for Llama-3 8B with SwiGLU)."""
+    num_attention_heads: int
+    """Query heads a."""
+    num_kv_heads: int | None = None
+    """Key/value heads for grouped-query attention; None means equal to the query heads (MHA)."""
+    vocab_size: int
+    """Vocabulary size V."""
+    seq_length: int
+    """Training sequence length s (tokens per sequence)."""
+    gated_mlp: bool = False
+    """True for SwiGLU/GeGLU MLPs (three weight matrices), false for a plain two-matrix MLP."""
+    tied_embeddings: bool = True
+    """Whether the LM head shares the input embedding matrix."""
+    learned_position_embeddings: bool = False
+    """True for GPT-style learned absolute positions (s*h extra parameters); false for RoPE."""
+    uses_dropout: bool = False
+    """Whether the layers apply dropout (stores 1-byte masks; GPT-3 yes, Llama-3 no)."""
+
+    def __post_init__(self) -> None:
+        for name in ("num_layers", "hidden_size", "ffn_hidden_size", "num_attention_heads",
+                     "vocab_size", "seq_length"):
+            require(getattr(self, name) >= 1, name, f"must be a positive integer, got {getattr(self, name)}")
+        require(
+            self.hidden_size % self.num_attention_heads == 0,
+            "num_attention_heads",
+            f"must divide hidden_size ({self.hidden_size}); got {self.num_attention_heads}",
+        )
+        if self.num_kv_heads is not None:
+            require(self.num_kv_heads >= 1, "num_kv_heads", f"must be >= 1, got {self.num_kv_heads}")
+            require(
+                self.num_attention_heads % self.num_kv_heads == 0,
+                "num_kv_heads",
+                f"must divide num_attention_heads ({self.num_attention_heads}); "
+                f"got {self.num_kv_heads}",
+            )
+
+    # Derived sizes -------------------------------------------------------------------------
+    @property
+    def kv_heads(self) -> int:
+        return self.num_kv_heads if self.num_kv_heads is not None else self.num_attention_heads
+
+    @property
+    def head_dim(self) -> int:
+        return self.hidden_size // self.num_attention_heads
+
+    @property
+    def kv_size(self) -> int:
+        """Width of the K (and of the V) projection: kv_heads * head_dim."""
+        return self.kv_heads * self.head_dim
+
+    @property
+    def params_per_layer(self) -> int:
+        """Weights and biases of one decoder layer (biases and norms included, GPT-style)."""
+        h, f, kv = self.hidden_size, self.ffn_hidden_size, self.kv_size
+        attention = h * (h + 2 * kv) + h * h  # QKV and output projection
+        mlp = (3 if self.gated_mlp else 2) * h * f
+        norms = 2 * h if self.gated_mlp else 4 * h  # RMSNorm (weight) vs LayerNorm (weight+bias)
+        biases = 0 if self.gated_mlp else (h + 2 * kv) + h + f + h  # Llama has no biases
+        return attention + mlp + norms + biases
+
+    @property
+    def embedding_params(self) -> int:
+        """Input embedding (and learned positions)."""
+        pos = self.seq_length * self.hidden_size if self.learned_position_embeddings else 0
+        return self.vocab_size * self.hidden_size + pos
+
+    @property
+    def head_params(self) -> int:
+        """Final norm plus the LM head's own matrix (zero when tied to the embedding)."""
+        norm = self.hidden_size if self.gated_mlp else 2 * self.hidden_size
+        return norm + (0 if self.tied_embeddings else self.vocab_size * self.hidden_size)
+
+    @property
+    def total_params(self) -> int:
+        return self.num_layers * self.params_per_layer + self.embedding_params + self.head_params
+
+
+def _gpt3(name: str, layers: int, hidden: int, heads: int) -> ModelSpec:
+    return ModelSpec(
+        name=name, num_layers=layers, hidden_size=hidden, ffn_hidden_size=4 * hidden,
+        num_attention_heads=heads, vocab_size=50257, seq_length=2048, gated_mlp=False,
+        tied_embeddings=True, learned_position_embeddings=True, uses_dropout=True,
+    )
+
+
+def _llama(name: str, layers: int, hidden: int, ffn: int, heads: int, tied: bool) -> ModelSpec:
+    return ModelSpec(
+        name=name, num_layers=layers, hidden_size=hidden, ffn_hidden_size=ffn,
+        num_attention_heads=heads, num_kv_heads=8, vocab_size=128256, seq_length=8192,
+        gated_mlp=True, tied_embeddings=tied, learned_position_embeddings=False, uses_dropout=False,
+    )
+
+
+# GPT-3: Brown et al. 2020, Table 2.1 (n_layers, d_model, n_heads; ffn = 4 d_model, context 2048,
+# GPT-2 BPE vocabulary of 50257). Two entries of that table are not self-consistent and are
+# corrected as Megatron-LM does: 1.3B uses 16 heads of 128 (the table's 24 x 128 != 2048), and
+# 13B uses d_model 5120 = 40 x 128 (the table prints 5140).
+# Llama-3: the released config.json files (Meta, 2024): Llama-3-8B / 3.1-8B / 3-70B / 3.1-405B
+# and Llama-3.2-1B / 3B. Sequence length is the 8192-token pre-training context.
+PRESETS: dict[str, ModelSpec] = {
+    m.name: m
+    for m in (
+        _gpt3("gpt3-125m", 12, 768, 12),
+        _gpt3("gpt3-350m", 24, 1024, 16),
+        _gpt3("gpt3-760m", 24, 1536, 16),
+        _gpt3("gpt3-1.3b", 24, 2048, 16),
+        _gpt3("gpt3-2.7b", 32, 2560, 32),
+        _gpt3("gpt3-6.7b", 32, 4096, 32),
+        _gpt3("gpt3-13b", 40, 5120, 40),
+        _gpt3("gpt3-175b", 96, 12288, 96),
+        _llama("llama3.2-1b", 16, 2048, 8192, 32, tied=True),
+        _llama("llama3.2-3b", 28, 3072, 8192, 24, tied=True),
+        _llama("llama3-8b", 32, 4096, 14336, 32, tied=False),
+        _llama("llama3.1-8b", 32, 4096, 14336, 32, tied=False),
+        _llama("llama3-70b", 80, 8192, 28672, 64, tied=False),
+        _llama("llama3.1-70b", 80, 8192, 28672, 64, tied=False),
+        _llama("llama3.1-405b", 126, 16384, 53248, 128, tied=False),
+    )
+}
+
+
+def model_preset(name: str, *, field: str = "model.preset") -> ModelSpec:
+    """Look up a preset by name (case-insensitive)."""
+    key = name.lower()
+    if key not in PRESETS:
+        raise InputError(
+            f"unknown model preset {name!r}{did_you_mean(key, PRESETS)}; "
+            "known presets: " + ", ".join(PRESETS),
+            field=field,
+        )
+    return PRESETS[key]
+
+
+# Hugging Face config.json ---------------------------------------------------------------------
+_HF_KEYS = {
+    # ours: (Llama-style key, GPT-2-style key)
+    "num_layers": ("num_hidden_layers", "n_layer"),
+    "hidden_size": ("hidden_size", "n_embd"),
+    "num_attention_heads": ("num_attention_heads", "n_head"),
+    "vocab_size": ("vocab_size", "vocab_size"),
+}
+
+
+def model_from_hf_config(path: str | Path, *, seq_length: int | None = None) -> ModelSpec:
+    """Read a Hugging Face ``config.json`` (Llama or GPT-2 key style) without network or transformers.
+
+    `seq_length` overrides the context length read from the file (``max_position_embeddings`` or
+    ``n_positions``), which for long-context models is far above the training sequence length.
+    """
+    path = Path(path)
+    source = str(path)
+    try:
+        raw: Any = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise InputError("file not found", source=source) from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not valid JSON: {exc.msg} (line {exc.lineno})", source=source) from None
+    if not isinstance(raw, dict):
+        raise InputError("expected a JSON object at the top level", source=source)
+    gpt2_style = "n_embd" in raw or "n_layer" in raw
+
+    def get(ours: str, *, required: bool = True, default: Any = None) -> Any:
+        llama_key, gpt2_key = _HF_KEYS[ours]
+        key = gpt2_key if gpt2_style else llama_key
+        if key not in raw:
+            if required:
+                raise InputError(f"required key is missing (needed for {ours})", field=key,
+                                 source=source)
+            return default
+        value = raw[key]
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise InputError(f"expected a positive integer, got {value!r}", field=key, source=source)
+        return value
+
+    hidden = get("hidden_size")
+    try:
+        if gpt2_style:
+            ffn = raw.get("n_inner") or 4 * hidden
+            seq = seq_length or raw.get("n_positions") or raw.get("n_ctx") or 1024
+            return ModelSpec(
+                name=str(raw.get("_name_or_path") or path.stem), num_layers=get("num_layers"),
+                hidden_size=hidden, ffn_hidden_size=ffn,
+                num_attention_heads=get("num_attention_heads"), vocab_size=get("vocab_size"),
+                seq_length=seq, gated_mlp=False, tied_embeddings=raw.get("tie_word_embeddings", True),
+                learned_position_embeddings=True, uses_dropout=bool(raw.get("resid_pdrop", 0.1)),
+            )
+        if "intermediate_size" not in raw:
+            raise InputError("required key is missing (needed for ffn_hidden_size)",
+                             field="intermediate_size", source=source)
+        act = str(raw.get("hidden_act", "silu"))
+        seq = seq_length or raw.get("max_position_embeddings") or 4096
+        return ModelSpec(
+            name=str(raw.get("_name_or_path") or path.stem), num_layers=get("num_layers"),
+            hidden_size=hidden, ffn_hidden_size=raw["intermediate_size"],
+            num_attention_heads=get("num_attention_heads"),
+            num_kv_heads=raw.get("num_key_value_heads"), vocab_size=get("vocab_size"),
+            seq_length=seq, gated_mlp=act in ("silu", "swiglu", "gelu_glu", "geglu"),
+            tied_embeddings=bool(raw.get("tie_word_embeddings", False)),
+            learned_position_embeddings=False,
+            uses_dropout=bool(raw.get("attention_dropout", 0.0)),
+        )
+    except InputError as exc:
+        raise exc.within(source=source) from None
+
+
+def with_seq_length(model: ModelSpec, seq_length: int) -> ModelSpec:
+    return replace(model, seq_length=seq_length)

@@ -1,0 +1,173 @@
+"""The one plan validator: every plan any code path returns goes through here.
+
+It is independent of every search: it re-derives each rule from the instance (layers covered once
+and in order, no GPU used twice, node-group budgets, legal TP degrees, exact batch arithmetic,
+memory within capacity on every GPU) and lists every violation with its own message.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from haap_solver.cost.evaluate import CostModel
+from haap_solver.cost.memory import GIB, in_flight_micro_batches
+from haap_solver.errors import PlanValidationError
+from haap_solver.instance import Instance
+from haap_solver.plan import Plan
+
+
+def plan_violations(instance: Instance, plan: Plan, *,
+                    cost_model: CostModel | None = None) -> list[str]:
+    """Every rule `plan` breaks, one message each (empty when the plan is valid)."""
+    model, training, cluster = instance.model, instance.training, instance.cluster
+    out: list[str] = []
+
+    # Batch arithmetic.
+    if plan.micro_batch_size < 1:
+        out.append(f"micro_batch_size must be >= 1, got {plan.micro_batch_size}")
+    if plan.num_micro_batches < 1:
+        out.append(f"num_micro_batches must be >= 1, got {plan.num_micro_batches}")
+    if plan.micro_batch_size * plan.num_micro_batches != training.global_batch_size:
+        out.append(
+            f"micro_batch_size x num_micro_batches = {plan.micro_batch_size} x "
+            f"{plan.num_micro_batches} = {plan.micro_batch_size * plan.num_micro_batches}, "
+            f"but training.global_batch_size is {training.global_batch_size}")
+    if plan.schedule not in training.schedules:
+        out.append(f"schedule {plan.schedule!r} is not allowed by training.schedules "
+                   f"{list(training.schedules)}")
+    if not plan.stages:
+        out.append("plan has no stages")
+        return out
+
+    # Layers: every decoder layer exactly once, contiguous, in order.
+    p = len(plan.stages)
+    expected_first = 0
+    for i, stage in enumerate(plan.stages):
+        where = f"stages[{i}]"
+        if stage.num_layers < 0:
+            out.append(f"{where}.num_layers must be >= 0, got {stage.num_layers}")
+        elif stage.num_layers == 0 and 0 < i < p - 1:
+            out.append(f"{where} holds no layers; only the first or last stage may be empty "
+                       "(holding just the embedding or the head)")
+        if stage.first_layer != expected_first:
+            kind = "overlaps the previous stage" if stage.first_layer < expected_first else \
+                "leaves a gap after the previous stage"
+            out.append(f"{where}.first_layer is {stage.first_layer} but the previous stage ends at "
+                       f"layer {expected_first} ({kind})")
+        expected_first = stage.first_layer + max(stage.num_layers, 0)
+        if stage.recompute not in training.recompute:
+            out.append(f"{where}.recompute {stage.recompute!r} is not allowed by training.recompute "
+                       f"{list(training.recompute)}")
+    if expected_first != model.num_layers:
+        out.append(f"the stages end at layer {expected_first} but the model has "
+                   f"{model.num_layers} layers")
+
+    # Replicas: device, TP, batch shares, placement, GPU usage.
+    used: dict[tuple[str, int], int] = defaultdict(int)
+    groups = {g.name: g for g in cluster.node_groups}
+    structurally_ok = True
+    for i, stage in enumerate(plan.stages):
+        where = f"stages[{i}]"
+        if not stage.replicas:
+            out.append(f"{where} has no replica groups")
+            structurally_ok = False
+            continue
+        share_sum = 0
+        for j, r in enumerate(stage.replicas):
+            rw = f"{where}.replicas[{j}]"
+            group = groups.get(r.node_group)
+            if group is None:
+                out.append(f"{rw}.node_group {r.node_group!r} is not a node group of the cluster "
+                           f"({', '.join(groups)})")
+                structurally_ok = False
+                continue
+            if r.device != group.device:
+                out.append(f"{rw}.device is {r.device!r} but node group {group.name!r} has "
+                           f"{group.device!r}")
+                structurally_ok = False
+            if r.count < 1:
+                out.append(f"{rw}.count must be >= 1, got {r.count}")
+                structurally_ok = False
+            if r.micro_batch_share < 1:
+                out.append(f"{rw}.micro_batch_share must be >= 1, got {r.micro_batch_share}")
+                structurally_ok = False
+            share_sum += r.count * r.micro_batch_share
+            if r.tp < 1:
+                out.append(f"{rw}.tp must be >= 1, got {r.tp}")
+                structurally_ok = False
+                continue
+            if r.tp > group.gpus_per_node:
+                out.append(f"{rw}.tp {r.tp} spans nodes: node group {group.name!r} has "
+                           f"{group.gpus_per_node} GPUs per node")
+                structurally_ok = False
+            for what, n in (("num_attention_heads", model.num_attention_heads),
+                            ("num_kv_heads", model.kv_heads),
+                            ("ffn_hidden_size", model.ffn_hidden_size)):
+                if n % r.tp:
+                    out.append(f"{rw}.tp {r.tp} does not divide the model's {what} ({n})")
+                    structurally_ok = False
+            placed = 0
+            seen_nodes: set[int] = set()
+            for k, pl in enumerate(r.placement):
+                pw = f"{rw}.placement[{k}]"
+                if not 0 <= pl.node < group.num_nodes:
+                    out.append(f"{pw}.node {pl.node} is outside node group {group.name!r} "
+                               f"(nodes 0..{group.num_nodes - 1})")
+                    structurally_ok = False
+                    continue
+                if pl.node in seen_nodes:
+                    out.append(f"{pw}.node {pl.node} is listed twice for this replica group")
+                if pl.replicas < 1:
+                    out.append(f"{pw}.replicas must be >= 1, got {pl.replicas}")
+                seen_nodes.add(pl.node)
+                placed += pl.replicas
+                used[(group.name, pl.node)] += pl.replicas * r.tp
+            if placed != r.count:
+                out.append(f"{rw}.placement places {placed} replicas but count is {r.count}")
+                structurally_ok = False
+        if share_sum != plan.micro_batch_size:
+            out.append(f"{where}: replica shares add up to {share_sum} sequences "
+                       f"(sum of count x micro_batch_share) but micro_batch_size is "
+                       f"{plan.micro_batch_size}")
+            structurally_ok = False
+    for (gname, node), n in sorted(used.items()):
+        cap = groups[gname].gpus_per_node
+        if n > cap:
+            out.append(f"node {node} of node group {gname!r} is given {n} GPUs but has {cap}")
+    for gname, group in groups.items():
+        total = sum(n for (g, _), n in used.items() if g == gname)
+        if total > group.num_gpus:
+            out.append(f"node group {gname!r} is given {total} GPUs but has {group.num_gpus}")
+
+    # Memory, on every GPU (needs a structurally sound plan to be meaningful).
+    if structurally_ok and not out:
+        cm = cost_model or CostModel(instance)
+        for i, stage in enumerate(plan.stages):
+            in_flight = in_flight_micro_batches(plan.schedule, i, p, plan.num_micro_batches)
+            params = cm.stage_params(stage, i, p)
+            for j, r in enumerate(stage.replicas):
+                mem = cm.replica_memory(device=r.device, tp=r.tp, share=r.micro_batch_share,
+                                        dp=stage.dp, num_layers=stage.num_layers,
+                                        recompute=stage.recompute, params=params,
+                                        is_first=i == 0, is_last=i == p - 1, in_flight=in_flight)
+                if not mem.fits:
+                    g = mem.as_gib()
+                    out.append(
+                        f"stages[{i}].replicas[{j}] needs {g['total_gib']:.2f} GiB per "
+                        f"{r.device} but it has {g['capacity_gib']:.2f} GiB (states "
+                        f"{g['weights_gib'] + g['grads_gib'] + g['optimizer_gib']:.2f}, "
+                        f"activations {g['activations_gib']:.2f} for {in_flight} micro-batches "
+                        f"in flight, extras {g['extras_gib']:.2f}, reserved "
+                        f"{g['reserved_gib']:.2f})")
+    return out
+
+
+def check_plan(instance: Instance, plan: Plan, *, cost_model: CostModel | None = None,
+               source: str | None = None) -> None:
+    """Raise PlanValidationError listing every violation, or return None for a valid plan."""
+    violations = plan_violations(instance, plan, cost_model=cost_model)
+    if violations:
+        raise PlanValidationError(violations, source=source)
+
+
+__all__ = ["GIB", "check_plan", "plan_violations"]
