@@ -52,6 +52,54 @@ class EndCost:
     tp_bwd_s: float
 
 
+@dataclass(frozen=True)
+class ReplicaTerms:
+    """The raw per-micro-batch and per-iteration quantities of one replica of a stage.
+
+    Every field is affine in the stage's layer count for a fixed configuration; the exact search
+    extracts those affine coefficients from this one function, so the solver's objective and
+    `evaluate()` can never disagree about a formula (see formulations/stage-assignment.md).
+    """
+
+    fwd_s: float
+    """Forward compute per micro-batch."""
+    bwd_s: float
+    """Backward compute per micro-batch, recomputation included."""
+    tp_fwd_s: float
+    tp_bwd_s: float
+    zero_mb_s: float
+    """ZeRO-2/3 traffic per micro-batch before overlap (0 for ZeRO 0/1 or DP 1)."""
+    end_comm_s: float
+    """End-of-iteration gradient (ZeRO 0/1) or weight (ZeRO-2) collective, before overlap."""
+    last_bucket_s: float
+    """The same collective for the last gradient bucket, which cannot overlap (Sec. 6.3)."""
+    optimizer_s: float
+    params_local: float
+
+    @property
+    def compute_mb_s(self) -> float:
+        return self.fwd_s + self.bwd_s + self.tp_fwd_s + self.tp_bwd_s
+
+
+def zero_exposed_s(terms: ReplicaTerms, constants: CostConstants) -> float:
+    """ZeRO traffic not hidden by prefetching.
+
+    z - o min(z, compute) = max((1 - o) z, z - o compute): convex in the layer count.
+    """
+    z = terms.zero_mb_s
+    return z - constants.zero3_overlap * min(z, terms.compute_mb_s)
+
+
+def end_exposed_s(terms: ReplicaTerms, overlap: bool) -> float:
+    """Exposed end-of-iteration collective.
+
+    Overlapped with the last micro-batch's backward, except its last bucket (Sec. 6.3).
+    """
+    if not overlap or terms.end_comm_s <= 0:
+        return terms.end_comm_s
+    return max(terms.end_comm_s - (terms.bwd_s + terms.tp_bwd_s), terms.last_bucket_s)
+
+
 @dataclass
 class MemoryReport:
     """Peak memory of one GPU of a replica group, bytes."""
@@ -306,7 +354,8 @@ class CostModel:
         if index == num_stages - 1:
             params += m.head_params
             if m.tied_embeddings and num_stages > 1:
-                params += m.vocab_size * m.hidden_size  # Megatron keeps a tied copy on the last stage
+                # Megatron keeps a copy of the tied embedding on the last stage.
+                params += m.vocab_size * m.hidden_size
         return params
 
     def replica_memory(self, *, device: str, tp: int, share: int, dp: int, num_layers: int,
@@ -331,12 +380,59 @@ class CostModel:
                             reserved=t.reserved_memory_gib * memory.GIB,
                             capacity=dev.memory_gib * memory.GIB)
 
-    def _dp_link(self, stage: Stage) -> tuple[float, float]:
+    def replica_terms(self, *, device: str, tp: int, share: int, dp: int, recompute: str,
+                      num_layers: int, params: float, is_first: bool, is_last: bool,
+                      dp_gb_s: float, dp_latency_s: float) -> ReplicaTerms:
+        """Time quantities of one replica of a stage (Sec. 2-4, 6.3, 6.4, 8)."""
+        t, c = self.training, self.constants
+        layer = self.layer_cost(device, tp, share, recompute)
+        fwd_c = num_layers * layer.fwd_s
+        bwd_c = num_layers * layer.bwd_s
+        tp_f = num_layers * layer.tp_fwd_s
+        tp_b = num_layers * layer.tp_bwd_s
+        for end, flag in ((self.first_cost, is_first), (self.last_cost, is_last)):
+            if flag:
+                e = end(device, tp, share)
+                fwd_c += e.fwd_s
+                bwd_c += e.bwd_s
+                tp_f += e.tp_fwd_s
+                tp_b += e.tp_bwd_s
+        local = params / tp
+        sb = memory.state_bytes(t)
+        # Sec. 6.4: ZeRO-2 reduce-scatters gradients every micro-batch, ZeRO-3 also all-gathers
+        # the weights for forward and for backward; ZeRO 0/1 reduce once per iteration.
+        zero_mb = end_comm = last_bucket = 0.0
+        if dp > 1:
+            grads, weights = local * sb.grads, local * sb.weights
+            # The last bucket holds at most one bucket, and (approximately) at most one layer.
+            bucket = min(c.grad_bucket_params, self.params_per_layer / tp)
+            if t.zero_stage <= 1:
+                end_comm = comm.ring_allreduce_s(grads, dp, dp_gb_s, dp_latency_s)
+                last_bucket = comm.ring_allreduce_s(bucket * sb.grads, dp, dp_gb_s, dp_latency_s)
+            elif t.zero_stage == 2:
+                zero_mb = comm.ring_allgather_s(grads, dp, dp_gb_s, dp_latency_s)
+                end_comm = comm.ring_allgather_s(weights, dp, dp_gb_s, dp_latency_s)
+                last_bucket = comm.ring_allgather_s(bucket * sb.weights, dp, dp_gb_s,
+                                                    dp_latency_s)
+            else:
+                zero_mb = (2 * comm.ring_allgather_s(weights, dp, dp_gb_s, dp_latency_s)
+                           + comm.ring_allgather_s(grads, dp, dp_gb_s, dp_latency_s))
+        opt_local = local / dp if t.zero_stage >= 1 else local
+        if layer.optimizer_s and self.profile is not None:
+            opt = layer.optimizer_s * (opt_local / max(self.params_per_layer / tp, 1.0))
+        else:
+            opt = (opt_local * c.optimizer_bytes_per_param
+                   / (self.instance.device(device).hbm_gb_s * 1e9 * c.hbm_efficiency))
+        return ReplicaTerms(fwd_s=fwd_c, bwd_s=bwd_c, tp_fwd_s=tp_f, tp_bwd_s=tp_b,
+                            zero_mb_s=zero_mb, end_comm_s=end_comm, last_bucket_s=last_bucket,
+                            optimizer_s=opt, params_local=local)
+
+    def dp_link(self, replicas: tuple[ReplicaGroup, ...]) -> tuple[float, float]:
         """(GB/s per GPU, latency s) of the ring joining a stage's replicas (Sec. 6.3)."""
-        groups = self._groups_of(stage.replicas)
-        nodes = {(r.node_group, p.node) for r in stage.replicas for p in r.placement}
+        groups = self._groups_of(replicas)
+        nodes = {(r.node_group, p.node) for r in replicas for p in r.placement}
         if len(nodes) == 1:
-            dev = self.instance.device(stage.replicas[0].device)
+            dev = self.instance.device(replicas[0].device)
             return (dev.intra_node_gb_s * self.constants.intra_node_efficiency,
                     INTRA_NODE_LATENCY_US * 1e-6)
         return self._network_link(groups, groups)
@@ -369,7 +465,8 @@ class CostModel:
         if len(names) == 1 and groups_s[0].num_nodes == 1:
             dev_gb_s = min(self.instance.device(r.device).intra_node_gb_s
                            for r in (*sender.replicas, *receiver.replicas))
-            gb_s, lat = dev_gb_s * self.constants.intra_node_efficiency, INTRA_NODE_LATENCY_US * 1e-6
+            gb_s = dev_gb_s * self.constants.intra_node_efficiency
+            lat = INTRA_NODE_LATENCY_US * 1e-6
         else:
             gb_s, lat = self._network_link(groups_s, groups_r)
         worst = 0.0
@@ -379,7 +476,7 @@ class CostModel:
 
     # -- The plan ------------------------------------------------------------------------------
     def evaluate(self, plan: Plan) -> Evaluation:
-        """Cost a plan. The plan should be valid (see ``haap_solver.validate``); this does not check."""
+        """Cost a plan; it should be valid (see ``haap_solver.validate``), which is not checked."""
         m, t, c = self.model, self.training, self.constants
         p = plan.num_stages
         mb_count = plan.num_micro_batches
@@ -393,52 +490,21 @@ class CostModel:
             in_flight = memory.in_flight_micro_batches(plan.schedule, i, p, mb_count)
             params = self.stage_params(stage, i, p)
             dp = stage.dp
-            dp_gb_s, dp_lat = self._dp_link(stage) if dp > 1 else (1.0, 0.0)
+            dp_gb_s, dp_lat = self.dp_link(stage.replicas) if dp > 1 else (1.0, 0.0)
             reps: list[ReplicaReport] = []
             for r in stage.replicas:
                 layer = self.layer_cost(r.device, r.tp, r.micro_batch_share, stage.recompute)
                 if layer.extrapolated:
                     extrapolated.append(f"stage {i} {r.device}: {layer.extrapolated}")
-                fwd_c = stage.num_layers * layer.fwd_s
-                bwd_c = stage.num_layers * layer.bwd_s
-                tp_f = stage.num_layers * layer.tp_fwd_s
-                tp_b = stage.num_layers * layer.tp_bwd_s
-                for end, flag in ((self.first_cost, is_first), (self.last_cost, is_last)):
-                    if flag:
-                        e = end(r.device, r.tp, r.micro_batch_share)
-                        fwd_c += e.fwd_s
-                        bwd_c += e.bwd_s
-                        tp_f += e.tp_fwd_s
-                        tp_b += e.tp_bwd_s
-                local = params / r.tp
-                wbytes = memory.state_bytes(t)
-                # Sec. 6.4: ZeRO traffic. Stage 2 reduce-scatters gradients every micro-batch,
-                # stage 3 also all-gathers weights for forward and backward; prefetching hides
-                # part of it behind compute.
-                zero_mb = 0.0
-                end_comm = 0.0
-                if dp > 1:
-                    grads = local * wbytes.grads
-                    weights = local * wbytes.weights
-                    if t.zero_stage <= 1:
-                        end_comm = comm.ring_allreduce_s(grads, dp, dp_gb_s, dp_lat)
-                    elif t.zero_stage == 2:
-                        zero_mb = comm.ring_allgather_s(grads, dp, dp_gb_s, dp_lat)
-                        end_comm = comm.ring_allgather_s(weights, dp, dp_gb_s, dp_lat)
-                    else:
-                        zero_mb = (2 * comm.ring_allgather_s(weights, dp, dp_gb_s, dp_lat)
-                                   + comm.ring_allgather_s(grads, dp, dp_gb_s, dp_lat))
-                compute_mb = fwd_c + bwd_c + tp_f + tp_b
-                zero_exposed = zero_mb - c.zero3_overlap * min(zero_mb, compute_mb)
-                if t.overlap_grad_reduce and end_comm > 0:
-                    last_bucket = end_comm * min(1.0, c.grad_bucket_params / max(local, 1.0))
-                    end_comm = max(end_comm - (bwd_c + tp_b), last_bucket)
-                opt_local = local / dp if t.zero_stage >= 1 else local
-                if layer.optimizer_s and self.profile is not None:
-                    opt = layer.optimizer_s * (opt_local / max(self.params_per_layer / r.tp, 1.0))
-                else:
-                    opt = (opt_local * c.optimizer_bytes_per_param
-                           / (self.instance.device(r.device).hbm_gb_s * 1e9 * c.hbm_efficiency))
+                terms = self.replica_terms(
+                    device=r.device, tp=r.tp, share=r.micro_batch_share, dp=dp,
+                    recompute=stage.recompute, num_layers=stage.num_layers, params=params,
+                    is_first=is_first, is_last=is_last, dp_gb_s=dp_gb_s, dp_latency_s=dp_lat)
+                fwd_c, bwd_c, tp_f, tp_b = terms.fwd_s, terms.bwd_s, terms.tp_fwd_s, terms.tp_bwd_s
+                local = terms.params_local
+                zero_exposed = zero_exposed_s(terms, c)
+                end_comm = end_exposed_s(terms, t.overlap_grad_reduce)
+                opt = terms.optimizer_s
                 mem = self.replica_memory(device=r.device, tp=r.tp, share=r.micro_batch_share,
                                           dp=dp, num_layers=stage.num_layers,
                                           recompute=stage.recompute, params=params,
