@@ -1,13 +1,15 @@
 """Strict construction of frozen dataclasses from parsed TOML/JSON mappings.
 
 Unknown keys are errors with a did-you-mean hint, types are checked, and every error carries the
-dotted field path. Value rules live in each dataclass's ``__post_init__`` as ``InputError``s naming the
-field; this module prefixes them with the path of the enclosing table.
+dotted field path. Value rules live in each dataclass's ``__post_init__`` as ``InputError``s
+naming the field; this module prefixes them with the path of the enclosing table.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import datetime
+import math
 import types
 import typing
 from collections.abc import Mapping
@@ -25,15 +27,24 @@ def require(condition: bool, field: str, message: str) -> None:
 
 
 def describe_type(tp: Any) -> str:
+    """Plain-words description of an annotated type, for error messages (never a Python repr)."""
     origin = typing.get_origin(tp)
     if origin in (Union, types.UnionType):
-        return " or ".join(describe_type(a) for a in typing.get_args(tp))
+        # TOML has no null: an optional field is simply left out, so do not mention None.
+        return " or ".join(describe_type(a) for a in typing.get_args(tp) if a is not type(None))
     if origin is typing.Literal:
         return "one of " + ", ".join(repr(a) for a in typing.get_args(tp))
     if origin in (tuple, list):
         args = typing.get_args(tp)
-        inner = describe_type(args[0]) if args else "value"
-        return f"a list of {inner}"
+        inner = args[0] if args else Any
+        if typing.get_origin(inner) is typing.Literal:
+            return "a list of values from " + ", ".join(repr(a) for a in typing.get_args(inner))
+        if dataclasses.is_dataclass(inner):
+            return "a list of tables"
+        names = {int: "integers", float: "numbers", bool: "booleans", str: "strings"}
+        return "a list of " + names.get(inner, "values")
+    if origin is dict or tp is dict:
+        return "a table"
     names = {int: "an integer", float: "a number", bool: "true or false", str: "a string"}
     if tp in names:
         return names[tp]
@@ -41,7 +52,27 @@ def describe_type(tp: Any) -> str:
         return "nothing"
     if dataclasses.is_dataclass(tp):
         return "a table"
-    return getattr(tp, "__name__", str(tp))
+    return "a value"
+
+
+def show(value: Any) -> str:
+    """A short, TOML/JSON-flavoured rendering of a parsed value for error messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        text = value if len(value) <= 40 else value[:37] + "..."
+        return f"the string {text!r}"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, Mapping):
+        return "a table"
+    if isinstance(value, (list, tuple)):
+        return f"a list of {len(value)} item(s)"
+    if isinstance(value, (datetime.date, datetime.time)):
+        return f"the date/time {value.isoformat()}"
+    return "a value of an unsupported kind"
 
 
 def convert(value: Any, tp: Any, field: str) -> Any:
@@ -53,29 +84,35 @@ def convert(value: Any, tp: Any, field: str) -> Any:
         args = typing.get_args(tp)
         if value is None and type(None) in args:
             return None
-        errors = []
         for arg in args:
             if arg is type(None):
                 continue
             try:
                 return convert(value, arg, field)
-            except InputError as exc:
-                errors.append(exc)
-        raise InputError(f"expected {describe_type(tp)}, got {value!r}", field=field)
+            except InputError:
+                continue
+        raise InputError(f"expected {describe_type(tp)}, got {show(value)}", field=field)
     if origin is typing.Literal:
         allowed = typing.get_args(tp)
-        if value not in allowed:
-            hint = did_you_mean(str(value), [str(a) for a in allowed])
+        if isinstance(value, (Mapping, list, tuple)) or value not in allowed:
+            text = str(value) if isinstance(value, (str, int, float)) else ""
+            hint = did_you_mean(text.lower(), [str(a) for a in allowed]) if text else ""
             raise InputError(
-                f"{value!r} is not allowed; expected one of "
-                + ", ".join(repr(a) for a in allowed)
-                + hint,
+                f"{show(value)} is not allowed; expected one of "
+                + ", ".join(repr(a) for a in allowed) + hint,
                 field=field,
             )
         return value
     if origin is tuple:
         if not isinstance(value, (list, tuple)):
-            raise InputError(f"expected {describe_type(tp)}, got {value!r}", field=field)
+            args = typing.get_args(tp)
+            scalar_items = not (args and dataclasses.is_dataclass(args[0]))
+            hint = ""
+            scalar = isinstance(value, (str, int, float)) and not isinstance(value, bool)
+            if scalar_items and scalar:
+                hint = f" (write [{value!r}] for a single item)"
+            raise InputError(f"expected {describe_type(tp)}, got {show(value)}{hint}",
+                             field=field)
         args = typing.get_args(tp)
         inner = args[0] if args else Any
         return tuple(convert(v, inner, f"{field}[{i}]") for i, v in enumerate(value))
@@ -83,33 +120,36 @@ def convert(value: Any, tp: Any, field: str) -> Any:
         if isinstance(value, tp):
             return value
         if not isinstance(value, Mapping):
-            raise InputError(f"expected a table, got {value!r}", field=field)
+            raise InputError(f"expected a table, got {show(value)}", field=field)
         return build(tp, value, prefix=field)  # type: ignore[arg-type]
     if tp is bool:
         if not isinstance(value, bool):
-            raise InputError(f"expected true or false, got {value!r}", field=field)
+            raise InputError(f"expected true or false, got {show(value)}", field=field)
         return value
     if tp is int:
         if isinstance(value, bool) or not isinstance(value, int):
+            # JSON does not tell 2 from 2.0, so a whole float is accepted as an integer.
             if isinstance(value, float) and value.is_integer():
                 return int(value)
-            raise InputError(f"expected an integer, got {value!r}", field=field)
+            raise InputError(f"expected an integer, got {show(value)}", field=field)
         return value
     if tp is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise InputError(f"expected a number, got {value!r}", field=field)
+            raise InputError(f"expected a number, got {show(value)}", field=field)
+        if not math.isfinite(value):
+            raise InputError(f"expected a finite number, got {show(value)}", field=field)
         return float(value)
     if tp is str:
         if not isinstance(value, str):
-            raise InputError(f"expected a string, got {value!r}", field=field)
+            raise InputError(f"expected a string, got {show(value)}", field=field)
         return value
     return value
 
 
 def build(cls: type[T], data: Mapping[str, Any], *, prefix: str = "") -> T:
-    """Build dataclass `cls` from `data`, strictly: unknown keys and missing required keys are errors."""
+    """Build dataclass `cls` from `data` strictly: unknown and missing required keys are errors."""
     if not isinstance(data, Mapping):
-        raise InputError(f"expected a table, got {data!r}", field=prefix or None)
+        raise InputError(f"expected a table, got {show(data)}", field=prefix or None)
     hints = typing.get_type_hints(cls)
     fields = {f.name: f for f in dataclasses.fields(cls) if f.init}  # type: ignore[arg-type]
 
@@ -117,9 +157,11 @@ def build(cls: type[T], data: Mapping[str, Any], *, prefix: str = "") -> T:
         return f"{prefix}.{name}" if prefix else name
 
     for key in data:
-        if key not in fields:
+        if not isinstance(key, str) or key not in fields:
+            key = str(key)
             raise InputError(
-                f"unknown key{did_you_mean(key, fields)}; allowed keys: " + ", ".join(sorted(fields)),
+                f"unknown key{did_you_mean(key, fields)}; allowed keys: "
+                + ", ".join(sorted(fields)),
                 field=dotted(key),
             )
     kwargs: dict[str, Any] = {}
@@ -127,7 +169,8 @@ def build(cls: type[T], data: Mapping[str, Any], *, prefix: str = "") -> T:
         if name in data:
             kwargs[name] = convert(data[name], hints[name], dotted(name))
         elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-            raise InputError(f"required key is missing ({describe_type(hints[name])})", field=dotted(name))
+            raise InputError(f"required key is missing ({describe_type(hints[name])})",
+                             field=dotted(name))
     try:
         return cls(**kwargs)
     except InputError as exc:

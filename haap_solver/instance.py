@@ -1,4 +1,4 @@
-"""A problem instance: model + training + cluster (+ optional expected results), from a TOML file."""
+"""A problem instance: model + training + cluster (+ optional expected results), from TOML."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from haap_solver._fields import build, require
+from haap_solver._fields import build, require, show
 from haap_solver.cluster import Cluster, NodeGroup
 from haap_solver.devices import DEVICE_PRESETS, DeviceType, device_preset
 from haap_solver.errors import InputError, did_you_mean
@@ -79,11 +79,14 @@ class Instance:
 _TOP_KEYS = ("name", "description", "model", "training", "cluster", "devices", "expected",
              "profile")
 _MODEL_FIELDS = [f.name for f in dataclasses.fields(ModelSpec)]
+_CLUSTER_KEYS = ("node_groups", "cross_class_gbit_s")
+_DEVICE_FIELDS = [f.name for f in dataclasses.fields(DeviceType)]
 
 
 def _model_from_table(table: Any, base_dir: Path) -> ModelSpec:
     if not isinstance(table, dict):
-        raise InputError("expected a table", field="model")
+        raise InputError(f"expected a table (e.g. [model] with preset = 'gpt3-1.3b'), got "
+                         f"{show(table)}", field="model")
     allowed = ["preset", "hf_config", *_MODEL_FIELDS]
     for key in table:
         if key not in allowed:
@@ -94,11 +97,12 @@ def _model_from_table(table: Any, base_dir: Path) -> ModelSpec:
         raise InputError("give either 'preset' or 'hf_config', not both", field="model")
     if "preset" in table:
         if not isinstance(table["preset"], str):
-            raise InputError(f"expected a string, got {table['preset']!r}", field="model.preset")
+            raise InputError(f"expected a preset name string, got {show(table['preset'])}",
+                             field="model.preset")
         base = dataclasses.asdict(model_preset(table["preset"]))
     elif "hf_config" in table:
-        if not isinstance(table["hf_config"], str):
-            raise InputError(f"expected a path string, got {table['hf_config']!r}",
+        if not isinstance(table["hf_config"], str) or not table["hf_config"]:
+            raise InputError(f"expected a path string, got {show(table['hf_config'])}",
                              field="model.hf_config")
         path = Path(table["hf_config"])
         if not path.is_absolute():
@@ -109,7 +113,13 @@ def _model_from_table(table: Any, base_dir: Path) -> ModelSpec:
             raise InputError(f"in {exc}", field="model.hf_config") from None
     else:
         base = {}
-    return build(ModelSpec, {**base, **overrides}, prefix="model")
+    try:
+        return build(ModelSpec, {**base, **overrides}, prefix="model")
+    except InputError as exc:
+        if not base and exc.message.startswith("required key is missing"):
+            raise InputError(exc.message + "; or start from preset = NAME or hf_config = PATH "
+                             "and override single fields", field=exc.field) from None
+        raise
 
 
 def _devices_from_table(table: Any) -> dict[str, DeviceType]:
@@ -117,15 +127,32 @@ def _devices_from_table(table: Any) -> dict[str, DeviceType]:
     if table is None:
         return devices
     if not isinstance(table, dict):
-        raise InputError("expected a table of device tables, e.g. [devices.MyGPU]", field="devices")
+        raise InputError(f"expected a table of device tables, e.g. [devices.MyGPU], got "
+                         f"{show(table)}", field="devices")
     for name, fields in table.items():
+        where = f"devices.{name}"
         if not isinstance(fields, dict):
-            raise InputError("expected a table", field=f"devices.{name}")
+            raise InputError(f"expected a table, got {show(fields)}", field=where)
+        if "name" in fields:
+            raise InputError("a custom device is named by its table ([devices.NAME]); remove "
+                             "this key", field=f"{where}.name")
+        allowed = ["base", *(k for k in _DEVICE_FIELDS if k != "name")]
+        for key in fields:
+            if key not in allowed:
+                raise InputError(f"unknown key{did_you_mean(key, allowed)}; allowed keys: "
+                                 + ", ".join(allowed), field=f"{where}.{key}")
         data = {"name": name, **fields}
         if "base" in data:  # start from a preset and change some numbers
-            base = device_preset(str(data.pop("base")), field=f"devices.{name}.base")
-            data = {**dataclasses.asdict(base), **data, "source": data.get("source", "user-defined")}
-        devices[name] = build(DeviceType, data, prefix=f"devices.{name}")
+            base_name = data.pop("base")
+            if not isinstance(base_name, str):
+                raise InputError(f"expected a device preset name, got {show(base_name)}",
+                                 field=f"{where}.base")
+            base = device_preset(base_name, field=f"{where}.base")
+            changed = sorted(k for k in fields if k not in ("base", "source"))
+            source = (f"user-defined: {base.name} with " + ", ".join(changed) + " changed"
+                      if changed else f"user-defined copy of {base.name} ({base.source})")
+            data = {**dataclasses.asdict(base), **data, "source": data.get("source", source)}
+        devices[name] = build(DeviceType, data, prefix=where)
     return devices
 
 
@@ -135,10 +162,11 @@ def instance_from_dict(data: Any, *, name: str = "instance", source: str | None 
     base_dir = base_dir or Path.cwd()
     try:
         if not isinstance(data, dict):
-            raise InputError("expected a table at the top level")
+            raise InputError(f"expected a table at the top level, got {show(data)}")
         for key in data:
             if key not in _TOP_KEYS:
-                raise InputError(f"unknown top-level key{did_you_mean(key, _TOP_KEYS)}; allowed: "
+                raise InputError(f"unknown top-level key{did_you_mean(key, _TOP_KEYS)}; "
+                                 "allowed keys: "
                                  + ", ".join(_TOP_KEYS), field=key)
         for key in ("model", "training", "cluster"):
             if key not in data:
@@ -148,19 +176,26 @@ def instance_from_dict(data: Any, *, name: str = "instance", source: str | None 
         devices = _devices_from_table(data.get("devices"))
         cluster_table = data["cluster"]
         if not isinstance(cluster_table, dict):
-            raise InputError("expected a table", field="cluster")
-        cluster = build(Cluster, {k: v for k, v in cluster_table.items() if k != "devices"},
-                        prefix="cluster")
+            raise InputError(f"expected a table, got {show(cluster_table)}", field="cluster")
         if "devices" in cluster_table:
             raise InputError("custom devices go in a top-level [devices.NAME] table",
                              field="cluster.devices")
+        for key in cluster_table:
+            if key not in _CLUSTER_KEYS:
+                raise InputError(f"unknown key{did_you_mean(key, _CLUSTER_KEYS)}; allowed keys: "
+                                 + ", ".join(_CLUSTER_KEYS), field=f"cluster.{key}")
+        if "node_groups" not in cluster_table:
+            raise InputError("required key is missing: add one [[cluster.node_groups]] table "
+                             "per group of identical nodes", field="cluster.node_groups")
+        if isinstance(cluster_table["node_groups"], dict):
+            raise InputError("expected a list of tables, got a table (write one "
+                             "[[cluster.node_groups]] table per group, with double brackets)",
+                             field="cluster.node_groups")
+        cluster = build(Cluster, cluster_table, prefix="cluster")
         for i, group in enumerate(cluster.node_groups):
             if group.device not in devices:
                 # Accept aliases and case differences for presets.
-                try:
-                    preset = device_preset(group.device, field=f"cluster.node_groups[{i}].device")
-                except InputError as exc:
-                    raise exc from None
+                preset = device_preset(group.device, field=f"cluster.node_groups[{i}].device")
                 cluster = _rename_device(cluster, i, preset.name)
         used = {g.device for g in cluster.node_groups}
         cluster = dataclasses.replace(cluster, devices={k: devices[k] for k in sorted(used)})
@@ -168,16 +203,16 @@ def instance_from_dict(data: Any, *, name: str = "instance", source: str | None 
                     if "expected" in data else None)
         profile = data.get("profile")
         if profile is not None:
-            if not isinstance(profile, str):
-                raise InputError(f"expected a path string, got {profile!r}", field="profile")
+            if not isinstance(profile, str) or not profile:
+                raise InputError(f"expected a path string, got {show(profile)}", field="profile")
             if not Path(profile).is_absolute():
                 profile = str(base_dir / profile)
         description = data.get("description", "")
         if not isinstance(description, str):
-            raise InputError("expected a string", field="description")
+            raise InputError(f"expected a string, got {show(description)}", field="description")
         inst_name = data.get("name", name)
-        if not isinstance(inst_name, str):
-            raise InputError("expected a string", field="name")
+        if not isinstance(inst_name, str) or not inst_name:
+            raise InputError(f"expected a non-empty string, got {show(inst_name)}", field="name")
         return Instance(name=inst_name, model=model, training=training, cluster=cluster,
                         expected=expected, profile=profile, description=description,
                         source=source)
@@ -201,12 +236,22 @@ def load_instance(path: str | Path) -> Instance:
         raise InputError("file not found", source=source) from None
     except IsADirectoryError:
         raise InputError("is a directory, expected an instance .toml file", source=source) from None
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", source=source) from None
     try:
-        data = tomllib.loads(raw.decode("utf-8"))
+        text = raw.decode("utf-8")
     except UnicodeDecodeError:
-        raise InputError("not a UTF-8 text file", source=source) from None
+        raise InputError("not a UTF-8 text file (expected an instance .toml file)",
+                         source=source) from None
+    try:
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"not valid TOML: {exc}", source=source) from None
+    except RecursionError:
+        raise InputError("not valid TOML: nested too deeply", source=source) from None
+    if not data:
+        raise InputError("file is empty; an instance needs [model], [training] and [cluster] "
+                         "tables", source=source)
     return instance_from_dict(data, name=path.stem, source=source, base_dir=path.parent)
 
 
@@ -216,6 +261,9 @@ def make_instance(*, model: ModelSpec, training: TrainingSpec, node_groups: list
     """Build an Instance in code (tests, generators): device names resolve to presets or extras."""
     devices = dict(DEVICE_PRESETS)
     devices.update(extra_devices or {})
+    used = {g.device: devices.get(g.device) or device_preset(g.device,
+                                                             field=f"node_groups[{i}].device")
+            for i, g in enumerate(node_groups)}
     cluster = Cluster(node_groups=tuple(node_groups), cross_class_gbit_s=cross_class_gbit_s,
-                      devices={g.device: devices[g.device] for g in node_groups})
+                      devices=used)
     return Instance(name=name, model=model, training=training, cluster=cluster)

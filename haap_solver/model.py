@@ -1,4 +1,4 @@
-"""Transformer model description, presets (GPT-3, Llama-3) and a Hugging Face ``config.json`` loader."""
+"""Transformer model description, presets (GPT-3, Llama-3), Hugging Face ``config.json`` loader."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from haap_solver._fields import require
+from haap_solver._fields import require, show
 from haap_solver.errors import InputError, did_you_mean
 
 
@@ -43,14 +43,16 @@ class ModelSpec:
     def __post_init__(self) -> None:
         for name in ("num_layers", "hidden_size", "ffn_hidden_size", "num_attention_heads",
                      "vocab_size", "seq_length"):
-            require(getattr(self, name) >= 1, name, f"must be a positive integer, got {getattr(self, name)}")
+            value = getattr(self, name)
+            require(value >= 1, name, f"must be a positive integer, got {value}")
         require(
             self.hidden_size % self.num_attention_heads == 0,
             "num_attention_heads",
             f"must divide hidden_size ({self.hidden_size}); got {self.num_attention_heads}",
         )
         if self.num_kv_heads is not None:
-            require(self.num_kv_heads >= 1, "num_kv_heads", f"must be >= 1, got {self.num_kv_heads}")
+            require(self.num_kv_heads >= 1, "num_kv_heads",
+                    f"must be >= 1, got {self.num_kv_heads}")
             require(
                 self.num_attention_heads % self.num_kv_heads == 0,
                 "num_kv_heads",
@@ -156,74 +158,125 @@ def model_preset(name: str, *, field: str = "model.preset") -> ModelSpec:
 
 
 # Hugging Face config.json ---------------------------------------------------------------------
-_HF_KEYS = {
-    # ours: (Llama-style key, GPT-2-style key)
-    "num_layers": ("num_hidden_layers", "n_layer"),
-    "hidden_size": ("hidden_size", "n_embd"),
-    "num_attention_heads": ("num_attention_heads", "n_head"),
-    "vocab_size": ("vocab_size", "vocab_size"),
-}
+_GATED_ACTS = ("silu", "swiglu", "swish", "gelu_glu", "geglu")
+# Our field -> the config.json key it is read from.
+_LLAMA_KEYS = {"num_layers": "num_hidden_layers", "ffn_hidden_size": "intermediate_size",
+               "num_kv_heads": "num_key_value_heads", "seq_length": "max_position_embeddings"}
+_GPT2_KEYS = {"num_layers": "n_layer", "hidden_size": "n_embd", "ffn_hidden_size": "n_inner",
+              "num_attention_heads": "n_head", "seq_length": "n_positions"}
+
+
+def _read_hf_json(path: Path) -> dict[str, Any]:
+    source = str(path)
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        raise InputError("file not found", source=source) from None
+    except IsADirectoryError:
+        raise InputError("is a directory, expected a Hugging Face config.json file",
+                         source=source) from None
+    except UnicodeDecodeError:
+        raise InputError("not a UTF-8 text file (expected a config.json)", source=source) from None
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", source=source) from None
+    if not text.strip():
+        raise InputError("file is empty (expected a JSON object)", source=source)
+    try:
+        raw: Any = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}",
+                         source=source) from None
+    except RecursionError:
+        raise InputError("not valid JSON: nested too deeply", source=source) from None
+    if not isinstance(raw, dict):
+        raise InputError("expected a JSON object at the top level", source=source)
+    return raw
 
 
 def model_from_hf_config(path: str | Path, *, seq_length: int | None = None) -> ModelSpec:
-    """Read a Hugging Face ``config.json`` (Llama or GPT-2 key style) without network or transformers.
+    """Read a Hugging Face ``config.json`` (Llama or GPT-2 keys), without network or transformers.
 
     `seq_length` overrides the context length read from the file (``max_position_embeddings`` or
     ``n_positions``), which for long-context models is far above the training sequence length.
+    Errors name the file and the config.json key.
     """
     path = Path(path)
     source = str(path)
-    try:
-        raw: Any = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise InputError("file not found", source=source) from None
-    except json.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON: {exc.msg} (line {exc.lineno})", source=source) from None
-    if not isinstance(raw, dict):
-        raise InputError("expected a JSON object at the top level", source=source)
+    raw = _read_hf_json(path)
     gpt2_style = "n_embd" in raw or "n_layer" in raw
 
-    def get(ours: str, *, required: bool = True, default: Any = None) -> Any:
-        llama_key, gpt2_key = _HF_KEYS[ours]
-        key = gpt2_key if gpt2_style else llama_key
-        if key not in raw:
-            if required:
-                raise InputError(f"required key is missing (needed for {ours})", field=key,
-                                 source=source)
-            return default
+    def positive_int(key: str, *, needed_for: str, default: int | None = None) -> int:
+        if raw.get(key) is None:
+            if default is not None:
+                return default
+            raise InputError(f"required key is missing (needed for {needed_for})", field=key,
+                             source=source)
         value = raw[key]
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise InputError(f"expected a positive integer, got {value!r}", field=key, source=source)
+            raise InputError(f"expected a positive integer, got {show(value)}", field=key,
+                             source=source)
         return value
 
-    hidden = get("hidden_size")
+    def boolean(key: str, default: bool) -> bool:
+        value = raw.get(key, default)
+        if not isinstance(value, bool):
+            raise InputError(f"expected true or false, got {show(value)}", field=key, source=source)
+        return value
+
+    def number(key: str, default: float) -> float:
+        value = raw.get(key, default)
+        if value is None:
+            return default
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+            raise InputError(f"expected a number >= 0, got {show(value)}", field=key,
+                             source=source)
+        return float(value)
+
+    name = raw.get("_name_or_path")
+    if not isinstance(name, str) or not name:
+        name = path.parent.name if path.stem == "config" and path.parent.name else path.stem
     try:
         if gpt2_style:
-            ffn = raw.get("n_inner") or 4 * hidden
-            seq = seq_length or raw.get("n_positions") or raw.get("n_ctx") or 1024
+            hidden = positive_int("n_embd", needed_for="hidden_size")
+            seq = seq_length or positive_int(
+                "n_positions", needed_for="seq_length",
+                default=positive_int("n_ctx", needed_for="seq_length", default=1024))
             return ModelSpec(
-                name=str(raw.get("_name_or_path") or path.stem), num_layers=get("num_layers"),
-                hidden_size=hidden, ffn_hidden_size=ffn,
-                num_attention_heads=get("num_attention_heads"), vocab_size=get("vocab_size"),
-                seq_length=seq, gated_mlp=False, tied_embeddings=raw.get("tie_word_embeddings", True),
-                learned_position_embeddings=True, uses_dropout=bool(raw.get("resid_pdrop", 0.1)),
+                name=name, num_layers=positive_int("n_layer", needed_for="num_layers"),
+                hidden_size=hidden,
+                ffn_hidden_size=positive_int("n_inner", needed_for="ffn_hidden_size",
+                                             default=4 * hidden),
+                num_attention_heads=positive_int("n_head", needed_for="num_attention_heads"),
+                vocab_size=positive_int("vocab_size", needed_for="vocab_size"),
+                seq_length=seq, gated_mlp=False,
+                tied_embeddings=boolean("tie_word_embeddings", True),
+                learned_position_embeddings=True,
+                uses_dropout=number("resid_pdrop", 0.1) > 0,
             )
-        if "intermediate_size" not in raw:
-            raise InputError("required key is missing (needed for ffn_hidden_size)",
-                             field="intermediate_size", source=source)
-        act = str(raw.get("hidden_act", "silu"))
-        seq = seq_length or raw.get("max_position_embeddings") or 4096
+        act = raw.get("hidden_act", "silu")
+        if not isinstance(act, str):
+            raise InputError(f"expected a string, got {show(act)}", field="hidden_act")
+        heads = positive_int("num_attention_heads", needed_for="num_attention_heads")
+        seq = seq_length or positive_int("max_position_embeddings", needed_for="seq_length",
+                                         default=4096)
         return ModelSpec(
-            name=str(raw.get("_name_or_path") or path.stem), num_layers=get("num_layers"),
-            hidden_size=hidden, ffn_hidden_size=raw["intermediate_size"],
-            num_attention_heads=get("num_attention_heads"),
-            num_kv_heads=raw.get("num_key_value_heads"), vocab_size=get("vocab_size"),
-            seq_length=seq, gated_mlp=act in ("silu", "swiglu", "gelu_glu", "geglu"),
-            tied_embeddings=bool(raw.get("tie_word_embeddings", False)),
+            name=name, num_layers=positive_int("num_hidden_layers", needed_for="num_layers"),
+            hidden_size=positive_int("hidden_size", needed_for="hidden_size"),
+            ffn_hidden_size=positive_int("intermediate_size", needed_for="ffn_hidden_size"),
+            num_attention_heads=heads,
+            num_kv_heads=(positive_int("num_key_value_heads", needed_for="num_kv_heads")
+                          if raw.get("num_key_value_heads") is not None else None),
+            vocab_size=positive_int("vocab_size", needed_for="vocab_size"),
+            seq_length=seq, gated_mlp=act.lower() in _GATED_ACTS,
+            tied_embeddings=boolean("tie_word_embeddings", False),
             learned_position_embeddings=False,
-            uses_dropout=bool(raw.get("attention_dropout", 0.0)),
+            uses_dropout=number("attention_dropout", 0.0) > 0,
         )
     except InputError as exc:
+        # Rules checked by ModelSpec name our fields; point at the config.json key instead.
+        keys = _GPT2_KEYS if gpt2_style else _LLAMA_KEYS
+        if exc.field in keys:
+            exc = InputError(exc.message, field=keys[exc.field], source=exc.source)
         raise exc.within(source=source) from None
 
 

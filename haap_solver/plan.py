@@ -1,8 +1,8 @@
-"""The plan: an ordered list of pipeline stages, each with its own layers, recomputation and replicas.
+"""The plan: an ordered list of pipeline stages, each with its own layers, recomputation, replicas.
 
-Stages may differ in everything (layer count, device type, TP, DP, recomputation): that asymmetry is
-the point. A stage may mix device types (heterogeneous data parallelism): each replica group takes its
-own per-replica share of the micro-batch, and the shares add up to ``micro_batch_size``.
+Stages may differ in everything (layer count, device type, TP, DP, recomputation): that asymmetry
+is the point. A stage may mix device types (heterogeneous data parallelism): each replica group
+takes its own per-replica share of the micro-batch, and the shares add up to ``micro_batch_size``.
 Plans are versioned JSON (``schema_version``).
 """
 
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from haap_solver._fields import build, require, to_mapping
+from haap_solver._fields import build, require, show, to_mapping
 from haap_solver.errors import InputError
 from haap_solver.training import Recompute, Schedule
 
@@ -63,7 +63,7 @@ class Stage:
     recompute: Recompute = "none"
     """Activation recomputation mode of this stage."""
     replicas: tuple[ReplicaGroup, ...]
-    """Replica groups; one group is the common case, several make a mixed (heterogeneous-DP) stage."""
+    """Replica groups; one is the common case, several make a mixed (heterogeneous-DP) stage."""
 
     @property
     def end_layer(self) -> int:
@@ -124,10 +124,18 @@ def plan_from_dict(data: Any, *, source: str | None = None) -> Plan:
     """Build a Plan from parsed JSON; errors name `source` and the dotted field."""
     try:
         if not isinstance(data, dict):
-            raise InputError("expected a JSON object at the top level")
+            raise InputError(f"expected a JSON object at the top level, got {show(data)}")
         if "schema_version" not in data:
             raise InputError(f"required key is missing (this version writes {SCHEMA_VERSION})",
                              field="schema_version")
+        # Check the version first: a file of another version may differ in every other field.
+        version = data["schema_version"]
+        if isinstance(version, bool) or not isinstance(version, int):
+            raise InputError(f"expected the integer {SCHEMA_VERSION}, got {show(version)}",
+                             field="schema_version")
+        if version != SCHEMA_VERSION:
+            raise InputError(f"this version of haap_solver reads schema_version {SCHEMA_VERSION}, "
+                             f"got {version}", field="schema_version")
         return build(Plan, data)
     except InputError as exc:
         raise exc.within(source=source) from None
@@ -136,15 +144,27 @@ def plan_from_dict(data: Any, *, source: str | None = None) -> Plan:
 def load_plan(path: str | Path) -> Plan:
     """Read a plan JSON file."""
     path = Path(path)
+    source = str(path)
     try:
-        text = path.read_text()
+        raw = path.read_bytes()
     except FileNotFoundError:
-        raise InputError("file not found", source=str(path)) from None
-    except (IsADirectoryError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read: {exc}", source=str(path)) from None
+        raise InputError("file not found", source=source) from None
+    except IsADirectoryError:
+        raise InputError("is a directory, expected a plan .json file", source=source) from None
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", source=source) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError("not a UTF-8 text file (expected a plan .json file)",
+                         source=source) from None
+    if not text.strip():
+        raise InputError("file is empty; expected a plan JSON object", source=source)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(f"not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}",
-                         source=str(path)) from None
-    return plan_from_dict(data, source=str(path))
+                         source=source) from None
+    except RecursionError:
+        raise InputError("not valid JSON: nested too deeply", source=source) from None
+    return plan_from_dict(data, source=source)

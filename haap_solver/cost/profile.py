@@ -11,7 +11,9 @@ covers a device type its numbers replace the analytical compute times of that ty
 3. TP not measured: the nearest measured TP (in log scale), scaled by t_measured / t (work splits
    evenly over TP ranks; this ignores communication, so it is flagged).
 
-Every value obtained by rule 2 or 3 is reported as extrapolated in the evaluation.
+Every value obtained by rule 2 or 3 is reported as extrapolated in the evaluation. The optimizer
+step (``layer_optimizer_s``) does not depend on the micro-batch: rules 1 and 2 take it from the
+nearest measured micro-batch; rule 3 scales it by t_measured / t like the other fields.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from haap_solver._fields import build, require
+from haap_solver._fields import build, require, show
 from haap_solver.errors import InputError, did_you_mean
 
 _TIME_FIELDS = ("layer_fwd_s", "layer_bwd_s", "embedding_fwd_s", "embedding_bwd_s", "head_fwd_s",
@@ -149,48 +151,86 @@ def _along_batch(points: dict[int, ProfileEntry], mb: int) -> ProfileEntry:
     if mb in points:
         return points[mb]
     sizes = sorted(points)
+    # The optimizer step does not depend on the micro-batch: take it from the nearest measured
+    # micro-batch rather than scaling, interpolating or extrapolating it.
+    nearest = min(sizes, key=lambda size: (abs(size - mb), size))
+    optimizer_s = points[nearest].layer_optimizer_s
     if len(sizes) == 1:
         ref = sizes[0]
         return replace(_scale(points[ref], mb / ref), micro_batch=mb,
+                       layer_optimizer_s=optimizer_s,
                        extrapolated=f"micro-batch {mb} scaled from measured {ref}")
     lower = [s for s in sizes if s < mb]
     upper = [s for s in sizes if s > mb]
     if lower and upper:
         lo, hi = lower[-1], upper[0]
         w = (mb - lo) / (hi - lo)
-        return replace(_combine(points[lo], points[hi], 1 - w, w), micro_batch=mb)
+        return replace(_combine(points[lo], points[hi], 1 - w, w), micro_batch=mb,
+                       layer_optimizer_s=optimizer_s)
     lo, hi = (sizes[-2], sizes[-1]) if not upper else (sizes[0], sizes[1])
     w = (mb - lo) / (hi - lo)
     return replace(_combine(points[lo], points[hi], 1 - w, w), micro_batch=mb,
+                   layer_optimizer_s=optimizer_s,
                    extrapolated=f"micro-batch {mb} extrapolated from measured {lo} and {hi}")
 
 
 def profile_from_dict(data: Any, *, source: str | None = None) -> Profile:
     try:
         if not isinstance(data, dict):
-            raise InputError("expected a table at the top level")
+            raise InputError(f"expected a table at the top level, got {show(data)}")
         for key in data:
             if key not in ("entry", "description"):
                 raise InputError(f"unknown key{did_you_mean(key, ['entry', 'description'])}; "
                                  "allowed keys: entry, description", field=key)
         raw = data.get("entry")
-        if not isinstance(raw, list) or not raw:
+        if raw is None or (isinstance(raw, list) and not raw):
             raise InputError("needs at least one [[entry]] table", field="entry")
+        if not isinstance(raw, list):
+            raise InputError(f"expected a list of tables, got {show(raw)} (write one [[entry]] "
+                             "table per measurement, not [entry])", field="entry")
+        if "description" in data and not isinstance(data["description"], str):
+            raise InputError(f"expected a string, got {show(data['description'])}",
+                             field="description")
         entries = [build(ProfileEntry, e, prefix=f"entry[{i}]") for i, e in enumerate(raw)]
+        seen: dict[tuple[str, int, int], int] = {}
         for i, e in enumerate(entries):
             if e.extrapolated is not None:
-                raise InputError("is set by lookups, not in files", field=f"entry[{i}].extrapolated")
+                raise InputError("is set by lookups, not in files",
+                                 field=f"entry[{i}].extrapolated")
+            key = (e.device, e.tp, e.micro_batch)
+            if key in seen:
+                raise InputError(f"duplicate of entry[{seen[key]}] (same device, tp and "
+                                 "micro_batch)", field=f"entry[{i}]")
+            seen[key] = i
         return Profile(entries, source=source)
     except InputError as exc:
         raise exc.within(source=source) from None
 
 
 def load_profile(path: str | Path) -> Profile:
+    """Read a profile TOML file of ``[[entry]]`` tables."""
     path = Path(path)
+    source = str(path)
     try:
-        data = tomllib.loads(path.read_text())
+        raw = path.read_bytes()
     except FileNotFoundError:
-        raise InputError("profile file not found", source=str(path)) from None
+        raise InputError("profile file not found", source=source) from None
+    except IsADirectoryError:
+        raise InputError("is a directory, expected a profile .toml file", source=source) from None
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", source=source) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError("not a UTF-8 text file (expected a profile .toml file)",
+                         source=source) from None
+    try:
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"not valid TOML: {exc}", source=str(path)) from None
-    return profile_from_dict(data, source=str(path))
+        raise InputError(f"not valid TOML: {exc}", source=source) from None
+    except RecursionError:
+        raise InputError("not valid TOML: nested too deeply", source=source) from None
+    if not data:
+        raise InputError("file is empty; a profile needs at least one [[entry]] table",
+                         source=source)
+    return profile_from_dict(data, source=source)

@@ -1,0 +1,614 @@
+"""Every bad instance, plan or profile file gets a one-line error naming the file, the dotted field
+and what is allowed, through the library (InputError) and through the CLI (exit 2, no traceback)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from haap_solver.cli import main
+from haap_solver.cost.profile import load_profile, profile_from_dict
+from haap_solver.errors import InputError
+from haap_solver.instance import instance_from_dict, load_instance
+from haap_solver.plan import load_plan, plan_from_dict
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+HF_LLAMA = Path(__file__).resolve().parent / "data" / "hf" / "llama3-8b" / "config.json"
+
+BASE_HEAD = """\
+name = "t"
+description = "a test instance"
+"""
+MODEL = """
+[model]
+preset = "gpt3-1.3b"
+"""
+TRAINING = """
+[training]
+global_batch_size = 256
+dtype = "bf16"
+zero_stage = 1
+"""
+CLUSTER = """
+[cluster]
+[[cluster.node_groups]]
+name = "a100"
+device = "A100-80G"
+num_nodes = 1
+gpus_per_node = 8
+nic = "infiniband"
+nic_gbit_s = 200
+nics_per_node = 8
+"""
+BASE = BASE_HEAD + MODEL + TRAINING + CLUSTER
+
+BASE_PLAN: dict[str, Any] = {
+    "schema_version": 1,
+    "instance": "t",
+    "schedule": "1f1b",
+    "micro_batch_size": 8,
+    "num_micro_batches": 32,
+    "stages": [{
+        "first_layer": 0,
+        "num_layers": 24,
+        "recompute": "none",
+        "replicas": [{
+            "node_group": "a100", "device": "A100-80G", "count": 8, "tp": 1,
+            "micro_batch_share": 1, "placement": [{"node": 0, "replicas": 8}],
+        }],
+    }],
+}
+
+BASE_PROFILE = """
+description = "test"
+
+[[entry]]
+device = "A100-80G"
+tp = 1
+micro_batch = 1
+layer_fwd_s = 0.010
+layer_bwd_s = 0.020
+
+[[entry]]
+device = "A100-80G"
+tp = 1
+micro_batch = 2
+layer_fwd_s = 0.018
+layer_bwd_s = 0.036
+"""
+
+
+def sub(old: str, new: str, text: str = BASE) -> str:
+    assert old in text, old
+    return text.replace(old, new, 1)
+
+
+def check_message(msg: str, path: Path | str | None, field: str | None,
+                  fragments: tuple[str, ...]) -> None:
+    """One line, starts with the file, names the dotted field, says what is allowed."""
+    assert "\n" not in msg, msg
+    for bad in ("Traceback", "<class", "object at 0x", "ModelSpec(", "NodeGroup(", "Error("):
+        assert bad not in msg, msg
+    if path is not None:
+        assert msg.startswith(f"{path}: "), msg
+    if field is not None:
+        assert f": {field}: " in msg or msg.startswith(f"{field}: "), msg
+    for fragment in fragments:
+        assert fragment in msg, (fragment, msg)
+
+
+def check_cli(capsys: pytest.CaptureFixture[str], argv: list[str], path: Path | str,
+              field: str | None, fragments: tuple[str, ...]) -> None:
+    capsys.readouterr()
+    code = main(argv)
+    out, err = capsys.readouterr()
+    assert code == 2, (code, err)
+    assert out == ""
+    assert "Traceback" not in err
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("haap: error: "), err
+    check_message(lines[0].removeprefix("haap: error: "), path, field, fragments)
+
+
+# -- Instance files --------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Case:
+    id: str
+    content: str | bytes | None  # None: no file; a callable-free description of the file
+    field: str | None
+    fragments: tuple[str, ...]
+    setup: Callable[[Path], None] | None = None  # makes extra files beside the instance
+
+
+def _hf(content: str | dict[str, Any]) -> Callable[[Path], None]:
+    def setup(directory: Path) -> None:
+        text = content if isinstance(content, str) else json.dumps(content)
+        (directory / "hf.json").write_text(text)
+    return setup
+
+
+def _llama(**changes: Any) -> dict[str, Any]:
+    raw = json.loads(HF_LLAMA.read_text())
+    for k, v in changes.items():
+        if v is None:
+            raw.pop(k, None)
+        else:
+            raw[k] = v
+    return raw
+
+
+HF_MODEL = '\n[model]\nhf_config = "hf.json"\n'
+
+INSTANCE_CASES = [
+    # Files that are not instance files at all.
+    Case("missing-file", None, None, ("file not found",)),
+    Case("empty", "", None, ("file is empty", "[model]", "[training]", "[cluster]")),
+    Case("whitespace-only", "\n  \n# just a comment\n", None, ("file is empty",)),
+    Case("binary", b"\x89PNG\r\n\x1a\n\x00\xff\xfe\x00", None, ("not a UTF-8 text file",)),
+    Case("latin-1", "name = 'caf\xe9'\n".encode("latin-1"), None, ("not a UTF-8 text file",)),
+    Case("invalid-toml", "[model\npreset = 'x'\n", None, ("not valid TOML", "line 1")),
+    Case("toml-duplicate-key", sub("zero_stage = 1", "zero_stage = 1\nzero_stage = 2"), None,
+         ("not valid TOML",)),
+    Case("toml-unterminated-string", 'name = "t\n', None, ("not valid TOML",)),
+    Case("json-instead-of-toml", json.dumps({"model": {"preset": "gpt3-1.3b"}}), None,
+         ("not valid TOML",)),
+    # Structure.
+    Case("unknown-top-level-key", sub("[training]", "[trainng]"), "trainng",
+         ("unknown top-level key", "did you mean 'training'", "allowed keys:")),
+    Case("missing-training", BASE_HEAD + MODEL + CLUSTER, "training",
+         ("required table [training] is missing",)),
+    Case("missing-cluster", BASE_HEAD + MODEL + TRAINING, "cluster",
+         ("required table [cluster] is missing",)),
+    Case("model-is-a-string", 'model = "gpt3-1.3b"\n' + TRAINING + CLUSTER, "model",
+         ("expected a table", "preset =", "got the string 'gpt3-1.3b'")),
+    Case("training-is-a-list", "training = [256]\n" + MODEL + CLUSTER, "training",
+         ("expected a table, got a list",)),
+    Case("cluster-is-a-number", "cluster = 8\n" + MODEL + TRAINING, "cluster",
+         ("expected a table, got 8",)),
+    Case("node-groups-not-array-of-tables",
+         sub("[[cluster.node_groups]]", "[cluster.node_groups]"), "cluster.node_groups",
+         ("expected a list of tables, got a table", "[[cluster.node_groups]]", "double brackets")),
+    Case("node-groups-missing", BASE_HEAD + MODEL + TRAINING + "\n[cluster]\n",
+         "cluster.node_groups", ("required key is missing", "[[cluster.node_groups]]")),
+    Case("node-groups-empty", BASE_HEAD + MODEL + TRAINING + "\n[cluster]\nnode_groups = []\n",
+         "cluster.node_groups", ("at least one node group",)),
+    # Unknown keys with did-you-mean.
+    Case("unknown-training-key", sub("global_batch_size", "global_batch_szie"),
+         "training.global_batch_szie",
+         ("unknown key", "did you mean 'global_batch_size'", "allowed keys:")),
+    Case("unknown-model-key", sub('preset = "gpt3-1.3b"', 'preset = "gpt3-1.3b"\nnum_layer = 4'),
+         "model.num_layer", ("unknown key", "did you mean 'num_layers'", "allowed keys:")),
+    Case("unknown-model-key-preset", sub("preset =", "presett ="), "model.presett",
+         ("did you mean 'preset'",)),
+    Case("unknown-node-group-key", sub("gpus_per_node", "gpus_per_nod"),
+         "cluster.node_groups[0].gpus_per_nod", ("did you mean 'gpus_per_node'",)),
+    Case("unknown-cluster-key", sub("[cluster]", "[cluster]\ncross_class_gbits = 100"),
+         "cluster.cross_class_gbits", ("did you mean 'cross_class_gbit_s'",)),
+    Case("devices-under-cluster", sub("[cluster]", "[cluster]\ndevices = {}"), "cluster.devices",
+         ("top-level [devices.NAME]",)),
+    Case("unknown-expected-key", BASE + "\n[expected]\niteration_time = 1.0\n",
+         "expected.iteration_time", ("did you mean 'iteration_time_s'",)),
+    # Wrong types.
+    Case("string-for-int", sub("global_batch_size = 256", 'global_batch_size = "256"'),
+         "training.global_batch_size", ("expected an integer", "got the string '256'")),
+    Case("float-for-int", sub("num_nodes = 1", "num_nodes = 1.5"),
+         "cluster.node_groups[0].num_nodes", ("expected an integer, got 1.5",)),
+    Case("bool-for-int", sub("zero_stage = 1", "zero_stage = true"), "training.zero_stage",
+         ("expected an integer, got true",)),
+    Case("list-for-int", sub("gpus_per_node = 8", "gpus_per_node = [8]"),
+         "cluster.node_groups[0].gpus_per_node", ("expected an integer, got a list",)),
+    Case("table-for-number", sub("nic_gbit_s = 200", "nic_gbit_s = {rate = 200}"),
+         "cluster.node_groups[0].nic_gbit_s", ("expected a number, got a table",)),
+    Case("string-for-number", sub("nic_gbit_s = 200", 'nic_gbit_s = "200G"'),
+         "cluster.node_groups[0].nic_gbit_s", ("expected a number", "'200G'")),
+    Case("nan", sub("nic_gbit_s = 200", "nic_gbit_s = nan"), "cluster.node_groups[0].nic_gbit_s",
+         ("expected a finite number, got nan",)),
+    Case("inf", sub("nic_gbit_s = 200", "nic_gbit_s = inf"), "cluster.node_groups[0].nic_gbit_s",
+         ("expected a finite number, got inf",)),
+    Case("date-for-int", sub("global_batch_size = 256", "global_batch_size = 2024-01-01"),
+         "training.global_batch_size", ("expected an integer, got the date/time 2024-01-01",)),
+    Case("int-for-bool", sub('preset = "gpt3-1.3b"', 'preset = "gpt3-1.3b"\ngated_mlp = 1'),
+         "model.gated_mlp", ("expected true or false, got 1",)),
+    Case("int-for-string", sub('name = "a100"', "name = 100"), "cluster.node_groups[0].name",
+         ("expected a string, got 100",)),
+    Case("string-for-list", sub("zero_stage = 1", 'zero_stage = 1\nrecompute = "full"'),
+         "training.recompute", ("expected a list of values from", "write ['full']")),
+    Case("optional-wrong-type", sub("nics_per_node = 8", 'nics_per_node = 8\nnic_latency_us = "5"'),
+         "cluster.node_groups[0].nic_latency_us", ("expected a number, got the string '5'",)),
+    Case("cross-class-wrong-type", sub("[cluster]", '[cluster]\ncross_class_gbit_s = "fast"'),
+         "cluster.cross_class_gbit_s", ("expected a number",)),
+    Case("description-not-string", sub('description = "a test instance"', "description = 5"),
+         "description", ("expected a string, got 5",)),
+    Case("name-not-string", sub('name = "t"', "name = [1]"), "name",
+         ("expected a non-empty string",)),
+    Case("profile-not-string", sub('name = "t"', 'name = "t"\nprofile = 3'), "profile",
+         ("expected a path string, got 3",)),
+    # Values out of range.
+    Case("zero-nodes", sub("num_nodes = 1", "num_nodes = 0"), "cluster.node_groups[0].num_nodes",
+         ("must be >= 1, got 0",)),
+    Case("negative-gpus", sub("gpus_per_node = 8", "gpus_per_node = -8"),
+         "cluster.node_groups[0].gpus_per_node", ("must be >= 1, got -8",)),
+    Case("zero-nics", sub("nics_per_node = 8", "nics_per_node = 0"),
+         "cluster.node_groups[0].nics_per_node", ("must be >= 1, got 0",)),
+    Case("negative-nic-rate", sub("nic_gbit_s = 200", "nic_gbit_s = -200"),
+         "cluster.node_groups[0].nic_gbit_s", ("must be > 0, got -200",)),
+    Case("zero-batch", sub("global_batch_size = 256", "global_batch_size = 0"),
+         "training.global_batch_size", ("must be a positive integer, got 0",)),
+    Case("negative-reserved", sub("zero_stage = 1", "zero_stage = 1\nreserved_memory_gib = -1"),
+         "training.reserved_memory_gib", ("must be >= 0",)),
+    Case("zero-layers-override",
+         sub('preset = "gpt3-1.3b"', 'preset = "gpt3-1.3b"\nnum_layers = 0'), "model.num_layers",
+         ("must be a positive integer, got 0",)),
+    Case("heads-do-not-divide",
+         sub('preset = "gpt3-1.3b"', 'preset = "gpt3-1.3b"\nnum_attention_heads = 7'),
+         "model.num_attention_heads", ("must divide hidden_size (2048)",)),
+    Case("empty-group-name", sub('name = "a100"', 'name = ""'), "cluster.node_groups[0].name",
+         ("non-empty",)),
+    Case("zero-stage-5", sub("zero_stage = 1", "zero_stage = 5"), "training.zero_stage",
+         ("must be 0, 1, 2 or 3, got 5",)),
+    Case("empty-recompute", sub("zero_stage = 1", "zero_stage = 1\nrecompute = []"),
+         "training.recompute", ("at least one mode",)),
+    Case("recompute-misspelt", sub("zero_stage = 1", 'zero_stage = 1\nrecompute = ["ful"]'),
+         "training.recompute[0]",
+         ("'ful' is not allowed", "'none', 'selective', 'full'", "did you mean 'full'")),
+    Case("schedule-upper-case", sub("zero_stage = 1", 'zero_stage = 1\nschedules = ["1F1B"]'),
+         "training.schedules[0]", ("did you mean '1f1b'",)),
+    Case("dtype-misspelt", sub('dtype = "bf16"', 'dtype = "BF16"'), "training.dtype",
+         ("expected one of 'bf16', 'fp16', 'fp32'", "did you mean 'bf16'")),
+    Case("optimizer-unknown", sub("zero_stage = 1", 'zero_stage = 1\noptimizer = "sgd"'),
+         "training.optimizer", ("expected one of 'adam'",)),
+    # Names that do not resolve.
+    Case("unknown-model-preset", sub('preset = "gpt3-1.3b"', 'preset = "gpt3-1.5b"'),
+         "model.preset", ("unknown model preset 'gpt3-1.5b'", "did you mean", "known presets:")),
+    Case("preset-not-string", sub('preset = "gpt3-1.3b"', "preset = 13"), "model.preset",
+         ("expected a preset name string, got 13",)),
+    Case("model-without-preset", sub('preset = "gpt3-1.3b"', "num_layers = 4"), "model.hidden_size",
+         ("required key is missing", "preset = NAME or hf_config = PATH")),
+    Case("unknown-device", sub('device = "A100-80G"', 'device = "A200"'),
+         "cluster.node_groups[0].device", ("unknown device 'A200'", "known devices:", "H100",
+                                           "[devices.NAME]")),
+    Case("device-typo", sub('device = "A100-80G"', 'device = "A100-80"'),
+         "cluster.node_groups[0].device", ("did you mean 'A100-80G'",)),
+    Case("unknown-nic", sub('nic = "infiniband"', 'nic = "IB"'), "cluster.node_groups[0].nic",
+         ("'IB' is not allowed", "'infiniband', 'roce', 'ethernet'")),
+    Case("nic-typo", sub('nic = "infiniband"', 'nic = "infinband"'), "cluster.node_groups[0].nic",
+         ("did you mean 'infiniband'",)),
+    Case("bf16-on-v100", sub('device = "A100-80G"', 'device = "V100-32G"'),
+         "cluster.node_groups[0].device", ("no bf16 support", "fp16")),
+    Case("bf16-on-t4-second-group",
+         BASE + CLUSTER.replace("[cluster]\n", "").replace('"a100"', '"t4"')
+         .replace('"A100-80G"', '"T4"'),
+         "cluster.node_groups[1].device", ("T4 has no bf16 support",)),
+    Case("duplicate-group-names", BASE + CLUSTER.replace("[cluster]\n", ""),
+         "cluster.node_groups[1].name", ("duplicate name 'a100'",)),
+    # Custom devices.
+    Case("device-unknown-base", BASE + '\n[devices.X]\nbase = "A100-90G"\n', "devices.X.base",
+         ("unknown device 'A100-90G'", "did you mean")),
+    Case("device-base-not-string", BASE + "\n[devices.X]\nbase = 100\n", "devices.X.base",
+         ("expected a device preset name, got 100",)),
+    Case("device-unknown-key", BASE + '\n[devices.X]\nbase = "A100-80G"\nmemory_gb = 40\n',
+         "devices.X.memory_gb", ("did you mean 'memory_gib'",)),
+    Case("device-missing-field", BASE + "\n[devices.X]\npeak_tflops = 100\n",
+         "devices.X.memory_gib", ("required key is missing (a number)",)),
+    Case("device-negative", BASE + '\n[devices.X]\nbase = "H100"\npeak_tflops = -1\n',
+         "devices.X.peak_tflops", ("must be a positive number",)),
+    Case("device-name-key", BASE + '\n[devices.X]\nbase = "H100"\nname = "Y"\n',
+         "devices.X.name", ("[devices.NAME]",)),
+    Case("devices-not-table", sub('name = "t"', 'name = "t"\ndevices = ["H100"]'), "devices",
+         ("expected a table of device tables",)),
+    Case("device-entry-not-table", sub('name = "t"', 'name = "t"\ndevices = {X = 1}'),
+         "devices.X", ("expected a table, got 1",)),
+    # Hugging Face config files.
+    Case("preset-and-hf-config", sub('preset = "gpt3-1.3b"',
+                                     'preset = "gpt3-1.3b"\nhf_config = "hf.json"'),
+         "model", ("either 'preset' or 'hf_config'",)),
+    Case("hf-config-missing", BASE_HEAD + HF_MODEL + TRAINING + CLUSTER, "model.hf_config",
+         ("hf.json: file not found",)),
+    Case("hf-config-not-string", BASE_HEAD + "\n[model]\nhf_config = 1\n" + TRAINING + CLUSTER,
+         "model.hf_config", ("expected a path string, got 1",)),
+    Case("hf-config-invalid-json", BASE_HEAD + HF_MODEL + TRAINING + CLUSTER, "model.hf_config",
+         ("hf.json: not valid JSON", "line 1"), setup=_hf("{'hidden_size': 4096")),
+    Case("hf-config-empty", BASE_HEAD + HF_MODEL + TRAINING + CLUSTER, "model.hf_config",
+         ("hf.json: file is empty",), setup=_hf("")),
+    Case("hf-config-list", BASE_HEAD + HF_MODEL + TRAINING + CLUSTER, "model.hf_config",
+         ("expected a JSON object",), setup=_hf("[1, 2]")),
+    Case("hf-config-missing-key", BASE_HEAD + HF_MODEL + TRAINING + CLUSTER, "model.hf_config",
+         ("hf.json: num_hidden_layers: required key is missing",),
+         setup=_hf(_llama(num_hidden_layers=None))),
+    Case("hf-config-missing-ffn", BASE_HEAD + HF_MODEL + TRAINING + CLUSTER, "model.hf_config",
+         ("intermediate_size: required key is missing",),
+         setup=_hf(_llama(intermediate_size=None))),
+    Case("hf-config-string-value", BASE_HEAD + HF_MODEL + TRAINING + CLUSTER, "model.hf_config",
+         ("intermediate_size: expected a positive integer, got the string '14336'",),
+         setup=_hf(_llama(intermediate_size="14336"))),
+    Case("hf-config-string-kv-heads", BASE_HEAD + HF_MODEL + TRAINING + CLUSTER,
+         "model.hf_config", ("num_key_value_heads: expected a positive integer",),
+         setup=_hf(_llama(num_key_value_heads="8"))),
+    Case("hf-config-bad-kv-heads", BASE_HEAD + HF_MODEL + TRAINING + CLUSTER, "model.hf_config",
+         ("num_key_value_heads: must divide num_attention_heads (32)",),
+         setup=_hf(_llama(num_key_value_heads=5))),
+    Case("hf-config-bad-tie", BASE_HEAD + HF_MODEL + TRAINING + CLUSTER, "model.hf_config",
+         ("tie_word_embeddings: expected true or false",),
+         setup=_hf(_llama(tie_word_embeddings="no"))),
+    Case("hf-config-gpt2-bad-heads", BASE_HEAD + HF_MODEL + TRAINING + CLUSTER,
+         "model.hf_config", ("n_head: must divide hidden_size (1024)",),
+         setup=_hf({"n_layer": 2, "n_embd": 1024, "n_head": 7, "vocab_size": 100})),
+    Case("hf-config-directory", BASE_HEAD + HF_MODEL + TRAINING + CLUSTER, "model.hf_config",
+         ("is a directory",), setup=lambda d: (d / "hf.json").mkdir()),
+    Case("hf-config-binary", BASE_HEAD + HF_MODEL + TRAINING + CLUSTER, "model.hf_config",
+         ("not a UTF-8 text file",), setup=lambda d: (d / "hf.json").write_bytes(b"\xff\xfe\x00")),
+]
+
+
+def _make_instance(tmp_path: Path, case: Case) -> Path:
+    path = tmp_path / f"{case.id}.toml"
+    if isinstance(case.content, bytes):
+        path.write_bytes(case.content)
+    elif case.content is not None:
+        path.write_text(case.content)
+    if case.setup is not None:
+        case.setup(tmp_path)
+    return path
+
+
+@pytest.mark.parametrize("case", INSTANCE_CASES, ids=[c.id for c in INSTANCE_CASES])
+def test_bad_instance_library(tmp_path: Path, case: Case) -> None:
+    path = _make_instance(tmp_path, case)
+    with pytest.raises(InputError) as info:
+        load_instance(path)
+    exc = info.value
+    assert exc.source == str(path)
+    check_message(str(exc), path, case.field, case.fragments)
+
+
+@pytest.mark.parametrize("case", INSTANCE_CASES, ids=[c.id for c in INSTANCE_CASES])
+def test_bad_instance_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str], case: Case) -> None:
+    path = _make_instance(tmp_path, case)
+    check_cli(capsys, ["validate", str(path)], path, case.field, case.fragments)
+
+
+def test_instance_is_a_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(InputError) as info:
+        load_instance(tmp_path)
+    check_message(str(info.value), tmp_path, None, ("is a directory",))
+    check_cli(capsys, ["validate", str(tmp_path)], tmp_path, None, ("is a directory",))
+
+
+def test_base_files_are_valid(tmp_path: Path) -> None:
+    """The bad cases are small edits of files that load."""
+    path = tmp_path / "ok.toml"
+    path.write_text(BASE)
+    load_instance(path)
+    plan_from_dict(BASE_PLAN)
+    profile_from_dict(tomllib.loads(BASE_PROFILE))
+
+
+# -- Every field, every wrong kind of value: InputError or success, never another exception --
+WRONG_VALUES: list[Any] = ["x", "", 1.5, 0, -1, True, [1], {"a": 1}, [], float("nan"), 10**30]
+
+
+def _leaves(data: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    out = []
+    if isinstance(data, dict):
+        for k, v in data.items():
+            out.append((*path, k))
+            out.extend(_leaves(v, (*path, k)))
+    elif isinstance(data, list):
+        for i, v in enumerate(data):
+            out.append((*path, i))
+            out.extend(_leaves(v, (*path, i)))
+    return out
+
+
+def _set(data: Any, path: tuple[Any, ...], value: Any) -> Any:
+    data = copy.deepcopy(data)
+    node = data
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    return data
+
+
+def _only_input_errors(build: Callable[[Any], Any], data: Any) -> int:
+    failures = 0
+    for path in _leaves(data):
+        for value in WRONG_VALUES:
+            try:
+                build(_set(data, path, value))
+            except InputError as exc:
+                failures += 1
+                check_message(str(exc), "f", None, ())
+    return failures
+
+
+def test_every_instance_field_fails_cleanly() -> None:
+    data = tomllib.loads(BASE + '\n[devices.X]\nbase = "H100"\n\n[expected]\nfeasible = true\n')
+    assert _only_input_errors(lambda d: instance_from_dict(d, source="f"), data) > 100
+
+
+def test_every_plan_field_fails_cleanly() -> None:
+    assert _only_input_errors(lambda d: plan_from_dict(d, source="f"), BASE_PLAN) > 100
+
+
+def test_every_profile_field_fails_cleanly() -> None:
+    data = tomllib.loads(BASE_PROFILE)
+    assert _only_input_errors(lambda d: profile_from_dict(d, source="f"), data) > 50
+
+
+# -- Plan files ------------------------------------------------------------------------------
+def _plan(**changes: Any) -> str:
+    data = copy.deepcopy(BASE_PLAN)
+    for k, v in changes.items():
+        if v is None:
+            data.pop(k)
+        else:
+            data[k] = v
+    return json.dumps(data)
+
+
+def _plan_at(path: tuple[Any, ...], value: Any) -> str:
+    return json.dumps(_set(BASE_PLAN, path, value))
+
+
+def _plan_without(path: tuple[Any, ...]) -> str:
+    data = copy.deepcopy(BASE_PLAN)
+    node = data
+    for key in path[:-1]:
+        node = node[key]
+    del node[path[-1]]
+    return json.dumps(data)
+
+
+REPLICA = ("stages", 0, "replicas", 0)
+
+PLAN_CASES = [
+    Case("missing-file", None, None, ("file not found",)),
+    Case("empty", "", None, ("file is empty",)),
+    Case("binary", b"\x00\x01\xff\xfe", None, ("not a UTF-8 text file",)),
+    Case("invalid-json", '{"schema_version": 1,', None, ("not valid JSON", "line 1")),
+    Case("trailing-comma", '{"schema_version": 1,}', None, ("not valid JSON",)),
+    Case("toml-instead-of-json", "schema_version = 1\n", None, ("not valid JSON",)),
+    Case("top-level-list", "[1, 2]", None, ("expected a JSON object", "got a list")),
+    Case("no-schema-version", _plan(schema_version=None), "schema_version",
+         ("required key is missing", "writes 1")),
+    Case("schema-version-99", _plan(schema_version=99), "schema_version",
+         ("reads schema_version 1, got 99",)),
+    Case("schema-version-99-other-shape", json.dumps({"schema_version": 99, "pipeline": []}),
+         "schema_version", ("got 99",)),
+    Case("schema-version-string", _plan(schema_version="1"), "schema_version",
+         ("expected the integer 1, got the string '1'",)),
+    Case("unknown-key", _plan(micro_batch_szie=8), "micro_batch_szie",
+         ("unknown key", "did you mean 'micro_batch_size'")),
+    Case("missing-key", _plan(num_micro_batches=None), "num_micro_batches",
+         ("required key is missing (an integer)",)),
+    Case("stages-not-a-list", _plan(stages={"first_layer": 0}), "stages",
+         ("expected a list of tables, got a table",)),
+    Case("stages-a-string", _plan(stages="all"), "stages", ("expected a list of tables",)),
+    Case("stage-not-a-table", _plan(stages=[1]), "stages[0]", ("expected a table, got 1",)),
+    Case("stage-unknown-key", _plan_at(("stages", 0, "recomp"), "full"), "stages[0].recomp",
+         ("did you mean 'recompute'",)),
+    Case("stage-recompute-misspelt", _plan_at(("stages", 0, "recompute"), "ful"),
+         "stages[0].recompute", ("did you mean 'full'",)),
+    Case("schedule-wrong", _plan(schedule="1F1B"), "schedule", ("did you mean '1f1b'",)),
+    Case("placement-string-node", _plan_at((*REPLICA, "placement", 0, "node"), "0"),
+         "stages[0].replicas[0].placement[0].node", ("expected an integer, got the string '0'",)),
+    Case("placement-not-list", _plan_at((*REPLICA, "placement"), {"node": 0, "replicas": 8}),
+         "stages[0].replicas[0].placement", ("expected a list of tables",)),
+    Case("replica-missing-tp", _plan_without((*REPLICA, "tp")), "stages[0].replicas[0].tp",
+         ("required key is missing",)),
+    Case("replica-float-count", _plan_at((*REPLICA, "count"), 2.5), "stages[0].replicas[0].count",
+         ("expected an integer, got 2.5",)),
+    Case("replica-bool-tp", _plan_at((*REPLICA, "tp"), True), "stages[0].replicas[0].tp",
+         ("expected an integer, got true",)),
+    Case("replica-device-number", _plan_at((*REPLICA, "device"), 100),
+         "stages[0].replicas[0].device", ("expected a string, got 100",)),
+    Case("nan-batch", '{"schema_version": 1, "micro_batch_size": NaN, "num_micro_batches": 1, '
+         '"stages": []}', "micro_batch_size", ("expected an integer, got nan",)),
+    Case("note-not-string", _plan(note=["a"]), "note", ("expected a string, got a list",)),
+]
+
+
+def _make_file(tmp_path: Path, case: Case, suffix: str) -> Path:
+    path = tmp_path / f"{case.id}{suffix}"
+    if isinstance(case.content, bytes):
+        path.write_bytes(case.content)
+    elif case.content is not None:
+        path.write_text(case.content)
+    return path
+
+
+@pytest.mark.parametrize("case", PLAN_CASES, ids=[c.id for c in PLAN_CASES])
+def test_bad_plan_library(tmp_path: Path, case: Case) -> None:
+    path = _make_file(tmp_path, case, ".json")
+    with pytest.raises(InputError) as info:
+        load_plan(path)
+    check_message(str(info.value), path, case.field, case.fragments)
+
+
+@pytest.mark.parametrize("case", PLAN_CASES, ids=[c.id for c in PLAN_CASES])
+def test_bad_plan_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str], case: Case) -> None:
+    instance = tmp_path / "instance.toml"
+    instance.write_text(BASE)
+    path = _make_file(tmp_path, case, ".json")
+    check_cli(capsys, ["evaluate", str(instance), str(path)], path, case.field, case.fragments)
+
+
+def test_plan_is_a_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(InputError) as info:
+        load_plan(tmp_path)
+    check_message(str(info.value), tmp_path, None, ("is a directory",))
+    instance = tmp_path / "instance.toml"
+    instance.write_text(BASE)
+    check_cli(capsys, ["evaluate", str(instance), str(tmp_path)], tmp_path, None,
+              ("is a directory",))
+
+
+# -- Profile files ---------------------------------------------------------------------------
+def _entry(old: str, new: str) -> str:
+    return sub(old, new, BASE_PROFILE)
+
+
+PROFILE_CASES = [
+    Case("missing-file", None, None, ("profile file not found",)),
+    Case("empty", "", None, ("file is empty", "[[entry]]")),
+    Case("binary", b"\xff\xfe\x00\x00", None, ("not a UTF-8 text file",)),
+    Case("invalid-toml", "[[entry]\n", None, ("not valid TOML",)),
+    Case("unknown-top-key", BASE_PROFILE.replace("[[entry]]", "[[entries]]"), "entries",
+         ("did you mean 'entry'",)),
+    Case("no-entries", 'description = "nothing measured"\n', "entry",
+         ("at least one [[entry]] table",)),
+    Case("entry-single-table", 'description = "x"\n[entry]\ndevice = "H100"\n', "entry",
+         ("expected a list of tables, got a table", "[[entry]]")),
+    Case("entry-unknown-key", _entry("layer_fwd_s = 0.010", "layer_fwd = 0.010"),
+         "entry[0].layer_fwd", ("did you mean 'layer_fwd_s'",)),
+    Case("entry-missing-key", _entry("layer_bwd_s = 0.020\n", ""), "entry[0].layer_bwd_s",
+         ("required key is missing (a number)",)),
+    Case("entry-negative-time", _entry("layer_bwd_s = 0.020", "layer_bwd_s = -0.020"),
+         "entry[0].layer_bwd_s", ("must be >= 0 seconds",)),
+    Case("entry-zero-tp", _entry("tp = 1", "tp = 0"), "entry[0].tp", ("must be >= 1, got 0",)),
+    Case("entry-string-micro-batch", _entry("micro_batch = 1", 'micro_batch = "1"'),
+         "entry[0].micro_batch", ("expected an integer, got the string '1'",)),
+    Case("entry-extrapolated", _entry("tp = 1", 'tp = 1\nextrapolated = "yes"'),
+         "entry[0].extrapolated", ("set by lookups",)),
+    Case("entry-duplicate", _entry("micro_batch = 2", "micro_batch = 1"), "entry[1]",
+         ("duplicate of entry[0]",)),
+    Case("description-not-string", _entry('description = "test"', "description = 1"),
+         "description", ("expected a string, got 1",)),
+]
+
+
+@pytest.mark.parametrize("case", PROFILE_CASES, ids=[c.id for c in PROFILE_CASES])
+def test_bad_profile_library(tmp_path: Path, case: Case) -> None:
+    path = _make_file(tmp_path, case, ".toml")
+    with pytest.raises(InputError) as info:
+        load_profile(path)
+    check_message(str(info.value), path, case.field, case.fragments)
+
+
+@pytest.mark.parametrize("case", PROFILE_CASES, ids=[c.id for c in PROFILE_CASES])
+def test_bad_profile_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str], case: Case) -> None:
+    path = _make_file(tmp_path, case, ".toml")
+    instance = tmp_path / "instance.toml"
+    instance.write_text(sub('name = "t"', f'name = "t"\nprofile = "{path.name}"'))
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps(BASE_PLAN))
+    check_cli(capsys, ["evaluate", str(instance), str(plan)], str(path), case.field,
+              case.fragments)
+
+
+def test_profile_is_a_directory(tmp_path: Path) -> None:
+    with pytest.raises(InputError) as info:
+        load_profile(tmp_path)
+    check_message(str(info.value), tmp_path, None, ("is a directory",))
