@@ -104,7 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # Modules that register further subcommands with @command when imported.
-PLUGIN_MODULES: tuple[str, ...] = ()
+PLUGIN_MODULES: tuple[str, ...] = ("haap_solver.calibration",)
 
 
 def _load_plugins() -> None:
