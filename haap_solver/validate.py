@@ -56,8 +56,8 @@ def plan_violations(instance: Instance, plan: Plan, *,
                        f"layer {expected_first} ({kind})")
         expected_first = stage.first_layer + max(stage.num_layers, 0)
         if stage.recompute not in training.recompute:
-            out.append(f"{where}.recompute {stage.recompute!r} is not allowed by training.recompute "
-                       f"{list(training.recompute)}")
+            out.append(f"{where}.recompute {stage.recompute!r} is not allowed by "
+                       f"training.recompute {list(training.recompute)}")
     if expected_first != model.num_layers:
         out.append(f"the stages end at layer {expected_first} but the model has "
                    f"{model.num_layers} layers")

@@ -3,6 +3,7 @@
 Ring algorithms (Thakur et al. 2005; Patarasuk & Yuan 2009): an all-reduce of `n` bytes over `p`
 ranks moves 2 (p-1)/p n bytes per rank in 2 (p-1) steps; all-gather and reduce-scatter move half of
 that in p-1 steps. Bandwidths are per GPU and per direction, in GB/s (1e9 bytes/s).
+docs/cost-model.md, Sec. 6.1.
 """
 
 from __future__ import annotations

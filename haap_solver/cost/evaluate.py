@@ -374,7 +374,9 @@ class CostModel:
         if is_first:
             extras += in_flight * memory.first_stage_extra_activation_bytes(m, t, share, tp)
         if is_last:
-            extras += memory.last_stage_extra_activation_bytes(m, t, share, tp)
+            # One micro-batch under 1F1B (the last stage runs each backward right after its
+            # forward); all m under GPipe.
+            extras += in_flight * memory.last_stage_extra_activation_bytes(m, t, share, tp)
         return MemoryReport(weights=local * w, grads=local * g, optimizer=local * o,
                             activations=acts, extras=extras,
                             reserved=t.reserved_memory_gib * memory.GIB,
@@ -457,22 +459,27 @@ class CostModel:
         network (conservative, and it keeps the cost a function of the stage configurations,
         which the exact search relies on; p2p is a small term). See docs/cost-model.md Sec. 6.2.
         """
-        m = self.model
-        per_seq = m.seq_length * m.hidden_size * self.act_bytes
-        groups_s = self._groups_of(sender.replicas)
-        groups_r = self._groups_of(receiver.replicas)
-        names = {g.name for g in (*groups_s, *groups_r)}
-        if len(names) == 1 and groups_s[0].num_nodes == 1:
+        return max(self.p2p_side_s(sender, receiver, micro_batch),
+                   self.p2p_side_s(receiver, sender, micro_batch))
+
+    def p2p_link(self, a: Stage, b: Stage) -> tuple[float, float]:
+        """(GB/s per GPU, latency s) of the pipeline link between stages `a` and `b` (Sec. 6.2)."""
+        groups_a = self._groups_of(a.replicas)
+        groups_b = self._groups_of(b.replicas)
+        names = {g.name for g in (*groups_a, *groups_b)}
+        if len(names) == 1 and groups_a[0].num_nodes == 1:
             dev_gb_s = min(self.instance.device(r.device).intra_node_gb_s
-                           for r in (*sender.replicas, *receiver.replicas))
-            gb_s = dev_gb_s * self.constants.intra_node_efficiency
-            lat = INTRA_NODE_LATENCY_US * 1e-6
-        else:
-            gb_s, lat = self._network_link(groups_s, groups_r)
-        worst = 0.0
-        for r in (*sender.replicas, *receiver.replicas):
-            worst = max(worst, comm.p2p_s(r.micro_batch_share * per_seq / r.tp, gb_s, lat))
-        return worst
+                           for r in (*a.replicas, *b.replicas))
+            return (dev_gb_s * self.constants.intra_node_efficiency,
+                    INTRA_NODE_LATENCY_US * 1e-6)
+        return self._network_link(groups_a, groups_b)
+
+    def p2p_side_s(self, stage: Stage, other: Stage, micro_batch: int) -> float:
+        """The slowest of `stage`'s replicas sending (or receiving) its share to/from `other`."""
+        per_seq = self.model.seq_length * self.model.hidden_size * self.act_bytes
+        gb_s, lat = self.p2p_link(stage, other)
+        return max(comm.p2p_s(r.micro_batch_share * per_seq / r.tp, gb_s, lat)
+                   for r in stage.replicas)
 
     # -- The plan ------------------------------------------------------------------------------
     def evaluate(self, plan: Plan) -> Evaluation:
@@ -581,7 +588,10 @@ def pipeline_time(schedule: str, stages: list[StageReport],
         total = (sum(s.fwd_s for s in stages) + sum(s.bwd_s for s in stages) + link_sum
                  + (m - 1) * (fmax + bmax))
         k = max(stages, key=lambda s: s.fwd_s + s.bwd_s)
-        stall = (m - 1) * (fmax + bmax - k.fwd_s - k.bwd_s)
+        # Only the part of each bottleneck that a link (not a stage) sets is p2p time; the
+        # forward and backward maxima falling on different stages is imbalance (bubble).
+        stall = (m - 1) * (fmax - max(s.fwd_s for s in stages)
+                           + bmax - max(s.bwd_s for s in stages))
     else:
         taus = [s.fwd_s + s.bwd_s for s in stages]
         bottleneck = max(max(taus), 2 * link_max)

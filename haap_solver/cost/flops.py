@@ -1,7 +1,8 @@
 """FLOP counts (2 per multiply-accumulate) of a decoder-only transformer.
 
-For a GPT layer (kv heads = heads, ffn = 4h) the forward count reduces to Narayanan et al. (SC'21)
-eq. 2's per-layer term, 24 b s h^2 (1 + s / 6h); backward is twice the forward.
+For a GPT layer (kv heads = heads, ffn = 4h) the forward count reduces to the per-layer term of
+Narayanan et al. (SC'21) Sec. 5.1, 24 b s h^2 (1 + s / 6h), from which their eq. 3 is built;
+backward is twice the forward. docs/cost-model.md, Sec. 2.
 """
 
 from __future__ import annotations
@@ -23,7 +24,10 @@ def layer_forward_flops(model: ModelSpec, batch: int) -> float:
 
 
 def attention_core_forward_flops(model: ModelSpec, batch: int) -> float:
-    """Q K^T and (scores) V: 4 b s^2 h. Causal masking is not credited (as in Narayanan's formula)."""
+    """Q K^T and (scores) V: 4 b s^2 h.
+
+    Causal masking is not credited (as in Narayanan's formula).
+    """
     return float(4 * batch * model.seq_length**2 * model.hidden_size)
 
 
@@ -49,6 +53,6 @@ def model_flops_per_iteration(model: ModelSpec, global_batch: int) -> float:
 
 def narayanan_flops_per_iteration(model: ModelSpec, global_batch: int) -> float:
     """Narayanan et al. SC'21 eq. 3: 96 B s l h^2 (1 + s/6h + V/16lh), full recompute included."""
-    b, s, l, h, v = global_batch, model.seq_length, model.num_layers, model.hidden_size, \
-        model.vocab_size
-    return 96.0 * b * s * l * h * h * (1 + s / (6 * h) + v / (16 * l * h))
+    b, s, h, v = global_batch, model.seq_length, model.hidden_size, model.vocab_size
+    layers = model.num_layers
+    return 96.0 * b * s * layers * h * h * (1 + s / (6 * h) + v / (16 * layers * h))

@@ -3,7 +3,8 @@
 All results in bytes. Activation formulas generalise Korthikanti et al., "Reducing Activation
 Recomputation in Large Transformer Models" (2022), Sec. 4, to grouped-query attention, gated MLPs,
 fused (flash) attention and dropout-free models; for a GPT layer with dropout and no fused attention
-they reduce exactly to the paper's s b h (34 + 5 a s / h) and its TP / SP variants.
+they reduce exactly to the paper's s b h (34 + 5 a s / h) and its TP / SP variants. Formulas and
+departures from the paper: docs/cost-model.md, Sec. 5.
 """
 
 from __future__ import annotations
@@ -73,10 +74,11 @@ def layer_activation_bytes(model: ModelSpec, training: TrainingSpec, batch: int,
     # and their product (3 x 2 s b f).
     mlp_inner = (3 if model.gated_mlp else 2) * 2 * s * batch * f
     sharded = (2 * s * batch * (h + kv) + 2 * s * batch * kv + 2 * sbh + mlp_inner) * scale
-    # Attention core: softmax output (2 a s^2 b), dropout mask (a s^2 b), dropout output (2 a s^2 b).
+    # Attention core: softmax output (2 a s^2 b), dropout mask (a s^2 b, one byte per element
+    # whatever the dtype), dropout output (2 a s^2 b).
     core = 0.0
     if not training.flash_attention and recompute != "selective":
-        core = (2 + (1 + 2) * mask) * a * s * s * batch * scale
+        core = ((2 + 2 * mask) * scale + mask) * a * s * s * batch
     elif training.flash_attention:
         core = 4.0 * a * s * batch  # fp32 log-sum-exp per query row
     return unsharded / rep + (sharded + core) / tp
@@ -84,7 +86,10 @@ def layer_activation_bytes(model: ModelSpec, training: TrainingSpec, batch: int,
 
 def first_stage_extra_activation_bytes(model: ModelSpec, training: TrainingSpec, batch: int,
                                        tp: int) -> float:
-    """Embedding dropout mask per micro-batch in flight (Korthikanti Sec. 4.3), zero without dropout."""
+    """Embedding dropout mask per micro-batch in flight (Korthikanti Sec. 4.3).
+
+    One byte per element, s b h / t with sequence parallelism; zero for dropout-free models.
+    """
     if not model.uses_dropout:
         return 0.0
     rep = tp if (training.sequence_parallel and tp > 1) else 1
@@ -93,9 +98,17 @@ def first_stage_extra_activation_bytes(model: ModelSpec, training: TrainingSpec,
 
 def last_stage_extra_activation_bytes(model: ModelSpec, training: TrainingSpec, batch: int,
                                       tp: int) -> float:
-    """Final norm input and the fp32 logits of the loss, one micro-batch: (2 s b h + 4 s b V) / t."""
+    """Final norm input, LM-head input and the fp32 logits of the loss, one micro-batch.
+
+    Korthikanti et al. Sec. 4.3: 2 s b h / t (norm input) + 2 s b h / t (output projection input)
+    + 4 s b V / t (fp32 logits) = 4 s b h / t (1 + V / h) with sequence parallelism. Without it the
+    two s b h tensors are replicated over the TP ranks; the logits are always vocabulary-parallel.
+    """
     s = model.seq_length
-    return (2.0 * s * batch * model.hidden_size + 4.0 * s * batch * model.vocab_size) / tp
+    rep = tp if (training.sequence_parallel and tp > 1) else 1
+    scale = training.bytes_per_value / 2.0
+    return (2 * 2.0 * s * batch * model.hidden_size * scale / rep
+            + 4.0 * s * batch * model.vocab_size / tp)
 
 
 def in_flight_micro_batches(schedule: str, stage_index: int, num_stages: int,
