@@ -1,0 +1,254 @@
+"""Solver backends for a LinearProgram, in one registry, each imported lazily.
+
+build -> solve -> extract: every backend returns values in the LinearProgram's own variables (true
+seconds), the status read from the solver itself, and a proven lower bound in seconds.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+from haap_solver.errors import HaapError
+from haap_solver.search.lp import LinearProgram
+from haap_solver.search.scaling import choose_scaling
+
+Status = Literal["optimal", "feasible", "infeasible", "unknown"]
+
+
+@dataclass
+class BackendResult:
+    status: Status
+    """From the solver: optimal (proven), feasible (time limit, incumbent kept), infeasible (proven,
+    including 'nothing better than the cutoff'), unknown (time limit before any solution)."""
+    values: list[float] | None
+    objective_s: float | None
+    """The LinearProgram's objective at `values`, in true (unscaled) seconds."""
+    bound_s: float
+    """Proven lower bound on the optimum of this model (true seconds; -inf if none)."""
+    wall_s: float
+
+
+@dataclass(frozen=True)
+class SolveOptions:
+    time_limit_s: float = 60.0
+    threads: int = 1
+    seed: int = 0
+    relative_gap: float = 1e-9
+
+
+BackendFn = Callable[[LinearProgram, SolveOptions, float], BackendResult]
+BACKENDS: dict[str, tuple[str, str]] = {
+    # name: (function, pip extra / package that provides it)
+    "cpsat": ("_solve_cpsat", "ortools"),
+    "highs": ("_solve_highs", "highspy"),
+    "cbc": ("_solve_cbc", "pulp"),
+}
+
+
+def get_backend(name: str) -> BackendFn:
+    if name not in BACKENDS:
+        raise HaapError(f"unknown backend {name!r}; available: {', '.join(BACKENDS)}")
+    fn_name, package = BACKENDS[name]
+    fn = globals()[fn_name]
+    try:
+        __import__({"ortools": "ortools.sat.python.cp_model", "highspy": "highspy",
+                    "pulp": "pulp"}[package])
+    except ImportError:
+        raise HaapError(f"backend {name!r} needs the package {package!r}: "
+                        f"pip install {package}") from None
+    return fn  # type: ignore[no-any-return]
+
+
+# -- CP-SAT ---------------------------------------------------------------------------------------
+def _solve_cpsat(lp: LinearProgram, opts: SolveOptions, objective_floor_s: float) -> BackendResult:
+    from ortools.sat.python import cp_model
+
+    start = time.perf_counter()
+    scaling = choose_scaling(lp, objective_floor_s=max(objective_floor_s, 1e-9))
+    u = scaling.unit_s
+    model = cp_model.CpModel()
+    xs = []
+    for v in lp.vars:
+        if v.time:
+            xs.append(model.new_int_var(0, math.ceil(v.ub / u) + 1, v.name))
+        else:
+            xs.append(model.new_int_var(math.ceil(v.lb - 1e-9), math.floor(v.ub + 1e-9), v.name))
+    for r in lp.rows:
+        terms = []
+        for i, c in r.coeffs.items():
+            if r.time and not lp.vars[i].time:
+                k = round(c / u)
+            else:
+                k = round(c)
+                if abs(k - c) > 1e-9:
+                    raise HaapError(f"row {r.name}: coefficient {c} of {lp.vars[i].name} is not "
+                                    "an integer")
+            if k:
+                terms.append(k * xs[i])
+        rhs = round(r.rhs / u) if r.time else round(r.rhs)
+        expr = sum(terms)
+        if r.sense == "<=":
+            model.add(expr <= rhs)
+        elif r.sense == ">=":
+            model.add(expr >= rhs)
+        else:
+            model.add(expr == rhs)
+    obj_terms = []
+    for i, w in lp.objective.items():
+        k = round(w)
+        if abs(k - w) > 1e-9 or not lp.vars[i].time:
+            raise HaapError("CP-SAT objective weights must be integers on time variables")
+        obj_terms.append(k * xs[i])
+    objective = sum(obj_terms)
+    if lp.objective_cutoff is not None:
+        model.add(objective <= math.floor((lp.objective_cutoff + scaling.bound_s) / u))
+    model.minimize(objective)
+    solver = cp_model.CpSolver()
+    solver.parameters.max_time_in_seconds = max(opts.time_limit_s, 0.01)
+    solver.parameters.num_workers = opts.threads
+    solver.parameters.random_seed = opts.seed
+    solver.parameters.relative_gap_limit = opts.relative_gap
+    status = solver.solve(model)
+    wall = time.perf_counter() - start
+    if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        raw = [float(solver.value(x)) for x in xs]
+        values = _true_time_values(lp, raw)
+        bound = solver.best_objective_bound * u - scaling.bound_s
+        st: Status = "optimal" if status == cp_model.OPTIMAL else "feasible"
+        return BackendResult(st, values, lp.value(values), bound, wall)
+    if status == cp_model.INFEASIBLE:
+        return BackendResult("infeasible", None, None, math.inf, wall)
+    return BackendResult("unknown", None, None, -math.inf, wall)
+
+
+def _true_time_values(lp: LinearProgram, raw: list[float]) -> list[float]:
+    """Recompute the time variables in true seconds from the integer choices (exact epigraphs).
+
+    Time variables are defined as maxima of their rows; evaluating the rows with the unrounded
+    coefficients in dependency order gives the true objective of the chosen assignment.
+    """
+    values = list(raw)
+    for i, v in enumerate(lp.vars):
+        if v.time:
+            values[i] = 0.0
+    rows = [r for r in lp.rows if r.time and r.defines is not None]
+    for _ in range(len(lp.vars) + 1):
+        changed = False
+        for r in rows:
+            d = r.defines
+            assert d is not None
+            rest = sum(c * values[i] for i, c in r.coeffs.items() if i != d)
+            need = (r.rhs - rest) / r.coeffs[d]
+            if need > values[d] + 1e-15:
+                values[d] = need
+                changed = True
+        if not changed:
+            break
+    return values
+
+
+def _clean(lp: LinearProgram, raw: list[float]) -> list[float]:
+    """Round integer variables and recompute the epigraph (time) variables exactly."""
+    rounded = [float(round(x)) if v.integer else x for v, x in zip(lp.vars, raw, strict=True)]
+    return _true_time_values(lp, rounded)
+
+
+# -- HiGHS ----------------------------------------------------------------------------------------
+def _solve_highs(lp: LinearProgram, opts: SolveOptions, objective_floor_s: float) -> BackendResult:
+    import highspy
+    import numpy as np
+
+    start = time.perf_counter()
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.setOptionValue("time_limit", max(opts.time_limit_s, 0.01))
+    h.setOptionValue("threads", opts.threads)
+    h.setOptionValue("random_seed", opts.seed)
+    h.setOptionValue("mip_rel_gap", opts.relative_gap)
+    h.setOptionValue("mip_abs_gap", 0.0)
+    n = len(lp.vars)
+    inf = highspy.kHighsInf
+    costs = np.array([lp.objective.get(i, 0.0) for i in range(n)], dtype=np.float64)
+    lower = np.array([v.lb for v in lp.vars], dtype=np.float64)
+    upper = np.array([v.ub for v in lp.vars], dtype=np.float64)
+    h.addCols(n, costs, lower, upper, 0, np.array([], dtype=np.int32),
+              np.array([], dtype=np.int32), np.array([], dtype=np.float64))
+    ints = np.array([i for i, v in enumerate(lp.vars) if v.integer], dtype=np.int32)
+    if len(ints):
+        h.changeColsIntegrality(len(ints), ints,
+                                np.array([highspy.HighsVarType.kInteger] * len(ints)))
+    rows = list(lp.rows)
+    if lp.objective_cutoff is not None:
+        from haap_solver.search.lp import Row
+
+        rows.append(Row(dict(lp.objective), "<=", lp.objective_cutoff * (1 + 1e-9), "cutoff"))
+    lo, hi, starts, idx, vals = [], [], [], [], []
+    for r in rows:
+        starts.append(len(idx))
+        for i, c in r.coeffs.items():
+            idx.append(i)
+            vals.append(c)
+        lo.append(r.rhs if r.sense in (">=", "==") else -inf)
+        hi.append(r.rhs if r.sense in ("<=", "==") else inf)
+    h.addRows(len(rows), np.array(lo), np.array(hi), len(idx), np.array(starts, dtype=np.int32),
+              np.array(idx, dtype=np.int32), np.array(vals, dtype=np.float64))
+    h.run()
+    wall = time.perf_counter() - start
+    status = h.getModelStatus()
+    info = h.getInfo()
+    ms = highspy.HighsModelStatus
+    has_solution = info.primal_solution_status == 2  # kSolutionStatusFeasible
+    bound = float(info.mip_dual_bound) if len(ints) else float(info.objective_function_value)
+    if status == ms.kOptimal:
+        values = _clean(lp, list(h.getSolution().col_value))
+        return BackendResult("optimal", values, lp.value(values), bound, wall)
+    if status == ms.kInfeasible:
+        return BackendResult("infeasible", None, None, math.inf, wall)
+    if has_solution:
+        values = _clean(lp, list(h.getSolution().col_value))
+        return BackendResult("feasible", values, lp.value(values), bound, wall)
+    return BackendResult("unknown", None, None, bound if math.isfinite(bound) else -math.inf,
+                         wall)
+
+
+# -- CBC through PuLP -----------------------------------------------------------------------------
+def _solve_cbc(lp: LinearProgram, opts: SolveOptions, objective_floor_s: float) -> BackendResult:
+    import pulp
+
+    start = time.perf_counter()
+    prob = pulp.LpProblem("stage_assignment", pulp.LpMinimize)
+    xs = [pulp.LpVariable(f"v{i}", lowBound=v.lb, upBound=v.ub,
+                          cat=pulp.LpInteger if v.integer else pulp.LpContinuous)
+          for i, v in enumerate(lp.vars)]
+    objective = pulp.lpSum(w * xs[i] for i, w in lp.objective.items())
+    prob += objective
+    for k, r in enumerate(lp.rows):
+        expr = pulp.lpSum(c * xs[i] for i, c in r.coeffs.items())
+        if r.sense == "<=":
+            prob += expr <= r.rhs, f"r{k}"
+        elif r.sense == ">=":
+            prob += expr >= r.rhs, f"r{k}"
+        else:
+            prob += expr == r.rhs, f"r{k}"
+    if lp.objective_cutoff is not None:
+        prob += objective <= lp.objective_cutoff * (1 + 1e-9), "cutoff"
+    solver = pulp.PULP_CBC_CMD(msg=False, timeLimit=max(opts.time_limit_s, 0.01),
+                               threads=opts.threads, gapRel=opts.relative_gap,
+                               options=[f"randomSeed {opts.seed + 1}"])
+    prob.solve(solver)
+    wall = time.perf_counter() - start
+    # PuLP's status can read "Optimal" after a time limit: the solution status tells them apart.
+    if prob.status == pulp.LpStatusInfeasible:
+        return BackendResult("infeasible", None, None, math.inf, wall)
+    if prob.sol_status in (pulp.LpSolutionOptimal, pulp.LpSolutionIntegerFeasible):
+        values = _clean(lp, [float(x.value() or 0.0) for x in xs])
+        if prob.sol_status == pulp.LpSolutionOptimal:
+            return BackendResult("optimal", values, lp.value(values), lp.value(values), wall)
+        return BackendResult("feasible", values, lp.value(values), -math.inf, wall)
+    if prob.sol_status == pulp.LpSolutionInfeasible:
+        return BackendResult("infeasible", None, None, math.inf, wall)
+    return BackendResult("unknown", None, None, -math.inf, wall)

@@ -1,0 +1,347 @@
+"""The exact heterogeneity-aware search: sub-problems, load-balance bound, state cache, result.
+
+1. Memory-aware initialization: every stage configuration gets, per pipeline position, the largest
+   layer count that fits (``CoefficientCache.max_layers``); configurations that cannot hold a layer
+   are dropped and the stage count is bounded from below by memory.
+2. Sub-problems (stage count p, micro-batch b, schedule) are ordered by a heterogeneity-aware
+   load-balance lower bound and skipped once the bound reaches the best plan found.
+3. Each surviving sub-problem is the MILP / CP-SAT model of formulations/stage-assignment.md.
+4. The plan found is validated and costed by ``evaluate()``; that is the time reported.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from haap_solver.cost.evaluate import CostModel, Evaluation
+from haap_solver.cost.memory import GIB
+from haap_solver.errors import HaapError, InfeasibleError
+from haap_solver.instance import Instance
+from haap_solver.plan import Plan
+from haap_solver.search.backends import SolveOptions, get_backend
+from haap_solver.search.coefficients import CoefficientCache
+from haap_solver.search.formulation import SubProblem, build_model, build_slots
+from haap_solver.search.space import StageConfig, build_plan, micro_batch_candidates, stage_configs
+from haap_solver.validate import check_plan
+
+Progress = Callable[[int, int, str], None]
+
+
+@dataclass
+class SolveResult:
+    """A plan with its proof: status, bound, gap and what the search did."""
+
+    instance: str
+    method: str
+    plan: Plan | None
+    evaluation: Evaluation | None
+    status: str
+    """optimal (proven within `gap`), feasible (time limit; `gap` says how far), infeasible."""
+    iteration_time_s: float
+    """evaluate()'s iteration time of `plan` (inf when infeasible)."""
+    best_bound_s: float
+    """Proven lower bound on the optimal iteration time over the search space."""
+    gap: float
+    """(iteration_time - bound) / iteration_time."""
+    wall_s: float
+    subproblems: int = 0
+    solved: int = 0
+    pruned_by_bound: int = 0
+    pruned_by_memory: int = 0
+    search_space: dict[str, Any] = field(default_factory=dict)
+    cache: dict[str, Any] = field(default_factory=dict)
+    compute_bound_s: float = 0.0
+    """Total FLOPs over the aggregate effective FLOP/s of the cluster (no bubble, no comm)."""
+    options: dict[str, Any] = field(default_factory=dict)
+    plans_costed: int = 0
+    """Plans (or stage candidates) the method costed with the cost model."""
+    model_mismatch_s: float = 0.0
+    """Largest |model objective - evaluate()| seen (the scaling bound for CP-SAT; 0 for MILP)."""
+    message: str = ""
+
+    @property
+    def ratio_to_compute_bound(self) -> float:
+        return self.iteration_time_s / self.compute_bound_s if self.compute_bound_s else math.inf
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "instance": self.instance, "method": self.method, "status": self.status,
+            "iteration_time_s": self.iteration_time_s, "best_bound_s": self.best_bound_s,
+            "gap": self.gap, "wall_s": self.wall_s, "subproblems": self.subproblems,
+            "solved": self.solved, "pruned_by_bound": self.pruned_by_bound,
+            "pruned_by_memory": self.pruned_by_memory, "search_space": self.search_space,
+            "cache": self.cache, "compute_bound_s": self.compute_bound_s,
+            "ratio_to_compute_bound": self.ratio_to_compute_bound, "options": self.options,
+            "model_mismatch_s": self.model_mismatch_s, "message": self.message,
+            "plans_costed": self.plans_costed,
+            "tokens_per_s": self.evaluation.tokens_per_s if self.evaluation else None,
+            "mfu": self.evaluation.mfu if self.evaluation else None,
+            "plan": self.plan.to_dict() if self.plan else None,
+        }
+
+
+@dataclass
+class _Candidate:
+    sub: SubProblem
+    lower_bound: float
+
+
+class SearchState:
+    """Reusable state of the search on one instance: cost model and coefficient cache.
+
+    Pass the same state to several solves (another backend, another time limit) and nothing that
+    does not depend on what changed is recomputed.
+    """
+
+    def __init__(self, instance: Instance, cost_model: CostModel | None = None):
+        self.instance = instance
+        self.cost_model = cost_model or CostModel(instance)
+        self.cache = CoefficientCache(self.cost_model)
+        self._configs: dict[int, list[StageConfig]] = {}
+        self.fitting: dict[int, int] = {}
+        self._micro_batches: list[int] | None = None
+
+    def micro_batches(self) -> list[int]:
+        if self._micro_batches is None:
+            self._micro_batches = micro_batch_candidates(self.instance)
+        return self._micro_batches
+
+    def configs(self, micro_batch: int) -> list[StageConfig]:
+        """Configurations that can hold at least one layer somewhere (memory-aware pruning)."""
+        hit = self._configs.get(micro_batch)
+        if hit is None:
+            fits = [c for c in stage_configs(self.instance, micro_batch)
+                    if self.cache.max_layers(c, micro_batch, False, False, True, 1) >= 1
+                    or self.cache.max_layers(c, micro_batch, True, True, False, 1) >= 1]
+            self.fitting[micro_batch] = len(fits)
+            hit = self._undominated(fits, micro_batch)
+            self._configs[micro_batch] = hit
+        return hit
+
+    def _undominated(self, configs: list[StageConfig], micro_batch: int) -> list[StageConfig]:
+        """Drop configurations another one dominates (ties: keep the first in a fixed order)."""
+        groups = [g.name for g in self.instance.cluster.node_groups]
+        order = sorted(configs, key=lambda c: (c.node_group, c.gpus, c.tp, c.recompute))
+        kept: list[StageConfig] = []
+        for c in order:
+            if any(self.cache.dominates(k, c, micro_batch, groups) for k in kept):
+                continue
+            kept = [k for k in kept if not self.cache.dominates(c, k, micro_batch, groups)]
+            kept.append(c)
+        return kept
+
+
+def _layer_rate_bounds(state: SearchState, b: int, configs: list[StageConfig]) -> tuple[float,
+                                                                                         float]:
+    """(T floor, per-layer time floor) of micro-batch b: the heterogeneity-aware load balance.
+
+    Every stage i satisfies tau_i >= n_i * s(c_i), with s(c) the compute time of one layer under
+    configuration c. With rho(c) = 1 / (s(c) gpus(c)) the layers one GPU of c advances per second,
+    T >= tau_i gives n_i <= T rho(c_i) gpus(c_i), and summing over stages L <= T sum_g G_g
+    rho_max(g): so T >= L / sum_g G_g rho_max(g). (formulations/stage-assignment.md, Sec. 4)
+    """
+    inst = state.instance
+    rho: dict[str, float] = {}
+    per_layer_min = math.inf
+    for c in configs:
+        co = state.cache.coefficients(c, b, False, False, True)
+        slope = co.fwd.slope + min(p.slope for p in co.bwd_pieces)
+        slope = max(slope, 1e-30)
+        per_layer_min = min(per_layer_min, slope)
+        rho[c.node_group] = max(rho.get(c.node_group, 0.0), 1.0 / (slope * c.gpus))
+    capacity = sum(g.num_gpus * rho.get(g.name, 0.0) for g in inst.cluster.node_groups)
+    return inst.model.num_layers / capacity, per_layer_min
+
+
+def lower_bound(state: SearchState, sub: SubProblem, floors: tuple[float, float]) -> float:
+    """A valid lower bound on any plan of the sub-problem (Sec. 4)."""
+    t_floor, layer_floor = floors
+    L = state.instance.model.num_layers
+    m = sub.num_micro_batches(state.instance)
+    bottleneck = max(t_floor, math.ceil(L / sub.num_stages) * layer_floor)
+    return max(L * layer_floor, bottleneck) + (m - 1) * bottleneck
+
+
+def compute_bound(state: SearchState) -> float:
+    """Total FLOPs over the cluster's aggregate effective FLOP/s: perfect balance, no bubble."""
+    best = math.inf
+    for b in state.micro_batches():
+        configs = state.configs(b)
+        if configs:
+            t_floor, _ = _layer_rate_bounds(state, b, configs)
+            best = min(best, t_floor * (state.instance.training.global_batch_size // b))
+    return best
+
+
+def solve(instance: Instance, *, backend: str = "cpsat", time_limit_s: float = 60.0,
+          threads: int = 1, seed: int = 0, state: SearchState | None = None,
+          max_stages: int | None = None, progress: Progress | None = None) -> SolveResult:
+    """Find the plan with the lowest iteration time the cost model gives, with a proof."""
+    start = time.perf_counter()
+    deadline = start + time_limit_s
+    state = state or SearchState(instance)
+    if state.instance is not instance:
+        raise HaapError("the search state belongs to another instance")
+    backend_fn = get_backend(backend)
+    cm, cache = state.cost_model, state.cache
+    hits0, misses0 = cache.hits + cm.cache_hits, cache.misses + cm.cache_misses
+    L = instance.model.num_layers
+    total_gpus = instance.cluster.num_gpus
+    p_cap = min(L, total_gpus, max_stages or L)
+
+    # Memory-aware initialization and the sub-problem list.
+    raw_configs = 0
+    kept_configs = 0
+    fitting_configs = 0
+    candidates: list[_Candidate] = []
+    pruned_memory = 0
+    for b in state.micro_batches():
+        raw = stage_configs(instance, b)
+        configs = state.configs(b)
+        raw_configs += len(raw)
+        kept_configs += len(configs)
+        fitting_configs += state.fitting.get(b, 0)
+        if not configs:
+            pruned_memory += p_cap * len(instance.training.schedules)
+            continue
+        roomiest = max(cache.max_layers(c, b, False, False, True, 1) for c in configs)
+        p_min = max(1, math.ceil(L / max(roomiest, 1)))
+        floors = _layer_rate_bounds(state, b, configs)
+        for schedule in instance.training.schedules:
+            pruned_memory += p_min - 1
+            for p in range(p_min, p_cap + 1):
+                sub = SubProblem(p, b, schedule)
+                candidates.append(_Candidate(sub, lower_bound(state, sub, floors)))
+    candidates.sort(key=lambda c: (c.lower_bound, c.sub.num_stages, c.sub.micro_batch))
+    space = {
+        "micro_batch_sizes": len(state.micro_batches()),
+        "stage_configs_before_pruning": raw_configs,
+        "stage_configs_fitting_memory": fitting_configs,
+        "stage_configs_after_pruning": kept_configs,
+        "subproblems_before_pruning": len(candidates) + pruned_memory,
+        "subproblems_after_memory_pruning": len(candidates),
+    }
+
+    best_plan: Plan | None = None
+    best_eval: Evaluation | None = None
+    best_time = math.inf
+    open_bounds: list[float] = []  # lower bounds of sub-problems not closed
+    solved = pruned_bound = infeasible_memory = 0
+    mismatch = 0.0
+    opts_base = SolveOptions(time_limit_s=time_limit_s, threads=threads, seed=seed)
+    for k, cand in enumerate(candidates):
+        if progress:
+            progress(k, len(candidates), f"p={cand.sub.num_stages} b={cand.sub.micro_batch}")
+        if cand.lower_bound >= best_time * (1 - 1e-12):
+            pruned_bound += len(candidates) - k
+            break
+        remaining = deadline - time.perf_counter()
+        if remaining <= 0:
+            open_bounds.extend(c.lower_bound for c in candidates[k:])
+            break
+        sub = cand.sub
+        slots = build_slots(instance, cache, sub, state.configs(sub.micro_batch))
+        if slots is None:
+            infeasible_memory += 1
+            continue
+        sm = build_model(instance, cache, sub, slots, time_upper_bound_s=_time_ub(slots, sub,
+                                                                                 instance),
+                         load_balance_floor_s=0.0,
+                         objective_cutoff_s=best_time if math.isfinite(best_time) else None)
+        opts = SolveOptions(time_limit_s=remaining, threads=opts_base.threads,
+                            seed=opts_base.seed)
+        res = backend_fn(sm.lp, opts, cand.lower_bound)
+        solved += 1
+        if res.status in ("feasible", "unknown"):
+            open_bounds.append(max(res.bound_s, cand.lower_bound))
+        if res.values is None:
+            continue
+        configs, layers = sm.extract(res.values)
+        plan = build_plan(instance, configs, layers, micro_batch=sub.micro_batch,
+                          schedule=sub.schedule,  # type: ignore[arg-type]
+                          note=f"haap_solver {backend}")
+        if plan is None:
+            raise HaapError("internal error: the solver chose stages that do not fit the nodes")
+        check_plan(instance, plan, cost_model=cm)
+        ev = cm.evaluate(plan)
+        assert res.objective_s is not None
+        mismatch = max(mismatch, abs(ev.iteration_time_s - res.objective_s))
+        if ev.iteration_time_s < best_time:
+            best_time, best_plan, best_eval = ev.iteration_time_s, plan, ev
+    if progress:
+        progress(len(candidates), len(candidates), "done")
+
+    wall = time.perf_counter() - start
+    hits = cache.hits + cm.cache_hits - hits0
+    misses = cache.misses + cm.cache_misses - misses0
+    cache_stats = {"hits": hits, "misses": misses,
+                   "hit_rate": hits / (hits + misses) if hits + misses else 0.0}
+    options = {"backend": backend, "time_limit_s": time_limit_s, "threads": threads,
+               "seed": seed}
+    common = dict(instance=instance.name, method=f"haap:{backend}", wall_s=wall,
+                  subproblems=len(candidates), solved=solved, pruned_by_bound=pruned_bound,
+                  pruned_by_memory=pruned_memory + infeasible_memory, search_space=space,
+                  cache=cache_stats, compute_bound_s=compute_bound(state), options=options,
+                  model_mismatch_s=mismatch)
+    if best_plan is None:
+        if open_bounds:
+            return SolveResult(plan=None, evaluation=None, status="unknown",
+                               iteration_time_s=math.inf, best_bound_s=min(open_bounds),
+                               gap=math.inf, message="time limit reached before any plan was "
+                               "found", **common)  # type: ignore[arg-type]
+        raise InfeasibleError(explain_infeasible(state))
+    bound = min([best_time, *open_bounds])
+    gap = max(0.0, (best_time - bound) / best_time)
+    status = "optimal" if gap <= 1e-6 else "feasible"
+    return SolveResult(plan=best_plan, evaluation=best_eval, status=status,
+                       iteration_time_s=best_time, best_bound_s=bound, gap=gap,
+                       **common)  # type: ignore[arg-type]
+
+
+def _time_ub(slots: list[Any], sub: SubProblem, instance: Instance) -> float:
+    """A safe upper bound on every time variable of the model (for finite CP-SAT domains)."""
+    worst = 0.0
+    for s in slots:
+        for co, n in zip(s.coeffs, s.max_layers, strict=True):
+            worst = max(worst, co.tau(n), co.tail(n), co.fwd.at(n) + co.bwd(n))
+    return 4.0 * worst + 1.0
+
+
+def explain_infeasible(state: SearchState) -> str:
+    """Why no plan exists, with numbers: which resource is short and by how much."""
+    inst = state.instance
+    m, t = inst.model, inst.training
+    L = m.num_layers
+    lines = [f"no plan fits {inst.name}: {m.name} ({m.total_params / 1e9:.2f}B parameters, "
+             f"{L} layers) on {inst.cluster.num_gpus} GPUs"]
+    if not state.micro_batches():
+        lines.append(f"  no micro-batch size works: global_batch_size {t.global_batch_size} with "
+                     f"max_micro_batch_size {t.max_micro_batch_size}")
+        return "\n".join(lines)
+    best_layers = 0
+    best_desc = ""
+    for b in state.micro_batches():
+        for c in stage_configs(inst, b):
+            n = state.cache.max_layers(c, b, False, False, True, 1)
+            if n > best_layers:
+                best_layers, best_desc = n, f"{c.label()} at micro-batch {b}"
+    per_layer_states = m.params_per_layer * 16 / GIB
+    usable = sum(g.num_gpus * (inst.device(g.device).memory_gib - t.reserved_memory_gib)
+                 for g in inst.cluster.node_groups)
+    lines.append(f"  model states alone need {m.total_params * 16 / GIB:,.1f} GiB "
+                 f"(16 B/parameter, {per_layer_states:.2f} GiB per layer before sharding); "
+                 f"the cluster has {usable:,.1f} GiB usable")
+    if best_layers == 0:
+        lines.append("  no stage configuration holds even one layer (largest per-GPU memory "
+                     f"{max(d.memory_gib for d in inst.cluster.devices.values()):.0f} GiB)")
+    else:
+        lines.append(f"  the roomiest stage configuration ({best_desc}) holds {best_layers} "
+                     f"layer(s); all GPUs together cannot hold the {L} layers with their "
+                     "activations")
+    lines.append("  try: more or larger GPUs, a smaller global batch or micro-batch, ZeRO "
+                 "(training.zero_stage), or full recomputation")
+    return "\n".join(lines)
