@@ -4,7 +4,13 @@ from haap_solver.cluster import Cluster, NodeGroup
 from haap_solver.cost import CostModel, Evaluation, evaluate
 from haap_solver.devices import DEVICE_PRESETS, DeviceType, device_preset
 from haap_solver.errors import HaapError, InfeasibleError, InputError, PlanValidationError
-from haap_solver.instance import Expected, Instance, instance_from_dict, load_instance, make_instance
+from haap_solver.instance import (
+    Expected,
+    Instance,
+    instance_from_dict,
+    load_instance,
+    make_instance,
+)
 from haap_solver.model import PRESETS as MODEL_PRESETS
 from haap_solver.model import ModelSpec, model_from_hf_config, model_preset
 from haap_solver.plan import Placement, Plan, ReplicaGroup, Stage, load_plan, plan_from_dict

@@ -103,7 +103,10 @@ def _int_or_none(text: str) -> int | None:
 def parse_runs(text: str) -> list[CalibrationRun]:
     """Parse the calibration CSV."""
     runs = []
-    for row in csv.DictReader(io.StringIO(text)):
+    reader = csv.DictReader(io.StringIO(text))
+    for row in reader:
+        if None in row.values():
+            raise ValueError(f"line {reader.line_num} has fewer fields than the header")
         runs.append(CalibrationRun(
             id=row["id"], model=row["model"], layers=int(row["layers"]),
             hidden=int(row["hidden"]), heads=int(row["heads"]), ffn=int(row["ffn"]),
@@ -122,14 +125,32 @@ def parse_runs(text: str) -> list[CalibrationRun]:
 def load_runs(path: str | Path | None = None) -> list[CalibrationRun]:
     """The runs of `path`, or of the CSV shipped in the package."""
     if path is not None:
+        source = str(path)
         try:
-            return parse_runs(Path(path).read_text())
+            text = Path(path).read_text(encoding="utf-8")
         except FileNotFoundError:
-            raise InputError("file not found", source=str(path)) from None
-        except (KeyError, ValueError) as exc:
-            raise InputError(f"not a calibration runs CSV: bad or missing column {exc}",
-                             source=str(path)) from None
-    return parse_runs(resources.files("haap_solver").joinpath("data", DATA_FILE).read_text())
+            raise InputError("file not found", source=source) from None
+        except IsADirectoryError:
+            raise InputError("is a directory, expected a calibration runs .csv file",
+                             source=source) from None
+        except OSError as exc:
+            raise InputError(f"cannot read: {exc.strerror or exc}", source=source) from None
+        except UnicodeDecodeError:
+            raise InputError("not a UTF-8 text file (expected a calibration runs .csv file)",
+                             source=source) from None
+        try:
+            runs = parse_runs(text)
+        except KeyError as exc:
+            raise InputError(f"not a calibration runs CSV: missing column {exc}",
+                             source=source) from None
+        except (ValueError, TypeError, csv.Error) as exc:
+            raise InputError(f"not a calibration runs CSV: {exc}", source=source) from None
+        if not runs:
+            raise InputError("no runs (expected a header line and one line per run)",
+                             source=source)
+        return runs
+    return parse_runs(resources.files("haap_solver").joinpath("data").joinpath(DATA_FILE)
+                      .read_text())
 
 
 # -- Instances and plans -----------------------------------------------------------------------
@@ -846,7 +867,10 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     console.print(f"median abs error {_pct(s.median_abs_error)}, max {_pct(s.max_abs_error)} "
                   f"({s.worst}); Table 1 micro-batches chosen by lowest predicted time")
     if args.write:
-        path = write_validation_doc(args.write, constants, prepared)
+        try:
+            path = write_validation_doc(args.write, constants, prepared)
+        except OSError as exc:
+            raise InputError(f"cannot write: {exc.strerror or exc}", source=args.write) from None
         console.print(f"[green]wrote[/green] {path}")
     if args.json:
         print_json(_result_json(rows, constants, fit_result))

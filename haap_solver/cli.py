@@ -1,15 +1,25 @@
-"""The ``haap`` command. Machine output (JSON) goes to stdout; tables and progress to stderr."""
+"""The ``haap`` command. Machine output (JSON) goes to stdout; tables and progress to stderr.
+
+Exit codes: 0 success, 1 an invalid plan, an infeasible instance or an internal error, 2 a usage
+error or a bad input file. Errors are one ``haap: error: ...`` message on stderr, never a traceback
+(set ``HAAP_DEBUG=1`` to see the traceback of an internal error).
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from haap_solver.errors import HaapError, InputError
+
+# Rich wraps tables to the terminal; without one (a pipe, a file, a CI log) it would assume 80
+# columns and squeeze them, so it gets at least this many.
+MIN_CONSOLE_WIDTH = 120
 
 Handler = Callable[[argparse.Namespace], int]
 _COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Handler]] = {}
@@ -26,10 +36,14 @@ def command(name: str, help_text: str,
     return deco
 
 
-def _console() -> Any:
+def _console(min_width: int = MIN_CONSOLE_WIDTH) -> Any:
+    """A rich console on stderr, at least `min_width` columns wide when stderr is no terminal."""
     from rich.console import Console
 
-    return Console(stderr=True, highlight=False)
+    console = Console(stderr=True, highlight=False)
+    if not console.is_terminal and console.width < min_width:
+        console = Console(stderr=True, highlight=False, width=min_width)
+    return console
 
 
 def print_json(data: Any) -> None:
@@ -71,18 +85,23 @@ def _cfg_validate(p: argparse.ArgumentParser) -> None:
 
 @command("validate", "check an instance file, and a plan against it", _cfg_validate)
 def cmd_validate(args: argparse.Namespace) -> int:
+    from haap_solver.cost.evaluate import CostModel
     from haap_solver.instance import load_instance
     from haap_solver.plan import load_plan
     from haap_solver.validate import check_plan
 
+    # Check everything first (the cost model reads the instance's profile file, if it names
+    # one), so that a failure prints only its error, then report: stdout stays empty.
     instance = load_instance(args.instance)
+    cm = CostModel(instance)
+    plan = load_plan(args.plan) if args.plan else None
+    if plan is not None:
+        check_plan(instance, plan, cost_model=cm, source=args.plan)
     console = _console()
     console.print(f"[green]ok[/green] {args.instance}: {instance.model.name}, "
                   f"{instance.cluster.num_gpus} GPUs in {len(instance.cluster.node_groups)} "
                   f"node group(s)")
-    if args.plan:
-        plan = load_plan(args.plan)
-        check_plan(instance, plan, source=args.plan)
+    if plan is not None:
         console.print(f"[green]ok[/green] {args.plan}: {plan.num_stages} stage(s), "
                       f"{plan.num_gpus} GPUs")
     return 0
@@ -91,7 +110,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     _load_plugins()
     parser = argparse.ArgumentParser(
-        prog="haap", description="Exact heterogeneity-aware parallelism planner for LLM training.")
+        prog="haap", description="Exact heterogeneity-aware parallelism planner for LLM training.",
+        epilog="Set HAAP_DEBUG=1 to see the traceback of an internal error.")
     from haap_solver import __version__
 
     parser.add_argument("--version", action="version", version=f"haap_solver {__version__}")
@@ -104,7 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # Modules that register further subcommands with @command when imported.
-PLUGIN_MODULES: tuple[str, ...] = ("haap_solver.calibration",)
+PLUGIN_MODULES: tuple[str, ...] = ("haap_solver.calibration", "haap_solver.compare")
 
 
 def _load_plugins() -> None:
@@ -116,24 +136,43 @@ def _load_plugins() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``haap`` command; returns the exit code (see the module docstring)."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # usage errors (argparse printed usage and message), --help
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
     if not getattr(args, "handler", None):
         parser.print_help(sys.stderr)
         return 2
     try:
         return int(args.handler(args) or 0)
     except InputError as exc:
-        sys.stderr.write(f"haap: error: {exc}\n")
+        _error(str(exc))
         return 2
     except HaapError as exc:
-        sys.stderr.write(f"haap: {exc}\n")
+        # PlanValidationError: "<file>: plan is invalid (N violation(s)):" and one line each.
+        _error(str(exc))
         return 1
     except BrokenPipeError:  # pragma: no cover
         return 0
     except KeyboardInterrupt:  # pragma: no cover
         sys.stderr.write("haap: interrupted\n")
         return 130
+    except OSError as exc:  # a file the loaders do not read themselves
+        where = f"{exc.filename}: " if exc.filename else ""
+        _error(f"{where}{exc.strerror or exc}")
+        return 2
+    except Exception as exc:  # a bug: one line rather than a traceback, unless debugging
+        if os.environ.get("HAAP_DEBUG"):
+            raise
+        _error(f"internal error: {type(exc).__name__}: {exc} (set HAAP_DEBUG=1 for the "
+               "traceback)")
+        return 1
+
+
+def _error(message: str) -> None:
+    sys.stderr.write(f"haap: error: {message}\n")
 
 
 def existing_path(text: str) -> Path:

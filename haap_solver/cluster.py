@@ -29,7 +29,7 @@ class NodeGroup:
     gpus_per_node: int
     """GPUs in each node; tensor parallelism never spans nodes."""
     nic: NicKind = "infiniband"
-    """NIC class; transfers between groups of different classes go through the cross-class fabric."""
+    """NIC class; traffic between groups of different classes crosses the cross-class fabric."""
     nic_gbit_s: float
     """Line rate of one NIC, Gbit/s (HDR InfiniBand: 200)."""
     nics_per_node: int = 1

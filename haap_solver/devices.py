@@ -69,7 +69,8 @@ DEVICE_PRESETS: dict[str, DeviceType] = {
         _dev("T4", 65, 16, 320, 16, bf16=False,
              source="T4 65 TF fp16 mixed precision; PCIe Gen3 x16"),
         _dev("RTX3090", 71, 24, 936, 32,
-             source="RTX 3090; 71 TF fp16/bf16 with fp32 accumulate (UNVERIFIED in sheet); PCIe Gen4"),
+             source="RTX 3090; 71 TF fp16/bf16 with fp32 accumulate (UNVERIFIED in sheet); "
+                    "PCIe Gen4"),
         _dev("RTX4090", 165.2, 24, 1008, 32,
              source="RTX 4090; Ada whitepaper 165.2 TF bf16 fp32-accumulate; PCIe Gen4, no NVLink"),
         _dev("MI250X", 191.5, 64, 1600, 200,

@@ -1,4 +1,4 @@
-"""Error types. Every user-facing error names where it came from (file, dotted field) and what is allowed."""
+"""Error types. Each user-facing error names its origin (file, dotted field) and what is allowed."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ class InputError(HaapError, ValueError):
 
 
 class InfeasibleError(HaapError):
-    """No plan can satisfy the instance; the message says which resource is short and by how much."""
+    """No plan satisfies the instance; the message says which resource is short and by how much."""
 
 
 class PlanValidationError(HaapError):

@@ -21,8 +21,8 @@ def plan_table(plan: Plan, ev: Evaluation) -> Any:
     for col in ("stage", "layers", "recompute", "replicas", "device", "TP", "share",
                 "fwd+bwd ms", "mem GiB / cap"):
         table.add_column(col, justify="right" if col not in ("recompute", "device") else "left")
-    for s, sr in zip(plan.stages, ev.stages):
-        for j, (r, rr) in enumerate(zip(s.replicas, sr.replicas)):
+    for s, sr in zip(plan.stages, ev.stages, strict=True):
+        for j, (r, rr) in enumerate(zip(s.replicas, sr.replicas, strict=True)):
             mem = rr.memory.as_gib()
             table.add_row(
                 str(sr.index) if j == 0 else "",

@@ -2,13 +2,18 @@
 
 `CostModel` caches every per-layer coefficient by the configuration it depends on, so the searches
 that call it in their inner loop pay for each (device, TP, batch share, recomputation) once.
-The formulas are in docs/cost-model.md; the section numbers cited below refer to it.
+`evaluate()` also caches each stage's replica reports by the stage's configuration and position
+(replica groups, recomputation, layer count, first/last, micro-batches in flight) and each
+pipeline link by the two stages' replica groups, so re-costing a plan whose stages it has seen
+costs little more than the pipeline formula. Cached reports are frozen and shared between
+evaluations. The formulas are in docs/cost-model.md; the section numbers cited below refer to it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple, Protocol
 
 from haap_solver.cluster import INTRA_NODE_LATENCY_US, NodeGroup
 from haap_solver.cost import comm, flops, memory
@@ -20,7 +25,12 @@ from haap_solver.plan import Plan, ReplicaGroup, Stage
 BREAKDOWN_KEYS = ("compute_s", "tp_comm_s", "bubble_s", "p2p_s", "dp_comm_s", "optimizer_s")
 
 
-@dataclass(frozen=True)
+# evaluate()'s stage and link caches are cleared when they reach this many entries (a stage entry
+# with one replica group takes about 1.3 kB, so the stage cache stays below about 25 MB).
+_CACHE_LIMIT = 1 << 14
+
+
+@dataclass(frozen=True, slots=True)
 class LayerCost:
     """Per-micro-batch cost of one decoder layer on one replica (one TP group)."""
 
@@ -42,7 +52,7 @@ class LayerCost:
     """Set when a measured profile had to be extrapolated for this entry."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class EndCost:
     """Embedding (first stage) or LM head + loss (last stage) cost per micro-batch."""
 
@@ -52,7 +62,7 @@ class EndCost:
     tp_bwd_s: float
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ReplicaTerms:
     """The raw per-micro-batch and per-iteration quantities of one replica of a stage.
 
@@ -100,7 +110,7 @@ def end_exposed_s(terms: ReplicaTerms, overlap: bool) -> float:
     return max(terms.end_comm_s - (terms.bwd_s + terms.tp_bwd_s), terms.last_bucket_s)
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class MemoryReport:
     """Peak memory of one GPU of a replica group, bytes."""
 
@@ -129,9 +139,9 @@ class MemoryReport:
                 "total_gib": self.total / g, "capacity_gib": self.capacity / g}
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class ReplicaReport:
-    """Time and memory of one replica group of a stage."""
+    """Time and memory of one replica group of a stage (frozen: evaluations share them)."""
 
     node_group: str
     device: str
@@ -152,7 +162,7 @@ class ReplicaReport:
     params_local: float
 
 
-@dataclass
+@dataclass(slots=True)
 class StageReport:
     index: int
     first_layer: int
@@ -246,6 +256,16 @@ class CostModel:
         self.params_per_layer = float(m.params_per_layer)
         self.act_bytes = self.training.bytes_per_value
         self.state_per_param = memory.model_state_bytes_per_param  # shorthand
+        self._state_bytes = memory.state_bytes(self.training)
+        self._reserved_bytes = self.training.reserved_memory_gib * memory.GIB
+        self._per_seq_bytes = m.seq_length * m.hidden_size * self.act_bytes
+        self._states: dict[int, tuple[float, float, float]] = {}
+        self._model_flops_cache: dict[int, float] = {}
+        # evaluate()'s caches (see the module docstring); bounded by _CACHE_LIMIT entries.
+        self._stages: dict[tuple[Any, ...], _StageEntry] = {}
+        self._links: dict[tuple[int, int], tuple[_StageEntry, _StageEntry, float]] = {}
+        self._p2p: dict[tuple[tuple[tuple[str, str, int, int], ...], ...], float] = {}
+        self._group_links: dict[tuple[str, str], tuple[float, float]] = {}
 
     # -- Per-layer coefficients (Sec. 2-4) ---------------------------------------------------
     def layer_cost(self, device: str, tp: int, batch: int, recompute: str) -> LayerCost:
@@ -347,24 +367,34 @@ class CostModel:
     # -- Stage-level quantities ---------------------------------------------------------------
     def stage_params(self, stage: Stage, index: int, num_stages: int) -> float:
         """Parameters a stage holds: its layers, plus embedding (first) and head (last)."""
+        return self._stage_params(stage.num_layers, index == 0, index == num_stages - 1,
+                                  num_stages > 1)
+
+    def _stage_params(self, num_layers: int, is_first: bool, is_last: bool,
+                      several_stages: bool) -> float:
         m = self.model
-        params = stage.num_layers * self.params_per_layer
-        if index == 0:
+        params = num_layers * self.params_per_layer
+        if is_first:
             params += m.embedding_params
-        if index == num_stages - 1:
+        if is_last:
             params += m.head_params
-            if m.tied_embeddings and num_stages > 1:
+            if m.tied_embeddings and several_stages:
                 # Megatron keeps a copy of the tied embedding on the last stage.
                 params += m.vocab_size * m.hidden_size
         return params
+
+    def _state_bytes_per_param(self, dp: int) -> tuple[float, float, float]:
+        hit = self._states.get(dp)
+        if hit is None:
+            hit = self._states[dp] = memory.model_state_bytes_per_param(self.training, dp)
+        return hit
 
     def replica_memory(self, *, device: str, tp: int, share: int, dp: int, num_layers: int,
                        recompute: str, params: float, is_first: bool, is_last: bool,
                        in_flight: int) -> MemoryReport:
         """Peak bytes on one GPU of a replica (Sec. 5)."""
         m, t = self.model, self.training
-        dev = self.instance.device(device)
-        w, g, o = memory.model_state_bytes_per_param(t, dp)
+        w, g, o = self._state_bytes_per_param(dp)
         local = params / tp
         layer = self.layer_cost(device, tp, share, recompute)
         acts = in_flight * num_layers * layer.activation_bytes
@@ -378,9 +408,8 @@ class CostModel:
             # forward); all m under GPipe.
             extras += in_flight * memory.last_stage_extra_activation_bytes(m, t, share, tp)
         return MemoryReport(weights=local * w, grads=local * g, optimizer=local * o,
-                            activations=acts, extras=extras,
-                            reserved=t.reserved_memory_gib * memory.GIB,
-                            capacity=dev.memory_gib * memory.GIB)
+                            activations=acts, extras=extras, reserved=self._reserved_bytes,
+                            capacity=self.instance.device(device).memory_gib * memory.GIB)
 
     def replica_terms(self, *, device: str, tp: int, share: int, dp: int, recompute: str,
                       num_layers: int, params: float, is_first: bool, is_last: bool,
@@ -392,19 +421,24 @@ class CostModel:
         bwd_c = num_layers * layer.bwd_s
         tp_f = num_layers * layer.tp_fwd_s
         tp_b = num_layers * layer.tp_bwd_s
-        for end, flag in ((self.first_cost, is_first), (self.last_cost, is_last)):
-            if flag:
-                e = end(device, tp, share)
-                fwd_c += e.fwd_s
-                bwd_c += e.bwd_s
-                tp_f += e.tp_fwd_s
-                tp_b += e.tp_bwd_s
+        if is_first:
+            e = self.first_cost(device, tp, share)
+            fwd_c += e.fwd_s
+            bwd_c += e.bwd_s
+            tp_f += e.tp_fwd_s
+            tp_b += e.tp_bwd_s
+        if is_last:
+            e = self.last_cost(device, tp, share)
+            fwd_c += e.fwd_s
+            bwd_c += e.bwd_s
+            tp_f += e.tp_fwd_s
+            tp_b += e.tp_bwd_s
         local = params / tp
-        sb = memory.state_bytes(t)
         # Sec. 6.4: ZeRO-2 reduce-scatters gradients every micro-batch, ZeRO-3 also all-gathers
         # the weights for forward and for backward; ZeRO 0/1 reduce once per iteration.
         zero_mb = end_comm = last_bucket = 0.0
         if dp > 1:
+            sb = self._state_bytes
             grads, weights = local * sb.grads, local * sb.weights
             # The last bucket holds at most one bucket, and (approximately) at most one layer.
             bucket = min(c.grad_bucket_params, self.params_per_layer / tp)
@@ -431,12 +465,12 @@ class CostModel:
 
     def dp_link(self, replicas: tuple[ReplicaGroup, ...]) -> tuple[float, float]:
         """(GB/s per GPU, latency s) of the ring joining a stage's replicas (Sec. 6.3)."""
-        groups = self._groups_of(replicas)
         nodes = {(r.node_group, p.node) for r in replicas for p in r.placement}
         if len(nodes) == 1:
             dev = self.instance.device(replicas[0].device)
             return (dev.intra_node_gb_s * self.constants.intra_node_efficiency,
                     INTRA_NODE_LATENCY_US * 1e-6)
+        groups = self._groups_of(replicas)
         return self._network_link(groups, groups)
 
     def _groups_of(self, replicas: tuple[ReplicaGroup, ...]) -> list[NodeGroup]:
@@ -444,10 +478,19 @@ class CostModel:
         return [cluster.group(r.node_group) for r in replicas]
 
     def _network_link(self, a: list[NodeGroup], b: list[NodeGroup]) -> tuple[float, float]:
-        cluster = self.instance.cluster
-        gb_s = min(cluster.link_gb_s(x, y) for x in a for y in b)
-        lat = max(cluster.link_latency_s(x, y) for x in a for y in b)
+        links = [self._group_link(x, y) for x in a for y in b]
+        gb_s = min(gb for gb, _ in links)
+        lat = max(lat for _, lat in links)
         return gb_s * self.constants.network_efficiency, lat
+
+    def _group_link(self, a: NodeGroup, b: NodeGroup) -> tuple[float, float]:
+        """(GB/s, latency s) between a GPU of `a` and one of `b`, before network efficiency."""
+        key = (a.name, b.name)
+        hit = self._group_links.get(key)
+        if hit is None:
+            cluster = self.instance.cluster
+            hit = self._group_links[key] = (cluster.link_gb_s(a, b), cluster.link_latency_s(a, b))
+        return hit
 
     def p2p_time(self, sender: Stage, receiver: Stage, micro_batch: int) -> float:
         """Activations (forward) or their gradients (backward) of one micro-batch, per direction.
@@ -458,103 +501,174 @@ class CostModel:
         stages that happen to share a node of a multi-node group are still costed over the
         network (conservative, and it keeps the cost a function of the stage configurations,
         which the exact search relies on; p2p is a small term). See docs/cost-model.md Sec. 6.2.
+        The shares are the replica groups' own, so `micro_batch` does not enter.
         """
-        return max(self.p2p_side_s(sender, receiver, micro_batch),
-                   self.p2p_side_s(receiver, sender, micro_batch))
+        return self._p2p_pair(sender.replicas, receiver.replicas)
+
+    def _p2p_pair(self, a: tuple[ReplicaGroup, ...], b: tuple[ReplicaGroup, ...]) -> float:
+        # The time depends on each replica group's node group, device, TP and share only (not
+        # on its count or placement): cached by that signature.
+        key = (tuple((r.node_group, r.device, r.tp, r.micro_batch_share) for r in a),
+               tuple((r.node_group, r.device, r.tp, r.micro_batch_share) for r in b))
+        hit = self._p2p.get(key)
+        if hit is None:
+            if len(self._p2p) >= _CACHE_LIMIT:
+                self._p2p.clear()
+            hit = self._p2p[key] = max(self._p2p_side(a, *self._p2p_link(a, b)),
+                                       self._p2p_side(b, *self._p2p_link(b, a)))
+        return hit
 
     def p2p_link(self, a: Stage, b: Stage) -> tuple[float, float]:
         """(GB/s per GPU, latency s) of the pipeline link between stages `a` and `b` (Sec. 6.2)."""
-        groups_a = self._groups_of(a.replicas)
-        groups_b = self._groups_of(b.replicas)
+        return self._p2p_link(a.replicas, b.replicas)
+
+    def _p2p_link(self, a: tuple[ReplicaGroup, ...],
+                  b: tuple[ReplicaGroup, ...]) -> tuple[float, float]:
+        groups_a = self._groups_of(a)
+        groups_b = self._groups_of(b)
         names = {g.name for g in (*groups_a, *groups_b)}
         if len(names) == 1 and groups_a[0].num_nodes == 1:
-            dev_gb_s = min(self.instance.device(r.device).intra_node_gb_s
-                           for r in (*a.replicas, *b.replicas))
+            dev_gb_s = min(self.instance.device(r.device).intra_node_gb_s for r in (*a, *b))
             return (dev_gb_s * self.constants.intra_node_efficiency,
                     INTRA_NODE_LATENCY_US * 1e-6)
         return self._network_link(groups_a, groups_b)
 
     def p2p_side_s(self, stage: Stage, other: Stage, micro_batch: int) -> float:
         """The slowest of `stage`'s replicas sending (or receiving) its share to/from `other`."""
-        per_seq = self.model.seq_length * self.model.hidden_size * self.act_bytes
-        gb_s, lat = self.p2p_link(stage, other)
+        return self._p2p_side(stage.replicas, *self._p2p_link(stage.replicas, other.replicas))
+
+    def _p2p_side(self, replicas: tuple[ReplicaGroup, ...], gb_s: float, lat: float) -> float:
+        per_seq = self._per_seq_bytes
         return max(comm.p2p_s(r.micro_batch_share * per_seq / r.tp, gb_s, lat)
-                   for r in stage.replicas)
+                   for r in replicas)
 
     # -- The plan ------------------------------------------------------------------------------
+    def _stage_entry(self, stage: Stage, is_first: bool, is_last: bool,
+                     in_flight: int) -> _StageEntry:
+        """Everything evaluate() needs of one stage that does not depend on its neighbours."""
+        c, m = self.constants, self.model
+        overlap = self.training.overlap_grad_reduce
+        num_layers, recompute = stage.num_layers, stage.recompute
+        # A stage that is both first and last is the only one: no tied-embedding copy.
+        params = self._stage_params(num_layers, is_first, is_last, not (is_first and is_last))
+        dp = stage.dp
+        dp_gb_s, dp_lat = self.dp_link(stage.replicas) if dp > 1 else (1.0, 0.0)
+        reps: list[ReplicaReport] = []
+        notes: list[tuple[str, str]] = []
+        hw: list[float] = []
+        peaks: list[float] = []
+        memory_ok = True
+        peak_fraction = 0.0
+        for r in stage.replicas:
+            device, tp, share = r.device, r.tp, r.micro_batch_share
+            layer = self.layer_cost(device, tp, share, recompute)
+            if layer.extrapolated:
+                notes.append((device, layer.extrapolated))
+            terms = self.replica_terms(
+                device=device, tp=tp, share=share, dp=dp, recompute=recompute,
+                num_layers=num_layers, params=params, is_first=is_first, is_last=is_last,
+                dp_gb_s=dp_gb_s, dp_latency_s=dp_lat)
+            fwd_c, bwd_c, tp_f, tp_b = terms.fwd_s, terms.bwd_s, terms.tp_fwd_s, terms.tp_bwd_s
+            zero_exposed = zero_exposed_s(terms, c)
+            mem = self.replica_memory(device=device, tp=tp, share=share, dp=dp,
+                                      num_layers=num_layers, recompute=recompute, params=params,
+                                      is_first=is_first, is_last=is_last, in_flight=in_flight)
+            memory_ok &= mem.fits
+            peak_fraction = max(peak_fraction, mem.total / mem.capacity)
+            reps.append(ReplicaReport(
+                node_group=r.node_group, device=device, count=r.count, tp=tp,
+                micro_batch_share=share, fwd_s=fwd_c + tp_f,
+                bwd_s=bwd_c + tp_b + zero_exposed, compute_s=fwd_c + bwd_c,
+                tp_comm_s=tp_f + tp_b, zero_comm_s=zero_exposed,
+                dp_comm_s=end_exposed_s(terms, overlap), optimizer_s=terms.optimizer_s,
+                memory=mem, params_local=terms.params_local,
+            ))
+            # Hardware FLOPs: what this replica group computes per micro-batch (x m later).
+            per_layer = (flops.layer_forward_flops(m, share) * (1 + flops.BACKWARD_TO_FORWARD)
+                         + flops.recompute_forward_flops(m, share, recompute))
+            work = num_layers * per_layer
+            if is_last:
+                work += 3 * flops.head_forward_flops(m, share)
+            hw.append(work * r.count)
+            peaks.append(self.instance.device(device).peak_tflops * 1e12 * (r.count * tp))
+        return _StageEntry(
+            replicas=tuple(reps), notes=tuple(notes), hw_flops=tuple(hw),
+            peak_flops=tuple(peaks), num_gpus=sum(r.count * r.tp for r in stage.replicas),
+            fwd_s=max(r.fwd_s for r in reps), bwd_s=max(r.bwd_s for r in reps),
+            tail_s=max(r.dp_comm_s + r.optimizer_s for r in reps), memory_ok=memory_ok,
+            peak_memory_fraction=peak_fraction)
+
     def evaluate(self, plan: Plan) -> Evaluation:
         """Cost a plan; it should be valid (see ``haap_solver.validate``), which is not checked."""
-        m, t, c = self.model, self.training, self.constants
-        p = plan.num_stages
+        m, t = self.model, self.training
+        plan_stages = plan.stages
+        p = len(plan_stages)
         mb_count = plan.num_micro_batches
+        schedule = plan.schedule
+        cache = self._stages
         stages: list[StageReport] = []
+        entries: list[_StageEntry] = []
         extrapolated: list[str] = []
         hw_flops = 0.0
         peak_fraction = 0.0
         memory_ok = True
-        for i, stage in enumerate(plan.stages):
+        peak_flops: list[float] = []
+        num_gpus = 0
+        for i, stage in enumerate(plan_stages):
             is_first, is_last = i == 0, i == p - 1
-            in_flight = memory.in_flight_micro_batches(plan.schedule, i, p, mb_count)
-            params = self.stage_params(stage, i, p)
-            dp = stage.dp
-            dp_gb_s, dp_lat = self.dp_link(stage.replicas) if dp > 1 else (1.0, 0.0)
-            reps: list[ReplicaReport] = []
-            for r in stage.replicas:
-                layer = self.layer_cost(r.device, r.tp, r.micro_batch_share, stage.recompute)
-                if layer.extrapolated:
-                    extrapolated.append(f"stage {i} {r.device}: {layer.extrapolated}")
-                terms = self.replica_terms(
-                    device=r.device, tp=r.tp, share=r.micro_batch_share, dp=dp,
-                    recompute=stage.recompute, num_layers=stage.num_layers, params=params,
-                    is_first=is_first, is_last=is_last, dp_gb_s=dp_gb_s, dp_latency_s=dp_lat)
-                fwd_c, bwd_c, tp_f, tp_b = terms.fwd_s, terms.bwd_s, terms.tp_fwd_s, terms.tp_bwd_s
-                local = terms.params_local
-                zero_exposed = zero_exposed_s(terms, c)
-                end_comm = end_exposed_s(terms, t.overlap_grad_reduce)
-                opt = terms.optimizer_s
-                mem = self.replica_memory(device=r.device, tp=r.tp, share=r.micro_batch_share,
-                                          dp=dp, num_layers=stage.num_layers,
-                                          recompute=stage.recompute, params=params,
-                                          is_first=is_first, is_last=is_last, in_flight=in_flight)
-                memory_ok &= mem.fits
-                peak_fraction = max(peak_fraction, mem.total / mem.capacity)
-                reps.append(ReplicaReport(
-                    node_group=r.node_group, device=r.device, count=r.count, tp=r.tp,
-                    micro_batch_share=r.micro_batch_share, fwd_s=fwd_c + tp_f,
-                    bwd_s=bwd_c + tp_b + zero_exposed, compute_s=fwd_c + bwd_c,
-                    tp_comm_s=tp_f + tp_b, zero_comm_s=zero_exposed, dp_comm_s=end_comm,
-                    optimizer_s=opt, memory=mem, params_local=local,
-                ))
-                # Hardware FLOPs: what this replica group computes per iteration.
-                per_layer = (flops.layer_forward_flops(m, r.micro_batch_share)
-                             * (1 + flops.BACKWARD_TO_FORWARD)
-                             + flops.recompute_forward_flops(m, r.micro_batch_share,
-                                                             stage.recompute))
-                hw = stage.num_layers * per_layer
-                if is_last:
-                    hw += 3 * flops.head_forward_flops(m, r.micro_batch_share)
-                hw_flops += hw * r.count * mb_count
-            slowest = max(reps, key=lambda rr: rr.fwd_s + rr.bwd_s)
+            in_flight = memory.in_flight_micro_batches(schedule, i, p, mb_count)
+            key = (stage.replicas, stage.recompute, stage.num_layers, is_first, is_last,
+                   in_flight)
+            entry = cache.get(key)
+            if entry is None:
+                if len(cache) >= _CACHE_LIMIT:
+                    cache.clear()
+                    self._links.clear()
+                entry = cache[key] = self._stage_entry(stage, is_first, is_last, in_flight)
+            else:
+                self.cache_hits += 1
+            entries.append(entry)
+            for device, note in entry.notes:
+                extrapolated.append(f"stage {i} {device}: {note}")
+            for work in entry.hw_flops:
+                hw_flops += work * mb_count
+            peak_flops.extend(entry.peak_flops)
+            num_gpus += entry.num_gpus
+            memory_ok &= entry.memory_ok
+            peak_fraction = max(peak_fraction, entry.peak_memory_fraction)
             stages.append(StageReport(
                 index=i, first_layer=stage.first_layer, num_layers=stage.num_layers,
-                recompute=stage.recompute, in_flight=in_flight, fwd_s=max(r.fwd_s for r in reps),
-                bwd_s=max(r.bwd_s for r in reps), p2p_next_s=0.0,
-                tail_s=max(r.dp_comm_s + r.optimizer_s for r in reps), replicas=reps,
+                recompute=stage.recompute, in_flight=in_flight, fwd_s=entry.fwd_s,
+                bwd_s=entry.bwd_s, p2p_next_s=0.0, tail_s=entry.tail_s,
+                replicas=list(entry.replicas),
             ))
-            del slowest
+        # Links, by the identity of the two stage entries: the record holds both entries, so
+        # neither id can be reused while it exists (cheaper than hashing the replica groups).
+        links_cache = self._links
+        links: list[float] = []
         for i in range(p - 1):
-            stages[i].p2p_next_s = self.p2p_time(plan.stages[i], plan.stages[i + 1],
-                                                 plan.micro_batch_size)
-        pipe, breakdown = pipeline_time(plan.schedule, stages, mb_count)
-        tail_stage = max(stages, key=lambda s: s.tail_s)
+            a, b = entries[i], entries[i + 1]
+            record = links_cache.get((id(a), id(b)))
+            if record is None or record[0] is not a or record[1] is not b:
+                if len(links_cache) >= _CACHE_LIMIT:
+                    links_cache.clear()
+                record = (a, b, self._p2p_pair(plan_stages[i].replicas,
+                                               plan_stages[i + 1].replicas))
+                links_cache[(id(a), id(b))] = record
+            link = record[2]
+            links.append(link)
+            stages[i].p2p_next_s = link
+        pipe, breakdown = _pipeline_time(schedule, [e.fwd_s for e in entries],
+                                         [e.bwd_s for e in entries], links, entries, mb_count)
+        tails = [e.tail_s for e in entries]
+        tail_stage = entries[tails.index(max(tails))]
         tail_rep = max(tail_stage.replicas, key=lambda r: r.dp_comm_s + r.optimizer_s)
         breakdown["dp_comm_s"] += tail_rep.dp_comm_s
         breakdown["optimizer_s"] = tail_rep.optimizer_s
         iteration = pipe + tail_stage.tail_s
         tokens = t.global_batch_size * m.seq_length
-        used = [(rr.device, rr.count * rr.tp) for s in stages for rr in s.replicas]
-        peak = sum(self.instance.device(d).peak_tflops * 1e12 * n for d, n in used)
-        model_flops = flops.model_flops_per_iteration(m, plan.micro_batch_size * mb_count)
+        peak = sum(peak_flops)
+        model_flops = self._model_flops(plan.micro_batch_size * mb_count)
         return Evaluation(
             iteration_time_s=iteration,
             tokens_per_s=tokens / iteration,
@@ -562,11 +676,43 @@ class CostModel:
             hfu=hw_flops / (iteration * peak),
             breakdown=breakdown,
             stages=stages,
-            num_gpus_used=sum(n for _, n in used),
+            num_gpus_used=num_gpus,
             memory_ok=memory_ok,
             peak_memory_fraction=peak_fraction,
             extrapolated=sorted(set(extrapolated)),
         )
+
+    def _model_flops(self, global_batch: int) -> float:
+        hit = self._model_flops_cache.get(global_batch)
+        if hit is None:
+            hit = flops.model_flops_per_iteration(self.model, global_batch)
+            self._model_flops_cache[global_batch] = hit
+        return hit
+
+
+class _StageEntry(NamedTuple):
+    """evaluate()'s cached view of one stage at one position (see CostModel._stage_entry)."""
+
+    replicas: tuple[ReplicaReport, ...]
+    notes: tuple[tuple[str, str], ...]
+    """(device, note) of every extrapolated profile entry."""
+    hw_flops: tuple[float, ...]
+    """Hardware FLOPs per micro-batch of each replica group (all its replicas)."""
+    peak_flops: tuple[float, ...]
+    """Peak FLOP/s of each replica group's GPUs."""
+    num_gpus: int
+    fwd_s: float
+    bwd_s: float
+    tail_s: float
+    memory_ok: bool
+    peak_memory_fraction: float
+
+
+class _HasReplicas(Protocol):
+    """What _pipeline_time reads of a stage (a StageReport or a _StageEntry)."""
+
+    @property
+    def replicas(self) -> Sequence[ReplicaReport]: ...
 
 
 def pipeline_time(schedule: str, stages: list[StageReport],
@@ -578,26 +724,32 @@ def pipeline_time(schedule: str, stages: list[StageReport],
     a pipeline stage of its own: asynchronous sends overlap compute in the steady state).
     GPipe: all forwards, then all backwards, each with its own bottleneck.
     """
-    m = num_micro_batches
-    links = [s.p2p_next_s for s in stages[:-1]]
+    return _pipeline_time(schedule, [s.fwd_s for s in stages], [s.bwd_s for s in stages],
+                          [s.p2p_next_s for s in stages[:-1]], stages, num_micro_batches)
+
+
+def _pipeline_time(schedule: str, fwds: list[float], bwds: list[float], links: list[float],
+                   stages: Sequence[_HasReplicas],
+                   m: int) -> tuple[float, dict[str, float]]:
+    """pipeline_time() on the stages' forward and backward times and the links between them."""
     link_sum = 2 * sum(links)
     link_max = max(links, default=0.0)
+    taus = [f + b for f, b in zip(fwds, bwds, strict=True)]
+    max_tau = max(taus)
     if schedule == "gpipe":
-        fmax = max(max(s.fwd_s for s in stages), link_max)
-        bmax = max(max(s.bwd_s for s in stages), link_max)
-        total = (sum(s.fwd_s for s in stages) + sum(s.bwd_s for s in stages) + link_sum
-                 + (m - 1) * (fmax + bmax))
-        k = max(stages, key=lambda s: s.fwd_s + s.bwd_s)
+        max_f, max_b = max(fwds), max(bwds)
+        fmax = max(max_f, link_max)
+        bmax = max(max_b, link_max)
+        total = sum(fwds) + sum(bwds) + link_sum + (m - 1) * (fmax + bmax)
         # Only the part of each bottleneck that a link (not a stage) sets is p2p time; the
         # forward and backward maxima falling on different stages is imbalance (bubble).
-        stall = (m - 1) * (fmax - max(s.fwd_s for s in stages)
-                           + bmax - max(s.bwd_s for s in stages))
+        stall = (m - 1) * (fmax - max_f + bmax - max_b)
     else:
-        taus = [s.fwd_s + s.bwd_s for s in stages]
-        bottleneck = max(max(taus), 2 * link_max)
+        bottleneck = max(max_tau, 2 * link_max)
         total = sum(taus) + link_sum + (m - 1) * bottleneck
-        k = stages[taus.index(max(taus))]
-        stall = (m - 1) * (bottleneck - max(taus))
+        stall = (m - 1) * (bottleneck - max_tau)
+    # The bottleneck stage: the first with the largest forward + backward.
+    k = stages[taus.index(max_tau)]
     rep = max(k.replicas, key=lambda r: r.fwd_s + r.bwd_s)
     compute = m * rep.compute_s
     tp = m * rep.tp_comm_s
