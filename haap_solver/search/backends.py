@@ -89,7 +89,11 @@ def _solve_cpsat(lp: LinearProgram, opts: SolveOptions, objective_floor_s: float
                                     "an integer")
             if k:
                 terms.append(k * xs[i])
-        rhs = round(r.rhs / u) if r.time else round(r.rhs)
+        if r.time:  # round the bound outwards so the scaled row never cuts a true solution
+            q = r.rhs / u
+            rhs = math.floor(q) if r.sense == ">=" else math.ceil(q) if r.sense == "<=" else round(q)
+        else:
+            rhs = round(r.rhs)
         expr = sum(terms)
         if r.sense == "<=":
             model.add(expr <= rhs)

@@ -59,10 +59,15 @@ class StageModel:
 
 
 def build_slots(instance: Instance, cache: CoefficientCache, sub: SubProblem,
-                configs: list[StageConfig]) -> list[Slot] | None:
+                configs: list[StageConfig], *,
+                stage_time_cap_s: float = float("inf")) -> list[Slot] | None:
     """Memory-aware initialization for one sub-problem (Sec. 2): per position, the configurations
     that hold at least one layer, with their layer bounds. None when some position has none, or the
-    positions together cannot hold every layer."""
+    positions together cannot hold every layer.
+
+    `stage_time_cap_s` is an upper bound on every stage's time per micro-batch in any plan still
+    worth finding (from the best plan so far, Sec. 4.2): layer counts whose stage time exceeds it
+    are cut as well, which tightens y <= bound * x where it matters most."""
     p, b = sub.num_stages, sub.micro_batch
     m = sub.num_micro_batches(instance)
     slots = []
@@ -73,9 +78,14 @@ def build_slots(instance: Instance, cache: CoefficientCache, sub: SubProblem,
         cands, coeffs, bounds = [], [], []
         for c in configs:
             n_max = cache.max_layers(c, b, first, last, p > 1, in_flight)
+            if n_max < 1:
+                continue
+            co = cache.coefficients(c, b, first, last, p > 1)
+            if stage_time_cap_s < float("inf"):
+                n_max = min(n_max, _layers_within(co, stage_time_cap_s, n_max))
             if n_max >= 1:
                 cands.append(c)
-                coeffs.append(cache.coefficients(c, b, first, last, p > 1))
+                coeffs.append(co)
                 bounds.append(n_max)
         if not cands:
             return None
@@ -84,6 +94,20 @@ def build_slots(instance: Instance, cache: CoefficientCache, sub: SubProblem,
     if total < instance.model.num_layers:
         return None
     return slots
+
+
+def _layers_within(co: StageCoefficients, cap_s: float, n_max: int) -> int:
+    """Largest n <= n_max with stage time tau(n) <= cap (tau is non-decreasing in n); 0 if none."""
+    if co.tau(1) > cap_s * (1 + 1e-12):
+        return 0
+    lo, hi = 1, n_max
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if co.tau(mid) <= cap_s * (1 + 1e-12):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
 
 
 def _pieces(coeffs: list[StageCoefficients], attr: str, k: int):  # type: ignore[no-untyped-def]
@@ -206,8 +230,12 @@ def build_model(instance: Instance, cache: CoefficientCache, sub: SubProblem, sl
         lp.objective[cj] = 2.0
     lp.objective[tail] = 1.0
     # Redundant: the load-balance lower bound on the bottleneck (Sec. 4), to tighten relaxations.
-    if one_f_one_b and load_balance_floor_s > 0:
-        lp.add({T: 1}, ">=", load_balance_floor_s, "redundant_load_balance", time=True,
-               active_weight=0.0, defines=T)
+    if load_balance_floor_s > 0:
+        if one_f_one_b:
+            lp.add({T: 1}, ">=", load_balance_floor_s, "redundant_load_balance", time=True,
+                   active_weight=0.0, defines=T)
+        else:  # max_i (f_i + b_i) <= F + B
+            lp.add({F: 1, B: 1}, ">=", load_balance_floor_s, "redundant_load_balance",
+                   time=True)
     lp.objective_cutoff = objective_cutoff_s
     return sm

@@ -6,7 +6,7 @@ layers, one-hot choices) are left as they are, and time variables become integer
 Error bound (tested in tests/test_scaling.py). Rounding moves each coefficient by at most 1/2 unit.
 In a time row the non-time variables can together reach at most `active_weight` (one config is
 active per stage: its layer count plus its binary), so the row's right-hand side moves by at most
-err_row = (active_weight + 1) / 2 units, and the integrality of the epigraph variable adds < 1 unit.
+err_row = active_weight / 2 + 1 units (the right-hand side is rounded outwards), and the integrality of the epigraph variable adds < 1 unit.
 A time variable defined through other time variables (T >= tau_i) inherits their error, scaled by
 the coefficients. The objective's error is the weighted sum of its variables' errors:
 
@@ -46,7 +46,7 @@ def error_units(lp: LinearProgram) -> dict[int, float]:
             else:
                 weight = sum(max(abs(lp.vars[i].lb), abs(lp.vars[i].ub))
                              for i in row.coeffs if not lp.vars[i].time)
-            base = 0.5 * (weight + (1.0 if row.rhs else 0.0))
+            base = 0.5 * weight + (1.0 if row.rhs else 0.0)
             target = row.defines
             others = sum(abs(row.coeffs[i]) * (errors.get(i, 0.0) + 1.0)
                          for i in own if i != target)

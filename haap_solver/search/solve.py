@@ -23,6 +23,7 @@ from haap_solver.errors import HaapError, InfeasibleError
 from haap_solver.instance import Instance
 from haap_solver.plan import Plan
 from haap_solver.search.backends import SolveOptions, get_backend
+from haap_solver.search.bounds import CapacityBound
 from haap_solver.search.coefficients import CoefficientCache
 from haap_solver.search.formulation import SubProblem, build_model, build_slots
 from haap_solver.search.space import StageConfig, build_plan, micro_batch_candidates, stage_configs
@@ -88,6 +89,7 @@ class SolveResult:
 class _Candidate:
     sub: SubProblem
     lower_bound: float
+    strengthened: bool = False
 
 
 class SearchState:
@@ -103,7 +105,17 @@ class SearchState:
         self.cache = CoefficientCache(self.cost_model)
         self._configs: dict[int, list[StageConfig]] = {}
         self.fitting: dict[int, int] = {}
+        self._capacity: dict[tuple[int, int], CapacityBound] = {}
         self._micro_batches: list[int] | None = None
+
+    def capacity_bound(self, micro_batch: int, p_max: int) -> CapacityBound:
+        key = (micro_batch, p_max)
+        hit = self._capacity.get(key)
+        if hit is None:
+            hit = CapacityBound(self.instance, self.cache, micro_batch,
+                                self.configs(micro_batch), p_max)
+            self._capacity[key] = hit
+        return hit
 
     def micro_batches(self) -> list[int]:
         if self._micro_batches is None:
@@ -135,9 +147,10 @@ class SearchState:
         return kept
 
 
-def _layer_rate_bounds(state: SearchState, b: int, configs: list[StageConfig]) -> tuple[float,
-                                                                                         float]:
-    """(T floor, per-layer time floor) of micro-batch b: the heterogeneity-aware load balance.
+def _layer_rate_bounds(state: SearchState, b: int,
+                      configs: list[StageConfig]) -> tuple[float, float, float]:
+    """(T floor, per-layer time floor, best cluster rate) of micro-batch b: the
+    heterogeneity-aware load balance.
 
     Every stage i satisfies tau_i >= n_i * s(c_i), with s(c) the compute time of one layer under
     configuration c. With rho(c) = 1 / (s(c) gpus(c)) the layers one GPU of c advances per second,
@@ -154,16 +167,42 @@ def _layer_rate_bounds(state: SearchState, b: int, configs: list[StageConfig]) -
         per_layer_min = min(per_layer_min, slope)
         rho[c.node_group] = max(rho.get(c.node_group, 0.0), 1.0 / (slope * c.gpus))
     capacity = sum(g.num_gpus * rho.get(g.name, 0.0) for g in inst.cluster.node_groups)
-    return inst.model.num_layers / capacity, per_layer_min
+    best_rate = max(rho.values()) * inst.cluster.num_gpus
+    return inst.model.num_layers / capacity, per_layer_min, best_rate
 
 
-def lower_bound(state: SearchState, sub: SubProblem, floors: tuple[float, float]) -> float:
-    """A valid lower bound on any plan of the sub-problem (Sec. 4)."""
-    t_floor, layer_floor = floors
+def lower_bound(state: SearchState, sub: SubProblem, floors: tuple[float, float, float]) -> float:
+    """A valid lower bound on any plan of the sub-problem (Sec. 4.1).
+
+    With p stages on G GPUs at best per-GPU layer rate rho, stage i takes at least
+    n_i / (rho g_i); minimising sum_i n_i / (rho g_i) over sum g_i <= G gives
+    (sum_i sqrt(n_i))^2 / (rho G), and over n_i >= 1 with sum n_i = L the smallest value is at
+    (sqrt(L - p + 1) + p - 1)^2 / (rho G): the unavoidable pipeline fill and drain.
+    """
+    t_floor, layer_floor, rate = floors
     L = state.instance.model.num_layers
+    p = sub.num_stages
     m = sub.num_micro_batches(state.instance)
-    bottleneck = max(t_floor, math.ceil(L / sub.num_stages) * layer_floor)
-    return max(L * layer_floor, bottleneck) + (m - 1) * bottleneck
+    bottleneck = max(t_floor, math.ceil(L / p) * layer_floor)
+    fill = (math.sqrt(L - p + 1) + p - 1) ** 2 / rate
+    return max(L * layer_floor, bottleneck, fill) + (m - 1) * bottleneck
+
+
+def _fill_floor(state: SearchState, sub: SubProblem, floors: tuple[float, float, float]) -> float:
+    """Lower bound on the sum of stage times (the fill and drain of the pipeline), Sec. 4.1."""
+    _, layer_floor, rate = floors
+    L, p = state.instance.model.num_layers, sub.num_stages
+    return max(L * layer_floor, (math.sqrt(L - p + 1) + p - 1) ** 2 / rate)
+
+
+def strong_lower_bound(state: SearchState, sub: SubProblem, floors: tuple[float, float, float],
+                       p_max: int) -> float:
+    """`lower_bound` with the bottleneck floor from the GPU-granular capacity bound (Sec. 4.3)."""
+    t_cap = state.capacity_bound(sub.micro_batch, p_max).bottleneck_floor(sub.num_stages)
+    if not math.isfinite(t_cap):
+        return math.inf
+    t_floor, layer_floor, rate = floors
+    return lower_bound(state, sub, (max(t_floor, t_cap), layer_floor, rate))
 
 
 def compute_bound(state: SearchState) -> float:
@@ -172,7 +211,7 @@ def compute_bound(state: SearchState) -> float:
     for b in state.micro_batches():
         configs = state.configs(b)
         if configs:
-            t_floor, _ = _layer_rate_bounds(state, b, configs)
+            t_floor, _, _ = _layer_rate_bounds(state, b, configs)
             best = min(best, t_floor * (state.instance.training.global_batch_size // b))
     return best
 
@@ -198,6 +237,7 @@ def solve(instance: Instance, *, backend: str = "cpsat", time_limit_s: float = 6
     kept_configs = 0
     fitting_configs = 0
     candidates: list[_Candidate] = []
+    floors_by_b: dict[int, tuple[float, float, float]] = {}
     pruned_memory = 0
     for b in state.micro_batches():
         raw = stage_configs(instance, b)
@@ -211,6 +251,7 @@ def solve(instance: Instance, *, backend: str = "cpsat", time_limit_s: float = 6
         roomiest = max(cache.max_layers(c, b, False, False, True, 1) for c in configs)
         p_min = max(1, math.ceil(L / max(roomiest, 1)))
         floors = _layer_rate_bounds(state, b, configs)
+        floors_by_b[b] = floors
         for schedule in instance.training.schedules:
             pruned_memory += p_min - 1
             for p in range(p_min, p_cap + 1):
@@ -233,45 +274,80 @@ def solve(instance: Instance, *, backend: str = "cpsat", time_limit_s: float = 6
     solved = pruned_bound = infeasible_memory = 0
     mismatch = 0.0
     opts_base = SolveOptions(time_limit_s=time_limit_s, threads=threads, seed=seed)
-    for k, cand in enumerate(candidates):
-        if progress:
-            progress(k, len(candidates), f"p={cand.sub.num_stages} b={cand.sub.micro_batch}")
-        if cand.lower_bound >= best_time * (1 - 1e-12):
-            pruned_bound += len(candidates) - k
+    # Sub-problems are attacked in passes of growing per-sub-problem time budgets: easy ones close
+    # at once and give incumbents whose bound (Sec. 4.2) then shrinks the hard ones.
+    open_list = list(candidates)
+    budgets = [0.25, 2.0, 15.0, math.inf]
+    done = 0
+    for budget in budgets:
+        still_open: list[_Candidate] = []
+        for cand in open_list:
+            if progress:
+                progress(done, len(candidates),
+                         f"p={cand.sub.num_stages} b={cand.sub.micro_batch} best={best_time:.4g}s")
+            if cand.lower_bound >= best_time * (1 - 1e-12):
+                pruned_bound += 1
+                done += 1
+                continue
+            if not cand.strengthened:
+                cand.strengthened = True
+                cand.lower_bound = max(cand.lower_bound, strong_lower_bound(
+                    state, cand.sub, floors_by_b[cand.sub.micro_batch], p_cap))
+                if cand.lower_bound >= best_time * (1 - 1e-12):
+                    pruned_bound += 1
+                    done += 1
+                    continue
+            remaining = deadline - time.perf_counter()
+            if remaining <= 0:
+                still_open.append(cand)
+                continue
+            sub = cand.sub
+            m = sub.num_micro_batches(instance)
+            # Sec. 4.2: a plan better than the incumbent has m T <= objective < best, so no
+            # stage may take longer than best / m per micro-batch.
+            floors = floors_by_b[sub.micro_batch]
+            fill = _fill_floor(state, sub, floors)
+            cap = min(best_time / m, (best_time - fill) / max(m - 1, 1)) \
+                if math.isfinite(best_time) else math.inf
+            slots = build_slots(instance, cache, sub, state.configs(sub.micro_batch),
+                                stage_time_cap_s=cap)
+            if slots is None:
+                infeasible_memory += 1
+                done += 1
+                continue
+            t_lb = state.capacity_bound(sub.micro_batch, p_cap).bottleneck_floor(sub.num_stages)
+            sm = build_model(instance, cache, sub, slots,
+                             time_upper_bound_s=_time_ub(slots, sub, instance),
+                             load_balance_floor_s=max(t_lb, floors[0]),
+                             objective_cutoff_s=best_time if math.isfinite(best_time) else None)
+            opts = SolveOptions(time_limit_s=min(remaining, budget), threads=opts_base.threads,
+                                seed=opts_base.seed)
+            res = backend_fn(sm.lp, opts, cand.lower_bound)
+            solved += 1
+            if res.status in ("feasible", "unknown"):
+                cand.lower_bound = max(cand.lower_bound, res.bound_s)
+                still_open.append(cand)
+            else:
+                done += 1
+            if res.values is None:
+                continue
+            configs, layers = sm.extract(res.values)
+            plan = build_plan(instance, configs, layers, micro_batch=sub.micro_batch,
+                              schedule=sub.schedule,  # type: ignore[arg-type]
+                              note=f"haap_solver {backend}")
+            if plan is None:
+                raise HaapError("internal error: the solver chose stages that do not fit nodes")
+            check_plan(instance, plan, cost_model=cm)
+            ev = cm.evaluate(plan)
+            assert res.objective_s is not None
+            mismatch = max(mismatch, abs(ev.iteration_time_s - res.objective_s))
+            if ev.iteration_time_s < best_time:
+                best_time, best_plan, best_eval = ev.iteration_time_s, plan, ev
+        open_list = [c for c in still_open if c.lower_bound < best_time * (1 - 1e-12)]
+        pruned_bound += len(still_open) - len(open_list)
+        if not open_list or time.perf_counter() >= deadline:
             break
-        remaining = deadline - time.perf_counter()
-        if remaining <= 0:
-            open_bounds.extend(c.lower_bound for c in candidates[k:])
-            break
-        sub = cand.sub
-        slots = build_slots(instance, cache, sub, state.configs(sub.micro_batch))
-        if slots is None:
-            infeasible_memory += 1
-            continue
-        sm = build_model(instance, cache, sub, slots, time_upper_bound_s=_time_ub(slots, sub,
-                                                                                 instance),
-                         load_balance_floor_s=0.0,
-                         objective_cutoff_s=best_time if math.isfinite(best_time) else None)
-        opts = SolveOptions(time_limit_s=remaining, threads=opts_base.threads,
-                            seed=opts_base.seed)
-        res = backend_fn(sm.lp, opts, cand.lower_bound)
-        solved += 1
-        if res.status in ("feasible", "unknown"):
-            open_bounds.append(max(res.bound_s, cand.lower_bound))
-        if res.values is None:
-            continue
-        configs, layers = sm.extract(res.values)
-        plan = build_plan(instance, configs, layers, micro_batch=sub.micro_batch,
-                          schedule=sub.schedule,  # type: ignore[arg-type]
-                          note=f"haap_solver {backend}")
-        if plan is None:
-            raise HaapError("internal error: the solver chose stages that do not fit the nodes")
-        check_plan(instance, plan, cost_model=cm)
-        ev = cm.evaluate(plan)
-        assert res.objective_s is not None
-        mismatch = max(mismatch, abs(ev.iteration_time_s - res.objective_s))
-        if ev.iteration_time_s < best_time:
-            best_time, best_plan, best_eval = ev.iteration_time_s, plan, ev
+    open_bounds.extend(c.lower_bound for c in open_list)
     if progress:
         progress(len(candidates), len(candidates), "done")
 

@@ -1,0 +1,152 @@
+"""The heterogeneity-aware load-balance bound with GPU granularity (formulations Sec. 4.3).
+
+For a bottleneck candidate T, a stage of configuration c can hold at most N_c(T) layers: the
+largest n with stage time tau_c(n) <= T and memory within capacity (taken at its most optimistic:
+one micro-batch in flight, no embedding or head). Node group g can then host at most
+H_g(k, T) = max sum of N_c(T) over k stages of its configurations whose GPUs fit its budget G_g
+(a knapsack with a cardinality limit, solved exactly by dynamic programming). If the best split of
+p stages over the groups hosts fewer than L layers, no plan with p stages has bottleneck <= T.
+The smallest T that passes is a valid lower bound T_LB(p) on the bottleneck; unlike the fluid
+bound it sees that GPUs come in node-aligned blocks and that each stage pays fixed costs.
+"""
+
+from __future__ import annotations
+
+import bisect
+
+import numpy as np
+
+from haap_solver.instance import Instance
+from haap_solver.search.coefficients import CoefficientCache
+from haap_solver.search.space import StageConfig
+
+
+ROLES = ((False, False, True), (True, False, True), (False, True, True))  # middle, first, last
+FIRST, LAST = 1, 2
+
+
+class CapacityBound:
+    """T_LB(p) for one micro-batch size; capacity curves are cached by T.
+
+    Stages play roles: exactly one first stage (embedding) and one last stage (LM head and loss)
+    when p >= 2, the rest middle; a single stage holds both ends. Each role has its own time and
+    memory coefficients, so the head's cost (about two Llama-3 8B layers) is not forgotten.
+    """
+
+    def __init__(self, instance: Instance, cache: CoefficientCache, micro_batch: int,
+                 configs: list[StageConfig], p_max: int):
+        self.L = instance.model.num_layers
+        self.p_max = p_max
+        self.budget = {g.name: g.num_gpus for g in instance.cluster.node_groups}
+        # items[group] = list of (gpus, [taus for middle, first, last])
+        self.items: dict[str, list[tuple[int, list[np.ndarray]]]] = {
+            g.name: [] for g in instance.cluster.node_groups}
+        self.only: list[tuple[int, np.ndarray]] = []
+        values: set[float] = set()
+        for c in configs:
+            per_role = []
+            for first, last, multi in ROLES:
+                per_role.append(self._taus(cache, c, micro_batch, first, last, multi))
+            self.items[c.node_group].append((c.gpus, per_role))
+            only = self._taus(cache, c, micro_batch, True, True, False)
+            self.only.append((c.gpus, only))
+            for taus in (*per_role, only):
+                values.update(taus.tolist())
+        self.t_values = sorted(values)
+        self._cap: dict[int, np.ndarray] = {}
+
+    @staticmethod
+    def _taus(cache: CoefficientCache, c: StageConfig, b: int, first: bool, last: bool,
+              multi: bool) -> np.ndarray:
+        n_max = cache.max_layers(c, b, first, last, multi, 1)
+        if n_max < 1:
+            return np.zeros(0)
+        co = cache.coefficients(c, b, first, last, multi)
+        taus = np.array([co.tau(n) for n in range(1, n_max + 1)])
+        return np.maximum.accumulate(taus)  # capacity must be monotone in T
+
+    def capacity(self, t_index: int) -> np.ndarray:
+        """Most layers placeable by exactly-one-first, exactly-one-last plans of at most k stages
+        (k = 0..p_max) at T = t_values[t_index]; entry 1 is the single-stage case."""
+        hit = self._cap.get(t_index)
+        if hit is not None:
+            return hit
+        t = self.t_values[t_index] * (1 + 1e-12)
+        total: np.ndarray | None = None
+        for g, items in self.items.items():
+            budget = self.budget[g]
+            gains = []
+            for gpus, per_role in items:
+                if gpus > budget:
+                    continue
+                n = [int(np.searchsorted(taus, t, side="right")) for taus in per_role]
+                if any(n):
+                    gains.append((gpus, n))
+            best = _group_capacity(gains, budget, self.p_max)
+            total = best if total is None else _combine(total, best)
+        assert total is not None
+        out = total[:, FIRST | LAST].copy()
+        out[1] = max([int(np.searchsorted(taus, t, side="right")) for gpus, taus in self.only
+                      if len(taus)] or [0])
+        self._cap[t_index] = out
+        return out
+    def bottleneck_floor(self, p: int) -> float:
+        """Smallest candidate T at which p stages can hold every layer (inf if none)."""
+        if not self.t_values:
+            return float("inf")
+        lo, hi = 0, len(self.t_values) - 1
+        if self.capacity(hi)[min(p, self.p_max)] < self.L:
+            return float("inf")
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if self.capacity(mid)[min(p, self.p_max)] >= self.L:
+                hi = mid
+            else:
+                lo = mid + 1
+        return self.t_values[lo]
+
+    def index_of(self, t: float) -> int:
+        return bisect.bisect_left(self.t_values, t)
+
+
+NEG = -1e18
+
+
+def _group_capacity(gains: list[tuple[int, list[int]]], budget: int, p_max: int) -> np.ndarray:
+    """best[k, f] = max layers of at most k stages on at most `budget` GPUs, where the bit set f
+    says whether the first (1) and the last (2) stage are among them."""
+    dp = np.full((4, budget + 1), NEG)
+    dp[0, :] = 0.0
+    best = np.full((p_max + 1, 4), NEG)
+    best[0, 0] = 0.0
+    for k in range(1, p_max + 1):
+        new = dp.copy()
+        for w, (n_mid, n_first, n_last) in gains:
+            for f in range(4):
+                src = dp[f, : budget + 1 - w]
+                if n_mid:
+                    np.maximum(new[f, w:], src + n_mid, out=new[f, w:])
+                if n_first and not f & FIRST:
+                    np.maximum(new[f | FIRST, w:], src + n_first, out=new[f | FIRST, w:])
+                if n_last and not f & LAST:
+                    np.maximum(new[f | LAST, w:], src + n_last, out=new[f | LAST, w:])
+        np.maximum.accumulate(new, axis=1, out=new)
+        best[k] = new[:, budget]
+        if np.array_equal(new, dp):
+            best[k:] = best[k]
+            break
+        dp = new
+    return best
+
+
+def _combine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """c[k, f] = max over k1 + k2 <= k and disjoint f1 | f2 = f of a[k1, f1] + b[k2, f2]."""
+    n = a.shape[0]
+    out = np.full_like(a, NEG)
+    for f1 in range(4):
+        for f2 in range(4):
+            if f1 & f2:
+                continue
+            for i in range(n):
+                np.maximum(out[i:, f1 | f2], a[i, f1] + b[: n - i, f2], out=out[i:, f1 | f2])
+    return out
