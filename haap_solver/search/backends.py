@@ -6,9 +6,12 @@ seconds), the status read from the solver itself, and a proven lower bound in se
 
 from __future__ import annotations
 
+import contextlib
 import math
+import os
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Literal
 
@@ -155,6 +158,21 @@ def _true_time_values(lp: LinearProgram, raw: list[float]) -> list[float]:
     return values
 
 
+@contextlib.contextmanager
+def _stdout_silenced() -> Iterator[None]:
+    """Send file descriptor 1 to /dev/null (C libraries write there directly)."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 1)
+        yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(devnull)
+
+
 def _clean(lp: LinearProgram, raw: list[float]) -> list[float]:
     """Round integer variables and recompute the epigraph (time) variables exactly."""
     rounded = [float(round(x)) if v.integer else x for v, x in zip(lp.vars, raw, strict=True)]
@@ -167,7 +185,8 @@ def _solve_highs(lp: LinearProgram, opts: SolveOptions, objective_floor_s: float
     import numpy as np
 
     start = time.perf_counter()
-    h = highspy.Highs()
+    with _stdout_silenced():  # HiGHS prints a banner on stdout, which is ours (JSON output)
+        h = highspy.Highs()
     h.setOptionValue("output_flag", False)
     h.setOptionValue("time_limit", max(opts.time_limit_s, 0.01))
     h.setOptionValue("threads", opts.threads)

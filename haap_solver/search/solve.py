@@ -408,9 +408,11 @@ def explain_infeasible(state: SearchState) -> str:
     per_layer_states = m.params_per_layer * 16 / GIB
     usable = sum(g.num_gpus * (inst.device(g.device).memory_gib - t.reserved_memory_gib)
                  for g in inst.cluster.node_groups)
-    lines.append(f"  model states alone need {m.total_params * 16 / GIB:,.1f} GiB "
+    need = m.total_params * 16 / GIB
+    short = f", short by {need - usable:,.1f} GiB" if need > usable else ""
+    lines.append(f"  model states alone need {need:,.1f} GiB "
                  f"(16 B/parameter, {per_layer_states:.2f} GiB per layer before sharding); "
-                 f"the cluster has {usable:,.1f} GiB usable")
+                 f"the cluster has {usable:,.1f} GiB usable{short}")
     if best_layers == 0:
         lines.append("  no stage configuration holds even one layer (largest per-GPU memory "
                      f"{max(d.memory_gib for d in inst.cluster.devices.values()):.0f} GiB)")

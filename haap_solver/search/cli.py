@@ -1,0 +1,101 @@
+"""`haap solve`: the exact search from the command line (plan table on stderr, JSON on stdout)."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+
+from haap_solver.cli import _console, command, print_json
+from haap_solver.errors import InputError
+from haap_solver.search.backends import BACKENDS
+
+
+def _cfg_solve(p: argparse.ArgumentParser) -> None:
+    p.add_argument("instance", help="instance .toml file")
+    p.add_argument("--backend", choices=sorted(BACKENDS), default="cpsat",
+                   help="solver for the stage-assignment models (default: cpsat)")
+    p.add_argument("--time-limit", type=float, default=60.0, metavar="S",
+                   help="wall-clock limit in seconds; the best plan and its proven gap are "
+                        "returned when it is reached (default: 60)")
+    p.add_argument("--threads", type=int, default=1, metavar="N",
+                   help="solver threads (default 1: deterministic)")
+    p.add_argument("--seed", type=int, default=0, help="solver random seed (default 0)")
+    p.add_argument("--max-stages", type=int, default=None, metavar="P",
+                   help="consider at most P pipeline stages")
+    p.add_argument("-o", "--output", metavar="PLAN.json", help="write the plan here")
+    p.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+@command("solve", "find the fastest plan, with a proof of optimality or a proven gap", _cfg_solve)
+def cmd_solve(args: argparse.Namespace) -> int:
+    from haap_solver.instance import load_instance
+    from haap_solver.report import render_evaluation
+    from haap_solver.search.solve import solve
+
+    if args.time_limit <= 0:
+        raise InputError(f"must be > 0 seconds, got {args.time_limit}", field="--time-limit")
+    if args.threads < 1:
+        raise InputError(f"must be >= 1, got {args.threads}", field="--threads")
+    if args.max_stages is not None and args.max_stages < 1:
+        raise InputError(f"must be >= 1, got {args.max_stages}", field="--max-stages")
+    instance = load_instance(args.instance)
+    console = _console()
+    progress_cb = None
+    bar = None
+    if not args.no_progress and console.is_terminal:
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+        bar = Progress(TextColumn("[bold]solving[/bold]"), BarColumn(),
+                       TextColumn("{task.completed}/{task.total} sub-problems"),
+                       TextColumn("{task.description}"), TimeElapsedColumn(), console=console,
+                       transient=True)
+        task = bar.add_task("", total=1)
+
+        def progress_cb(done: int, total: int, note: str) -> None:
+            bar.update(task, completed=done, total=max(total, 1), description=note)
+
+        bar.start()
+    try:
+        result = solve(instance, backend=args.backend, time_limit_s=args.time_limit,
+                       threads=args.threads, seed=args.seed, max_stages=args.max_stages,
+                       progress=progress_cb)
+    finally:
+        if bar is not None:
+            bar.stop()
+    if args.output and result.plan is not None:
+        Path(args.output).write_text(result.plan.to_json() + "\n")
+    if args.json:
+        print_json(_finite(result.to_dict()))
+    if result.plan is not None and result.evaluation is not None:
+        if not args.json:
+            render_evaluation(console, instance, result.plan, result.evaluation)
+        gap = f"gap {result.gap:.2%}" if result.status != "optimal" else "proven optimal"
+        console.print(
+            f"[bold]{result.status}[/bold] ({gap}; bound {result.best_bound_s:.4f} s) in "
+            f"{result.wall_s:.2f} s: {result.subproblems} sub-problems, {result.solved} solved, "
+            f"{result.pruned_by_bound} pruned by the load-balance bound, "
+            f"{result.pruned_by_memory} by memory; cache hit rate "
+            f"{result.cache['hit_rate']:.0%}; {result.ratio_to_compute_bound:.3f}x the "
+            f"compute-bound limit ({result.compute_bound_s:.4f} s)")
+        if args.output:
+            console.print(f"plan written to {args.output}")
+    else:
+        console.print(f"[yellow]{result.status}[/yellow]: {result.message}")
+        return 1
+    return 0
+
+
+def _finite(data: object) -> object:
+    """JSON has no infinity: write null instead."""
+    if isinstance(data, float) and not math.isfinite(data):
+        return None
+    if isinstance(data, dict):
+        return {k: _finite(v) for k, v in data.items()}
+    if isinstance(data, list):
+        return [_finite(v) for v in data]
+    return data
+
+
+__all__ = ["cmd_solve"]
