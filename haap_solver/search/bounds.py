@@ -13,6 +13,7 @@ bound it sees that GPUs come in node-aligned blocks and that each stage pays fix
 from __future__ import annotations
 
 import bisect
+import math
 
 import numpy as np
 
@@ -115,6 +116,16 @@ NEG = -1e18
 def _group_capacity(gains: list[tuple[int, list[int]]], budget: int, p_max: int) -> np.ndarray:
     """best[k, f] = max layers of at most k stages on at most `budget` GPUs, where the bit set f
     says whether the first (1) and the last (2) stage are among them."""
+    if not gains:
+        best = np.full((p_max + 1, 4), NEG)
+        best[:, 0] = 0.0
+        return best
+    # Every stage size is a multiple of their gcd: count the budget in those blocks.
+    unit = 0
+    for w, _ in gains:
+        unit = math.gcd(unit, w)
+    budget //= unit
+    gains = [(w // unit, v) for w, v in gains]
     dp = np.full((4, budget + 1), NEG)
     dp[0, :] = 0.0
     best = np.full((p_max + 1, 4), NEG)

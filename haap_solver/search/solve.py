@@ -276,6 +276,60 @@ def solve(instance: Instance, *, backend: str = "cpsat", time_limit_s: float = 6
     opts_base = SolveOptions(time_limit_s=time_limit_s, threads=threads, seed=seed)
     # Sub-problems are attacked in passes of growing per-sub-problem time budgets: easy ones close
     # at once and give incumbents whose bound (Sec. 4.2) then shrinks the hard ones.
+    def attempt(sub: SubProblem, configs: list[StageConfig], budget: float,
+                floor: float) -> Any:
+        """Build and solve one model; keep its plan if it beats the incumbent."""
+        nonlocal best_time, best_plan, best_eval, mismatch, solved
+        m = sub.num_micro_batches(instance)
+        floors = floors_by_b[sub.micro_batch]
+        # Sec. 4.2: a plan better than the incumbent has no stage slower than this.
+        fill = _fill_floor(state, sub, floors)
+        cap = math.inf
+        if math.isfinite(best_time):
+            cap = best_time / m
+            if m > 1:  # (m - 1) T + fill <= objective < best
+                cap = min(cap, (best_time - fill) / (m - 1))
+        slots = build_slots(instance, cache, sub, configs, stage_time_cap_s=cap)
+        if slots is None:
+            return None
+        t_lb = state.capacity_bound(sub.micro_batch, p_cap).bottleneck_floor(sub.num_stages)
+        sm = build_model(instance, cache, sub, slots,
+                         time_upper_bound_s=_time_ub(slots, sub, instance),
+                         load_balance_floor_s=max(t_lb, floors[0]),
+                         objective_cutoff_s=best_time if math.isfinite(best_time) else None)
+        remaining = deadline - time.perf_counter()
+        opts = SolveOptions(time_limit_s=max(min(remaining, budget), 0.01),
+                            threads=opts_base.threads, seed=opts_base.seed)
+        res = backend_fn(sm.lp, opts, floor)
+        solved += 1
+        if res.values is not None:
+            chosen, layers = sm.extract(res.values)
+            plan = build_plan(instance, chosen, layers, micro_batch=sub.micro_batch,
+                              schedule=sub.schedule,  # type: ignore[arg-type]
+                              note=f"haap_solver {backend}")
+            if plan is None:
+                raise HaapError("internal error: the solver chose stages that do not fit nodes")
+            check_plan(instance, plan, cost_model=cm)
+            ev = cm.evaluate(plan)
+            assert res.objective_s is not None
+            mismatch = max(mismatch, abs(ev.iteration_time_s - res.objective_s))
+            if ev.iteration_time_s < best_time:
+                best_time, best_plan, best_eval = ev.iteration_time_s, plan, ev
+        return res
+
+    # Warm start (a heuristic, proves nothing): the most promising sub-problems restricted to
+    # the few fastest configurations of each node group give a good incumbent quickly, which
+    # makes the cap of Sec. 4.2 bite in the exact passes.
+    warm_until = start + 0.2 * time_limit_s
+    for cand in candidates[: 4 * len(instance.training.schedules) * 8]:
+        if time.perf_counter() >= warm_until:
+            break
+        restricted = _fastest_per_group(state, cand.sub, per_group=2, p_cap=p_cap)
+        if restricted:
+            attempt(cand.sub, restricted, 0.5, cand.lower_bound)
+
+    # Exact passes of growing per-sub-problem time budgets: easy sub-problems close at once and
+    # give incumbents whose cap (Sec. 4.2) then shrinks the hard ones.
     open_list = list(candidates)
     budgets = [0.25, 2.0, 15.0, math.inf]
     done = 0
@@ -289,7 +343,7 @@ def solve(instance: Instance, *, backend: str = "cpsat", time_limit_s: float = 6
                 pruned_bound += 1
                 done += 1
                 continue
-            if not cand.strengthened:
+            if not cand.strengthened and time.perf_counter() < deadline:
                 cand.strengthened = True
                 cand.lower_bound = max(cand.lower_bound, strong_lower_bound(
                     state, cand.sub, floors_by_b[cand.sub.micro_batch], p_cap))
@@ -297,52 +351,19 @@ def solve(instance: Instance, *, backend: str = "cpsat", time_limit_s: float = 6
                     pruned_bound += 1
                     done += 1
                     continue
-            remaining = deadline - time.perf_counter()
-            if remaining <= 0:
+            if deadline - time.perf_counter() <= 0:
                 still_open.append(cand)
                 continue
-            sub = cand.sub
-            m = sub.num_micro_batches(instance)
-            # Sec. 4.2: a plan better than the incumbent has m T <= objective < best, so no
-            # stage may take longer than best / m per micro-batch.
-            floors = floors_by_b[sub.micro_batch]
-            fill = _fill_floor(state, sub, floors)
-            cap = min(best_time / m, (best_time - fill) / max(m - 1, 1)) \
-                if math.isfinite(best_time) else math.inf
-            slots = build_slots(instance, cache, sub, state.configs(sub.micro_batch),
-                                stage_time_cap_s=cap)
-            if slots is None:
+            res = attempt(cand.sub, state.configs(cand.sub.micro_batch), budget,
+                          cand.lower_bound)
+            if res is None:
                 infeasible_memory += 1
                 done += 1
-                continue
-            t_lb = state.capacity_bound(sub.micro_batch, p_cap).bottleneck_floor(sub.num_stages)
-            sm = build_model(instance, cache, sub, slots,
-                             time_upper_bound_s=_time_ub(slots, sub, instance),
-                             load_balance_floor_s=max(t_lb, floors[0]),
-                             objective_cutoff_s=best_time if math.isfinite(best_time) else None)
-            opts = SolveOptions(time_limit_s=min(remaining, budget), threads=opts_base.threads,
-                                seed=opts_base.seed)
-            res = backend_fn(sm.lp, opts, cand.lower_bound)
-            solved += 1
-            if res.status in ("feasible", "unknown"):
+            elif res.status in ("feasible", "unknown"):
                 cand.lower_bound = max(cand.lower_bound, res.bound_s)
                 still_open.append(cand)
             else:
                 done += 1
-            if res.values is None:
-                continue
-            configs, layers = sm.extract(res.values)
-            plan = build_plan(instance, configs, layers, micro_batch=sub.micro_batch,
-                              schedule=sub.schedule,  # type: ignore[arg-type]
-                              note=f"haap_solver {backend}")
-            if plan is None:
-                raise HaapError("internal error: the solver chose stages that do not fit nodes")
-            check_plan(instance, plan, cost_model=cm)
-            ev = cm.evaluate(plan)
-            assert res.objective_s is not None
-            mismatch = max(mismatch, abs(ev.iteration_time_s - res.objective_s))
-            if ev.iteration_time_s < best_time:
-                best_time, best_plan, best_eval = ev.iteration_time_s, plan, ev
         open_list = [c for c in still_open if c.lower_bound < best_time * (1 - 1e-12)]
         pruned_bound += len(still_open) - len(open_list)
         if not open_list or time.perf_counter() >= deadline:
@@ -376,6 +397,44 @@ def solve(instance: Instance, *, backend: str = "cpsat", time_limit_s: float = 6
     return SolveResult(plan=best_plan, evaluation=best_eval, status=status,
                        iteration_time_s=best_time, best_bound_s=bound, gap=gap,
                        **common)  # type: ignore[arg-type]
+
+
+def _fastest_per_group(state: SearchState, sub: SubProblem, per_group: int,
+                       p_cap: int) -> list[StageConfig]:
+    """Warm-start candidates: per node group, the configurations with which the whole group
+    hosts the most layers at a bottleneck just above the sub-problem's bound T_LB(p)
+    (floor(G_g / gpus) stages of N_c(T) layers each), as the capacity bound would use them."""
+    b = sub.micro_batch
+    t_lb = state.capacity_bound(b, p_cap).bottleneck_floor(sub.num_stages)
+    if not math.isfinite(t_lb):
+        return []
+    m = sub.num_micro_batches(state.instance)
+    f = min(sub.num_stages, m)
+    budget = {g.name: g.num_gpus for g in state.instance.cluster.node_groups}
+    ranked: dict[str, list[tuple[float, StageConfig]]] = {}
+    for t_try in (1.02 * t_lb, 1.1 * t_lb):
+        for c in state.configs(b):
+            n_mem = state.cache.max_layers(c, b, False, False, True, f)
+            if n_mem < 1:
+                continue
+            co = state.cache.coefficients(c, b, False, False, True)
+            n = 0
+            while n < n_mem and co.tau(n + 1) <= t_try:
+                n += 1
+            hosted = (budget[c.node_group] // c.gpus) * n
+            if hosted > 0:
+                ranked.setdefault(c.node_group, []).append((hosted, c))
+    out: list[StageConfig] = []
+    for items in ranked.values():
+        items.sort(key=lambda rc: -rc[0])
+        seen: list[StageConfig] = []
+        for _, c in items:
+            if c not in seen:
+                seen.append(c)
+            if len(seen) == per_group:
+                break
+        out.extend(seen)
+    return out
 
 
 def _time_ub(slots: list[Any], sub: SubProblem, instance: Instance) -> float:

@@ -1,0 +1,93 @@
+"""The Megatron-LM baseline: the best uniform DP x TP x PP grid, costed on the real devices.
+
+What a Megatron-LM user does on any cluster: one TP degree, one DP degree and one pipeline depth
+for every stage, an even layer split (Megatron requires the pipeline depth to divide the layer
+count), one micro-batch size per replica and one recomputation setting for the whole model. The
+GPUs are handed to the stages in node-group order (rank order), so a stage may straddle two node
+groups; its replicas then run on different devices with equal shares of the micro-batch, and the
+slowest device sets the pace, as in Megatron. Grids may leave GPUs idle (world size <= GPUs).
+
+Searched: every schedule allowed, every TP legal on all node groups, every pipeline depth dividing
+the layer count, every DP degree and per-replica micro-batch size that divide the global batch;
+for each grid the cheapest recomputation mode that fits memory (recomputation only adds time).
+"""
+
+from __future__ import annotations
+
+from haap_solver.baselines.common import (
+    Best,
+    divisors,
+    gpu_line,
+    legal_tps,
+    make_plan,
+    max_layers_fit,
+    recompute_order,
+    tp_ok,
+    with_shares,
+)
+from haap_solver.cost.evaluate import CostModel
+from haap_solver.instance import Instance
+from haap_solver.search.solve import SolveResult
+
+METHOD = "uniform"
+
+
+def uniform_grids(instance: Instance) -> list[tuple[int, int, int, int]]:
+    """Every (tp, pp, dp, share) grid that fits the GPU count and divides the batch, cheap first."""
+    t, L = instance.training, instance.model.num_layers
+    n = instance.cluster.num_gpus
+    tps = sorted(set.intersection(*(set(v) for v in legal_tps(instance).values())))
+    grids = []
+    for tp in tps:
+        for pp in divisors(L):
+            if tp * pp > n:
+                break
+            for dp in divisors(t.global_batch_size):
+                if tp * pp * dp > n:
+                    break
+                for share in range(1, t.max_micro_batch_size + 1):
+                    if t.global_batch_size % (dp * share) == 0:
+                        grids.append((tp, pp, dp, share))
+    return grids
+
+
+def even_layers(num_layers: int, pp: int) -> list[int]:
+    return [num_layers // pp] * pp
+
+
+def uniform(instance: Instance, *, time_limit_s: float = 60.0, threads: int = 1, seed: int = 0,
+            cost_model: CostModel | None = None) -> SolveResult:
+    """Best uniform Megatron-LM grid under the cost model (see the module docstring)."""
+    cm = cost_model or CostModel(instance)
+    best = Best(cm, time_limit_s)
+    line = gpu_line(instance)
+    tps = legal_tps(instance)
+    L = instance.model.num_layers
+    modes = recompute_order(instance)
+    grids = uniform_grids(instance)
+    for schedule in instance.training.schedules:
+        for tp, pp, dp, share in grids:
+            if best.out_of_time():
+                break
+            stages = []
+            for k in range(pp):
+                reps = line.slice(k * tp * dp, tp * dp, tp)
+                if reps is None or not tp_ok(reps, tps):
+                    break
+                stages.append(with_shares(reps, [share] * len(reps)))
+            if len(stages) < pp:
+                continue
+            b = dp * share
+            m = instance.training.global_batch_size // b
+            layers = even_layers(L, pp)
+            for rc in modes:
+                if all(max_layers_fit(cm, reps, rc, k, pp, schedule, m, layers[k]) == layers[k]
+                       for k, reps in enumerate(stages)):
+                    plan = make_plan(instance, [(reps, rc) for reps in stages], layers,
+                                     micro_batch=b, schedule=schedule,
+                                     note=f"uniform grid tp={tp} pp={pp} dp={dp} mbs={share} "
+                                          f"recompute={rc}")
+                    best.offer(plan, tp=tp, pp=pp, dp=dp, micro_batch_per_replica=share,
+                               recompute=rc, schedule=schedule)
+                    break
+    return best.result(instance, METHOD, message=f"{len(grids)} grids")

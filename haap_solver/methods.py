@@ -1,0 +1,63 @@
+"""Every planning method behind one interface, so that all are compared alike.
+
+``METHODS[name](instance, *, time_limit_s, threads, seed, cost_model=None) -> SolveResult``.
+"haap" is the exact search with the CP-SAT backend, "haap-highs" with HiGHS; the others are the
+baselines of ``haap_solver.baselines``. Pass one CostModel per instance to share its caches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from haap_solver.cost.evaluate import CostModel
+from haap_solver.instance import Instance
+from haap_solver.search.solve import SearchState, SolveResult
+
+Method = Callable[..., SolveResult]
+
+
+def _solver(backend: str, name: str) -> Method:
+    def run(instance: Instance, *, time_limit_s: float = 60.0, threads: int = 1, seed: int = 0,
+            cost_model: CostModel | None = None, **kwargs: Any) -> SolveResult:
+        from haap_solver.search.solve import solve
+
+        state = SearchState(instance, cost_model) if cost_model is not None else None
+        result = solve(instance, backend=backend, time_limit_s=time_limit_s, threads=threads,
+                       seed=seed, state=state, **kwargs)
+        result.method = name
+        return result
+
+    run.__name__ = name.replace("-", "_")
+    run.__doc__ = f"The exact search, {backend} backend."
+    return run
+
+
+def _lazy(module: str, fn: str) -> Method:
+    def run(instance: Instance, **kwargs: Any) -> SolveResult:
+        import importlib
+
+        result: SolveResult = getattr(importlib.import_module(module), fn)(instance, **kwargs)
+        return result
+
+    run.__name__ = fn
+    return run
+
+
+METHODS: dict[str, Method] = {
+    "haap": _solver("cpsat", "haap"),
+    "haap-highs": _solver("highs", "haap-highs"),
+    "uniform": _lazy("haap_solver.baselines.uniform", "uniform"),
+    "proportional": _lazy("haap_solver.baselines.proportional", "proportional"),
+    "metis": _lazy("haap_solver.baselines.metis", "metis"),
+    "bruteforce": _lazy("haap_solver.baselines.bruteforce", "bruteforce"),
+}
+"""Method name -> callable(instance, *, time_limit_s, threads, seed, cost_model=None)."""
+
+
+def get_method(name: str) -> Method:
+    from haap_solver.errors import HaapError
+
+    if name not in METHODS:
+        raise HaapError(f"unknown method {name!r}; available: {', '.join(METHODS)}")
+    return METHODS[name]
