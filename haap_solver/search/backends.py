@@ -94,7 +94,12 @@ def _solve_cpsat(lp: LinearProgram, opts: SolveOptions, objective_floor_s: float
                 terms.append(k * xs[i])
         if r.time:  # round the bound outwards so the scaled row never cuts a true solution
             q = r.rhs / u
-            rhs = math.floor(q) if r.sense == ">=" else math.ceil(q) if r.sense == "<=" else round(q)
+            if r.sense == ">=":
+                rhs = math.floor(q)
+            elif r.sense == "<=":
+                rhs = math.ceil(q)
+            else:
+                rhs = round(q)
         else:
             rhs = round(r.rhs)
         expr = sum(terms)

@@ -21,7 +21,6 @@ from haap_solver.instance import Instance
 from haap_solver.search.coefficients import CoefficientCache
 from haap_solver.search.space import StageConfig
 
-
 ROLES = ((False, False, True), (True, False, True), (False, True, True))  # middle, first, last
 FIRST, LAST = 1, 2
 
@@ -42,15 +41,20 @@ class CapacityBound:
         # items[group] = list of (gpus, [taus for middle, first, last])
         self.items: dict[str, list[tuple[int, list[np.ndarray]]]] = {
             g.name: [] for g in instance.cluster.node_groups}
+        self.item_configs: dict[str, list[StageConfig]] = {
+            g.name: [] for g in instance.cluster.node_groups}
         self.only: list[tuple[int, np.ndarray]] = []
+        self.only_configs: list[StageConfig] = []
         values: set[float] = set()
         for c in configs:
             per_role = []
             for first, last, multi in ROLES:
                 per_role.append(self._taus(cache, c, micro_batch, first, last, multi))
             self.items[c.node_group].append((c.gpus, per_role))
+            self.item_configs[c.node_group].append(c)
             only = self._taus(cache, c, micro_batch, True, True, False)
             self.only.append((c.gpus, only))
+            self.only_configs.append(c)
             for taus in (*per_role, only):
                 values.update(taus.tolist())
         self.t_values = sorted(values)
@@ -91,6 +95,58 @@ class CapacityBound:
                       if len(taus)] or [0])
         self._cap[t_index] = out
         return out
+    def selection(self, t: float, p: int) -> list[tuple[StageConfig, int, int]] | None:
+        """The stages of one best capacity solution at bottleneck `t` with at most `p` stages:
+        (configuration, role 0/1/2 = middle/first/last, layers it may hold). A warm-start seed,
+        reconstructed from the same dynamic programs as the bound."""
+        t = t * (1 + 1e-12)
+        if p == 1:
+            best, pick = 0, None
+            for c, (_, taus) in zip(self.only_configs, self.only, strict=True):
+                n = int(np.searchsorted(taus, t, side="right"))
+                if n > best:
+                    best, pick = n, c
+            return [(pick, 1, best)] if pick is not None else None
+        groups = []
+        running: list[np.ndarray] = []
+        for g, items in self.items.items():
+            budget = self.budget[g]
+            gains, cfgs = [], []
+            for c, (gpus, per_role) in zip(self.item_configs[g], items, strict=True):
+                if gpus > budget:
+                    continue
+                n = [int(np.searchsorted(taus, t, side="right")) for taus in per_role]
+                if any(n):
+                    gains.append((gpus, n))
+                    cfgs.append(c)
+            hist, unit = _group_history(gains, budget, p)
+            best = hist[:, :, -1].copy() if hist.shape[2] else np.full((p + 1, 4), NEG)
+            groups.append((cfgs, gains, unit, hist, best))
+            running.append(best if not running else _combine(running[-1], best))
+        if not running or running[-1][p, FIRST | LAST] < self.L:
+            return None
+        out: list[tuple[StageConfig, int, int]] = []
+        k, f = p, FIRST | LAST
+        for gi in range(len(groups) - 1, -1, -1):
+            cfgs, gains, unit, hist, best = groups[gi]
+            target = running[gi][k, f]
+            split = (k, f) if gi == 0 else None
+            if gi > 0:
+                for kg in range(k + 1):
+                    for fg in (fg for fg in range(4) if not fg & ~f):
+                        if (best[kg, fg] > NEG / 2
+                                and running[gi - 1][k - kg, f & ~fg] + best[kg, fg] == target):
+                            split = (kg, fg)
+                            break
+                    if split:
+                        break
+            if split is None:
+                return None
+            kg, fg = split
+            out.extend(_backtrack(hist, gains, cfgs, unit, kg, fg))
+            k, f = k - kg, f & ~fg
+        return out
+
     def bottleneck_floor(self, p: int) -> float:
         """Smallest candidate T at which p stages can hold every layer (inf if none)."""
         if not self.t_values:
@@ -148,6 +204,63 @@ def _group_capacity(gains: list[tuple[int, list[int]]], budget: int, p_max: int)
             break
         dp = new
     return best
+
+
+def _group_history(gains: list[tuple[int, list[int]]], budget: int,
+                   p_max: int) -> tuple[np.ndarray, int]:
+    """All dynamic-programming layers of `_group_capacity`: hist[k, f, w] (w in GPU units)."""
+    unit = 0
+    for w, _ in gains:
+        unit = math.gcd(unit, w)
+    unit = unit or 1
+    width = budget // unit + 1
+    hist = np.full((p_max + 1, 4, width), NEG)
+    hist[0, 0, :] = 0.0
+    for k in range(1, p_max + 1):
+        dp = hist[k - 1]
+        new = dp.copy()
+        for w, (n_mid, n_first, n_last) in gains:
+            w //= unit
+            for f in range(4):
+                src = dp[f, : width - w]
+                if n_mid:
+                    np.maximum(new[f, w:], src + n_mid, out=new[f, w:])
+                if n_first and not f & FIRST:
+                    np.maximum(new[f | FIRST, w:], src + n_first, out=new[f | FIRST, w:])
+                if n_last and not f & LAST:
+                    np.maximum(new[f | LAST, w:], src + n_last, out=new[f | LAST, w:])
+        hist[k] = new
+    return hist, unit
+
+
+def _backtrack(hist: np.ndarray, gains: list[tuple[int, list[int]]], cfgs: list[StageConfig],
+               unit: int, k: int, f: int) -> list[tuple[StageConfig, int, int]]:
+    out: list[tuple[StageConfig, int, int]] = []
+    w = hist.shape[2] - 1
+    while k > 0:
+        value = hist[k, f, w]
+        if value == hist[k - 1, f, w]:
+            k -= 1
+            continue
+        found = False
+        for (gw, n), c in zip(gains, cfgs, strict=True):
+            gw //= unit
+            if gw > w:
+                continue
+            for role, bit in ((0, 0), (1, FIRST), (2, LAST)):
+                if not n[role] or (bit and not f & bit):
+                    continue
+                prev_f = f & ~bit
+                if hist[k - 1, prev_f, w - gw] + n[role] == value:
+                    out.append((c, role, n[role]))
+                    k, f, w = k - 1, prev_f, w - gw
+                    found = True
+                    break
+            if found:
+                break
+        if not found:  # cannot happen for a value the DP produced
+            break
+    return out
 
 
 def _combine(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -3,9 +3,9 @@
 For a fixed configuration every time quantity of a stage is affine in its layer count n
 (``CostModel.replica_terms``). Instead of re-deriving formulas, the coefficients are read off the
 cost model at n = 1 and n = 2 and checked at n = 3, so the solver and ``evaluate()`` share one
-source of truth. This module is the *state cache* of the search: every entry is keyed by exactly what
-it depends on and reused across sub-problems (stage counts, schedules) and across solves that share a
-CostModel.
+source of truth. This module is the *state cache* of the search: every entry is keyed by exactly
+what it depends on and reused across sub-problems (stage counts, schedules) and across solves that
+share a CostModel.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from haap_solver.cost.evaluate import CostModel, ReplicaTerms
 from haap_solver.cost.memory import in_flight_micro_batches
+from haap_solver.errors import HaapError
 from haap_solver.plan import Placement, ReplicaGroup, Stage
 from haap_solver.search.space import StageConfig
 
@@ -123,10 +124,15 @@ class CoefficientCache:
             self.hits += 1
             return hit
         self.misses += 1
-        t1, t2 = (self.terms(c, micro_batch, n, first, last, multi_stage) for n in (1, 2))
+        t1, t2, t3 = (self.terms(c, micro_batch, n, first, last, multi_stage) for n in (1, 2, 3))
 
         def aff(name: str) -> Affine:
-            return _affine(getattr(t1, name), getattr(t2, name))
+            a = _affine(getattr(t1, name), getattr(t2, name))
+            v3 = getattr(t3, name)
+            if abs(a.at(3) - v3) > 1e-9 * max(1.0, abs(v3)):
+                raise HaapError(f"internal error: {name} of {c.label()} is not affine in the "
+                                "layer count; the exact search relies on it")
+            return a
 
         fwd = Affine(aff("fwd_s").slope + aff("tp_fwd_s").slope,
                      aff("fwd_s").intercept + aff("tp_fwd_s").intercept)
@@ -189,7 +195,7 @@ class CoefficientCache:
             result = 0
         else:
             slope = used(2)[0] - m1
-            result = total if slope <= 0 else min(total, 1 + int(math.floor((cap - m1) / slope)))
+            result = total if slope <= 0 else min(total, 1 + math.floor((cap - m1) / slope))
             # Guard against floating-point edge effects: step down until it really fits.
             while result > 1 and used(result)[0] > cap * (1 + 1e-12):
                 result -= 1
@@ -223,7 +229,8 @@ class CoefficientCache:
                   other_groups: list[str]) -> bool:
         """True when `a` is never worse than `b`: same node group, no more GPUs, no slower in any
         time piece, no heavier in memory at any layer count and micro-batches in flight, no slower
-        point-to-point, in every pipeline role (formulations Sec. 2.3). Sufficient, not necessary."""
+        point-to-point, in every pipeline role (formulations Sec. 2.3). Sufficient, not
+        necessary."""
         if a.node_group != b.node_group or a.gpus > b.gpus:
             return False
         L = self.instance.model.num_layers

@@ -26,8 +26,9 @@ from haap_solver.search.backends import SolveOptions, get_backend
 from haap_solver.search.bounds import CapacityBound
 from haap_solver.search.coefficients import CoefficientCache
 from haap_solver.search.formulation import SubProblem, build_model, build_slots
+from haap_solver.search.heuristic import construct, seed_from_capacity
 from haap_solver.search.space import StageConfig, build_plan, micro_batch_candidates, stage_configs
-from haap_solver.validate import check_plan
+from haap_solver.validate import check_plan, plan_violations
 
 Progress = Callable[[int, int, str], None]
 
@@ -324,9 +325,30 @@ def solve(instance: Instance, *, backend: str = "cpsat", time_limit_s: float = 6
     for cand in candidates[: 4 * len(instance.training.schedules) * 8]:
         if time.perf_counter() >= warm_until:
             break
-        restricted = _fastest_per_group(state, cand.sub, per_group=2, p_cap=p_cap)
-        if restricted:
-            attempt(cand.sub, restricted, 0.5, cand.lower_bound)
+        ranked = _ranked_per_group(state, cand.sub, p_cap)
+        if not ranked:
+            continue
+        bound = state.capacity_bound(cand.sub.micro_batch, p_cap)
+        t_lb = bound.bottleneck_floor(cand.sub.num_stages)
+        seeds = []
+        for factor in (1.0, 1.02, 1.05, 1.1, 1.2):
+            selection = bound.selection(t_lb * factor, cand.sub.num_stages)
+            if selection:
+                seeds.append(seed_from_capacity(cache, cand.sub, selection,
+                                                note=f"haap_solver {backend}"))
+        best_each = {g: cs[0] for g, cs in ranked.items()}
+        for chosen in [best_each] + [{g: c for g, c in best_each.items() if g != drop}
+                                     for drop in best_each if len(best_each) > 1]:
+            seeds.append(construct(cache, cand.sub, chosen, note=f"haap_solver {backend}"))
+        for plan in seeds:
+            if plan is None or plan_violations(instance, plan, cost_model=cm):
+                continue
+            ev = cm.evaluate(plan)
+            if ev.iteration_time_s < best_time:
+                best_time, best_plan, best_eval = ev.iteration_time_s, plan, ev
+        if time.perf_counter() < warm_until:
+            attempt(cand.sub, [c for cs in ranked.values() for c in cs[:2]], 0.5,
+                    cand.lower_bound)
 
     # Exact passes of growing per-sub-problem time budgets: easy sub-problems close at once and
     # give incumbents whose cap (Sec. 4.2) then shrinks the hard ones.
@@ -399,19 +421,19 @@ def solve(instance: Instance, *, backend: str = "cpsat", time_limit_s: float = 6
                        **common)  # type: ignore[arg-type]
 
 
-def _fastest_per_group(state: SearchState, sub: SubProblem, per_group: int,
-                       p_cap: int) -> list[StageConfig]:
-    """Warm-start candidates: per node group, the configurations with which the whole group
-    hosts the most layers at a bottleneck just above the sub-problem's bound T_LB(p)
-    (floor(G_g / gpus) stages of N_c(T) layers each), as the capacity bound would use them."""
+def _ranked_per_group(state: SearchState, sub: SubProblem,
+                      p_cap: int) -> dict[str, list[StageConfig]]:
+    """Warm-start candidates: per node group, its configurations ranked by how many layers the
+    whole group hosts with them (floor(G_g / gpus) stages of N_c(T) layers each) at a bottleneck
+    just above the sub-problem's bound T_LB(p), as the capacity bound would use them."""
     b = sub.micro_batch
     t_lb = state.capacity_bound(b, p_cap).bottleneck_floor(sub.num_stages)
     if not math.isfinite(t_lb):
-        return []
+        return {}
     m = sub.num_micro_batches(state.instance)
     f = min(sub.num_stages, m)
     budget = {g.name: g.num_gpus for g in state.instance.cluster.node_groups}
-    ranked: dict[str, list[tuple[float, StageConfig]]] = {}
+    scores: dict[StageConfig, float] = {}
     for t_try in (1.02 * t_lb, 1.1 * t_lb):
         for c in state.configs(b):
             n_mem = state.cache.max_layers(c, b, False, False, True, f)
@@ -423,18 +445,16 @@ def _fastest_per_group(state: SearchState, sub: SubProblem, per_group: int,
                 n += 1
             hosted = (budget[c.node_group] // c.gpus) * n
             if hosted > 0:
-                ranked.setdefault(c.node_group, []).append((hosted, c))
-    out: list[StageConfig] = []
-    for items in ranked.values():
-        items.sort(key=lambda rc: -rc[0])
-        seen: list[StageConfig] = []
-        for _, c in items:
-            if c not in seen:
-                seen.append(c)
-            if len(seen) == per_group:
-                break
-        out.extend(seen)
-    return out
+                scores[c] = max(scores.get(c, 0.0), hosted)
+    ranked: dict[str, list[StageConfig]] = {}
+    for c in sorted(scores, key=lambda c: (-scores[c], c)):
+        ranked.setdefault(c.node_group, []).append(c)
+    return ranked
+
+
+def _fastest_per_group(state: SearchState, sub: SubProblem, per_group: int,
+                       p_cap: int) -> list[StageConfig]:
+    return [c for cs in _ranked_per_group(state, sub, p_cap).values() for c in cs[:per_group]]
 
 
 def _time_ub(slots: list[Any], sub: SubProblem, instance: Instance) -> float:

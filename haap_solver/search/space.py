@@ -1,10 +1,10 @@
 """The search space: stage configurations, micro-batch sizes, canonical placement, plan assembly.
 
-A *stage configuration* is (node group, TP, DP, recomputation). The search only uses node-aligned
-shapes (formulations/stage-assignment.md, Sec. 1): TP is a power of two dividing the node size, and a
-stage's GPU count tp x dp is either a power of two dividing the node size (a *sub-node* stage, placed
-on one node) or a multiple of the node size (a *whole-node* stage). With such shapes, first-fit
-decreasing packs any selection whose GPU count fits a node group's budget, so the budget is the only
+A *stage configuration* is (node group, TP, DP, recomputation). The search only uses
+node-aligned shapes (formulations/stage-assignment.md, Sec. 1): TP is a power of two dividing the
+node size, and a stage's GPU count tp x dp is either a power of two dividing the node size (a
+*sub-node* stage, placed on one node) or a multiple of the node size (a *whole-node* stage).
+With such shapes, first-fit decreasing packs any selection whose GPU count fits a node group's budget, so the budget is the only
 placement constraint the solver needs, and every cost term that depends on placement (is the
 data-parallel ring inside one node?) is a function of the configuration alone.
 """
@@ -138,7 +138,7 @@ def build_plan(instance: Instance, configs: list[StageConfig], layers: list[int]
         return None
     stages = []
     first = 0
-    for c, n, pl in zip(configs, layers, placements):
+    for c, n, pl in zip(configs, layers, placements, strict=True):
         stages.append(Stage(
             first_layer=first, num_layers=n, recompute=c.recompute,
             replicas=(ReplicaGroup(node_group=c.node_group, device=c.device, count=c.dp, tp=c.tp,
