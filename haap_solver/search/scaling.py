@@ -3,7 +3,8 @@
 Every coefficient of a *time row* (seconds) becomes round(c / unit); rows of counts (GPU budgets,
 layers, one-hot choices) are left as they are, and time variables become integers in units.
 
-Error bound (tested in tests/test_search_exact.py). Rounding moves each coefficient by at most 1/2 unit.
+Error bound (tested in tests/test_search_exact.py). Rounding moves each coefficient by at most
+1/2 unit.
 In a time row the non-time variables can together reach at most `active_weight` (one config is
 active per stage: its layer count plus its binary), so the row's right-hand side moves by at most
 err_row = active_weight / 2 + 1 units (the right-hand side is rounded outwards), and the

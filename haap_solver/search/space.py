@@ -4,9 +4,10 @@ A *stage configuration* is (node group, TP, DP, recomputation). The search only 
 node-aligned shapes (formulations/stage-assignment.md, Sec. 1): TP is a power of two dividing the
 node size, and a stage's GPU count tp x dp is either a power of two dividing the node size (a
 *sub-node* stage, placed on one node) or a multiple of the node size (a *whole-node* stage).
-With such shapes, first-fit decreasing packs any selection whose GPU count fits a node group's budget, so the budget is the only
-placement constraint the solver needs, and every cost term that depends on placement (is the
-data-parallel ring inside one node?) is a function of the configuration alone.
+With such shapes, first-fit decreasing packs any selection whose GPU count fits a node group's
+budget, so the budget is the only placement constraint the solver needs, and every cost term that
+depends on placement (is the data-parallel ring inside one node?) is a function of the
+configuration alone.
 """
 
 from __future__ import annotations
