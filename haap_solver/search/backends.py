@@ -252,7 +252,10 @@ def _solve_cbc(lp: LinearProgram, opts: SolveOptions, objective_floor_s: float) 
     xs = [pulp.LpVariable(f"v{i}", lowBound=v.lb, upBound=v.ub,
                           cat=pulp.LpInteger if v.integer else pulp.LpContinuous)
           for i, v in enumerate(lp.vars)]
-    objective = pulp.lpSum(w * xs[i] for i, w in lp.objective.items())
+    # CBC's absolute tolerances (cutoff increment, integrality of the objective) are about 1e-5:
+    # scale the objective to about 1e6 so they are negligible (1e-11 relative).
+    scale = 1e6 / max(objective_floor_s, 1e-12)
+    objective = pulp.lpSum(scale * w * xs[i] for i, w in lp.objective.items())
     prob += objective
     for k, r in enumerate(lp.rows):
         expr = pulp.lpSum(c * xs[i] for i, c in r.coeffs.items())
@@ -263,7 +266,7 @@ def _solve_cbc(lp: LinearProgram, opts: SolveOptions, objective_floor_s: float) 
         else:
             prob += expr == r.rhs, f"r{k}"
     if lp.objective_cutoff is not None:
-        prob += objective <= lp.objective_cutoff * (1 + 1e-9), "cutoff"
+        prob += objective <= scale * lp.objective_cutoff * (1 + 1e-9), "cutoff"
     solver = pulp.PULP_CBC_CMD(msg=False, timeLimit=max(opts.time_limit_s, 0.01),
                                threads=opts.threads, gapRel=opts.relative_gap,
                                options=[f"randomSeed {opts.seed + 1}"])
