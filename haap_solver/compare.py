@@ -164,7 +164,7 @@ def _cfg_compare(p: argparse.ArgumentParser) -> None:
     p.add_argument("instances", nargs="+", metavar="INSTANCE", help="instance .toml files")
     p.add_argument("--methods", type=_methods_arg, default=list(DEFAULT_METHODS),
                    help="comma-separated methods (default: " + ",".join(DEFAULT_METHODS)
-                   + "; also haap-highs)")
+                   + "; also haap-cpsat)")
     p.add_argument("--time-limit", type=float, default=60.0, help="seconds per method (60)")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--seed", type=int, default=0)
@@ -240,12 +240,12 @@ def _cfg_bench(p: argparse.ArgumentParser) -> None:
     p.add_argument("instances", nargs="*", metavar="INSTANCE",
                    help="instance files (default: instances/*.toml and instances/small/*.toml)")
     p.add_argument("--quick", action="store_true",
-                   help="short time limits (10 s per method), no haap-highs")
+                   help="short time limits (10 s per method), no haap-cpsat")
     p.add_argument("--time-limit", type=float, default=None,
                    help="seconds per method (default 60, or 10 with --quick)")
     p.add_argument("--methods", type=_methods_arg, default=None,
-                   help="comma-separated methods (default: haap,haap-highs,uniform,proportional,"
-                        "metis,bruteforce; --quick drops haap-highs)")
+                   help="comma-separated methods (default: haap,haap-cpsat,uniform,proportional,"
+                        "metis,bruteforce; --quick drops haap-cpsat)")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--output", default="docs/benchmarks.md", help="Markdown report to write")
     p.add_argument("--img-dir", default="docs/img", help="where the plots go")
@@ -271,7 +271,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     limit = args.time_limit if args.time_limit is not None else (10.0 if args.quick else 60.0)
     methods = args.methods or ([m for m in ("haap", "uniform", "proportional", "metis",
                                             "bruteforce")] if args.quick else
-                               ["haap", "haap-highs", "uniform", "proportional", "metis",
+                               ["haap", "haap-cpsat", "uniform", "proportional", "metis",
                                 "bruteforce"])
     if "uniform" not in methods:
         methods.append("uniform")
@@ -379,8 +379,9 @@ def bench_report(rows: list[dict[str, Any]], instances: list[Instance], *, metho
               "matplotlib"):
         lines.append(f"| {k} | {info[k]} |")
     lines += ["", "## Methods", "",
-              "- `haap`: the exact search (`haap_solver.search.solve`, CP-SAT backend)"
-              + ("; `haap-highs`: the same with HiGHS." if "haap-highs" in methods else "."),
+              "- `haap`: the exact search (`haap_solver.search.solve`, HiGHS backend, seeded "
+              "with the uniform grid)"
+              + ("; `haap-cpsat`: the same with CP-SAT." if "haap-cpsat" in methods else "."),
               "- `uniform`: the best Megatron-LM grid (DP x TP x PP, even layer split, one "
               "micro-batch size) over all legal grids, costed on the real devices.",
               "- `proportional`: that grid with layers split in proportion to stage speed, "

@@ -1,8 +1,8 @@
 """Every planning method behind one interface, so that all are compared alike.
 
 ``METHODS[name](instance, *, time_limit_s, threads, seed, cost_model=None) -> SolveResult``.
-"haap" is the exact search with the CP-SAT backend, "haap-highs" with HiGHS; the others are the
-baselines of ``haap_solver.baselines``. Pass one CostModel per instance to share its caches.
+"haap" is the exact search with its default backend (HiGHS), "haap-cpsat" with CP-SAT; the others
+are the baselines of ``haap_solver.baselines``. Pass one CostModel per instance to share its caches.
 """
 
 from __future__ import annotations
@@ -45,8 +45,8 @@ def _lazy(module: str, fn: str) -> Method:
 
 
 METHODS: dict[str, Method] = {
-    "haap": _solver("cpsat", "haap"),
-    "haap-highs": _solver("highs", "haap-highs"),
+    "haap": _solver("highs", "haap"),
+    "haap-cpsat": _solver("cpsat", "haap-cpsat"),
     "uniform": _lazy("haap_solver.baselines.uniform", "uniform"),
     "proportional": _lazy("haap_solver.baselines.proportional", "proportional"),
     "metis": _lazy("haap_solver.baselines.metis", "metis"),

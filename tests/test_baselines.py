@@ -96,7 +96,7 @@ def test_metis_group_sizes_are_low_variance_powers_of_two() -> None:
 
 
 def test_registry_has_every_method() -> None:
-    assert {"haap", "haap-highs", "uniform", "proportional", "metis", "bruteforce"} <= set(METHODS)
+    assert {"haap", "haap-cpsat", "uniform", "proportional", "metis", "bruteforce"} <= set(METHODS)
 
 
 def test_gantt_schedule_respects_dependencies() -> None:

@@ -124,6 +124,10 @@ def _solve_cpsat(lp: LinearProgram, opts: SolveOptions, objective_floor_s: float
     solver.parameters.num_workers = opts.threads
     solver.parameters.random_seed = opts.seed
     solver.parameters.relative_gap_limit = opts.relative_gap
+    if opts.threads == 1:
+        # One worker runs a single strategy by default, which can stall on tiny models (seen:
+        # two stages, six splits, no proof within the limit); a portfolio interleaves several.
+        solver.parameters.search_branching = cp_model.PORTFOLIO_SEARCH
     status = solver.solve(model)
     wall = time.perf_counter() - start
     if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):

@@ -9,12 +9,15 @@ from pathlib import Path
 from haap_solver.cli import _console, command, print_json
 from haap_solver.errors import InputError
 from haap_solver.search.backends import BACKENDS
+from haap_solver.search.solve import DEFAULT_BACKEND
 
 
 def _cfg_solve(p: argparse.ArgumentParser) -> None:
     p.add_argument("instance", help="instance .toml file")
-    p.add_argument("--backend", choices=sorted(BACKENDS), default="cpsat",
-                   help="solver for the stage-assignment models (default: cpsat)")
+    p.add_argument("--backend", choices=sorted(BACKENDS), default=DEFAULT_BACKEND,
+                   help=f"solver for the stage-assignment models (default: {DEFAULT_BACKEND})")
+    p.add_argument("--no-uniform-seed", action="store_true",
+                   help="do not seed the search with the best uniform grid")
     p.add_argument("--time-limit", type=float, default=60.0, metavar="S",
                    help="wall-clock limit in seconds; the best plan and its proven gap are "
                         "returned when it is reached (default: 60)")
@@ -60,7 +63,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
     try:
         result = solve(instance, backend=args.backend, time_limit_s=args.time_limit,
                        threads=args.threads, seed=args.seed, max_stages=args.max_stages,
-                       progress=progress_cb)
+                       progress=progress_cb, seed_with_uniform=not args.no_uniform_seed)
     finally:
         if bar is not None:
             bar.stop()
@@ -79,6 +82,8 @@ def cmd_solve(args: argparse.Namespace) -> int:
             f"{result.pruned_by_memory} by memory; cache hit rate "
             f"{result.cache['hit_rate']:.0%}; {result.ratio_to_compute_bound:.3f}x the "
             f"compute-bound limit ({result.compute_bound_s:.4f} s)")
+        if result.message:
+            console.print(result.message)
         if args.output:
             console.print(f"plan written to {args.output}")
     else:
