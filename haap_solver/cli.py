@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -46,8 +47,19 @@ def _console(min_width: int = MIN_CONSOLE_WIDTH) -> Any:
     return console
 
 
+def json_safe(data: Any) -> Any:
+    """JSON has no infinity or NaN: write null instead."""
+    if isinstance(data, float) and not math.isfinite(data):
+        return None
+    if isinstance(data, dict):
+        return {k: json_safe(v) for k, v in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [json_safe(v) for v in data]
+    return data
+
+
 def print_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
+    sys.stdout.write(json.dumps(json_safe(data), indent=2, default=str) + "\n")
 
 
 # -- evaluate ----------------------------------------------------------------------------------

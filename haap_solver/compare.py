@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from haap_solver.cli import _console, command
+from haap_solver.cli import _console, command, json_safe
 from haap_solver.errors import HaapError, InfeasibleError
 from haap_solver.instance import Instance
 
@@ -138,16 +138,6 @@ def rows_csv(rows: list[dict[str, Any]]) -> str:
     return buf.getvalue()
 
 
-def _json_safe(v: Any) -> Any:
-    if isinstance(v, float) and not math.isfinite(v):
-        return None
-    if isinstance(v, dict):
-        return {k: _json_safe(x) for k, x in v.items()}
-    if isinstance(v, list):
-        return [_json_safe(x) for x in v]
-    return v
-
-
 # -- compare -------------------------------------------------------------------------------------
 def _methods_arg(text: str) -> list[str]:
     from haap_solver.methods import METHODS
@@ -196,7 +186,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.csv:
         sys.stdout.write(rows_csv(rows))
     elif args.json:
-        sys.stdout.write(json.dumps(_json_safe(rows), indent=2, default=str) + "\n")
+        sys.stdout.write(json.dumps(json_safe(rows), indent=2, default=str) + "\n")
     return 0
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable
+from pathlib import Path
 
 
 class HaapError(Exception):
@@ -50,6 +51,23 @@ class PlanValidationError(HaapError):
         head = f"{source}: " if source else ""
         body = "\n".join(f"  - {v}" for v in violations)
         super().__init__(f"{head}plan is invalid ({len(violations)} violation(s)):\n{body}")
+
+
+def read_text(path: Path, expected: str, *, not_found: str = "file not found") -> str:
+    """A file's UTF-8 text, or an InputError naming the file and what was expected there."""
+    source = str(path)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise InputError(not_found, source=source) from None
+    except IsADirectoryError:
+        raise InputError(f"is a directory, expected {expected}", source=source) from None
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror or exc}", source=source) from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError(f"not a UTF-8 text file (expected {expected})", source=source) from None
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:

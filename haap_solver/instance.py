@@ -16,7 +16,7 @@ else:  # pragma: no cover
 from haap_solver._fields import build, require, show
 from haap_solver.cluster import Cluster, NodeGroup
 from haap_solver.devices import DEVICE_PRESETS, DeviceType, device_preset
-from haap_solver.errors import InputError, did_you_mean
+from haap_solver.errors import InputError, did_you_mean, read_text
 from haap_solver.model import ModelSpec, model_from_hf_config, model_preset
 from haap_solver.training import TrainingSpec
 
@@ -230,19 +230,7 @@ def load_instance(path: str | Path) -> Instance:
     """Read an instance TOML file."""
     path = Path(path)
     source = str(path)
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise InputError("file not found", source=source) from None
-    except IsADirectoryError:
-        raise InputError("is a directory, expected an instance .toml file", source=source) from None
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", source=source) from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise InputError("not a UTF-8 text file (expected an instance .toml file)",
-                         source=source) from None
+    text = read_text(path, "an instance .toml file")
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from haap_solver._fields import require, show
-from haap_solver.errors import InputError, did_you_mean
+from haap_solver.errors import InputError, did_you_mean, read_text
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -168,17 +168,7 @@ _GPT2_KEYS = {"num_layers": "n_layer", "hidden_size": "n_embd", "ffn_hidden_size
 
 def _read_hf_json(path: Path) -> dict[str, Any]:
     source = str(path)
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        raise InputError("file not found", source=source) from None
-    except IsADirectoryError:
-        raise InputError("is a directory, expected a Hugging Face config.json file",
-                         source=source) from None
-    except UnicodeDecodeError:
-        raise InputError("not a UTF-8 text file (expected a config.json)", source=source) from None
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", source=source) from None
+    text = read_text(path, "a Hugging Face config.json file")
     if not text.strip():
         raise InputError("file is empty (expected a JSON object)", source=source)
     try:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from haap_solver._fields import build, require, show, to_mapping
-from haap_solver.errors import InputError
+from haap_solver.errors import InputError, read_text
 from haap_solver.training import Recompute, Schedule
 
 SCHEMA_VERSION = 1
@@ -145,19 +145,7 @@ def load_plan(path: str | Path) -> Plan:
     """Read a plan JSON file."""
     path = Path(path)
     source = str(path)
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise InputError("file not found", source=source) from None
-    except IsADirectoryError:
-        raise InputError("is a directory, expected a plan .json file", source=source) from None
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", source=source) from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise InputError("not a UTF-8 text file (expected a plan .json file)",
-                         source=source) from None
+    text = read_text(path, "a plan .json file")
     if not text.strip():
         raise InputError("file is empty; expected a plan JSON object", source=source)
     try:

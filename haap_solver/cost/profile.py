@@ -30,7 +30,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 from haap_solver._fields import build, require, show
-from haap_solver.errors import InputError, did_you_mean
+from haap_solver.errors import InputError, did_you_mean, read_text
 
 _TIME_FIELDS = ("layer_fwd_s", "layer_bwd_s", "embedding_fwd_s", "embedding_bwd_s", "head_fwd_s",
                 "head_bwd_s", "layer_optimizer_s")
@@ -211,19 +211,7 @@ def load_profile(path: str | Path) -> Profile:
     """Read a profile TOML file of ``[[entry]]`` tables."""
     path = Path(path)
     source = str(path)
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise InputError("profile file not found", source=source) from None
-    except IsADirectoryError:
-        raise InputError("is a directory, expected a profile .toml file", source=source) from None
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", source=source) from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise InputError("not a UTF-8 text file (expected a profile .toml file)",
-                         source=source) from None
+    text = read_text(path, "a profile .toml file", not_found="profile file not found")
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

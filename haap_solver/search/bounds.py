@@ -172,43 +172,16 @@ NEG = -1e18
 def _group_capacity(gains: list[tuple[int, list[int]]], budget: int, p_max: int) -> np.ndarray:
     """best[k, f] = max layers of at most k stages on at most `budget` GPUs, where the bit set f
     says whether the first (1) and the last (2) stage are among them."""
-    if not gains:
-        best = np.full((p_max + 1, 4), NEG)
-        best[:, 0] = 0.0
-        return best
-    # Every stage size is a multiple of their gcd: count the budget in those blocks.
-    unit = 0
-    for w, _ in gains:
-        unit = math.gcd(unit, w)
-    budget //= unit
-    gains = [(w // unit, v) for w, v in gains]
-    dp = np.full((4, budget + 1), NEG)
-    dp[0, :] = 0.0
-    best = np.full((p_max + 1, 4), NEG)
-    best[0, 0] = 0.0
-    for k in range(1, p_max + 1):
-        new = dp.copy()
-        for w, (n_mid, n_first, n_last) in gains:
-            for f in range(4):
-                src = dp[f, : budget + 1 - w]
-                if n_mid:
-                    np.maximum(new[f, w:], src + n_mid, out=new[f, w:])
-                if n_first and not f & FIRST:
-                    np.maximum(new[f | FIRST, w:], src + n_first, out=new[f | FIRST, w:])
-                if n_last and not f & LAST:
-                    np.maximum(new[f | LAST, w:], src + n_last, out=new[f | LAST, w:])
-        np.maximum.accumulate(new, axis=1, out=new)
-        best[k] = new[:, budget]
-        if np.array_equal(new, dp):
-            best[k:] = best[k]
-            break
-        dp = new
-    return best
+    hist, _ = _group_history(gains, budget, p_max)
+    return hist[:, :, -1].copy()
 
 
 def _group_history(gains: list[tuple[int, list[int]]], budget: int,
                    p_max: int) -> tuple[np.ndarray, int]:
-    """All dynamic-programming layers of `_group_capacity`: hist[k, f, w] (w in GPU units)."""
+    """The dynamic program behind the capacity bound: hist[k, f, w] = max layers of at most k
+    stages on at most w GPU units (the gcd of the stage sizes), with roles f (bit 1: the first
+    stage is among them, bit 2: the last). Monotone in w by construction (hist[0] is 0 for every
+    w, and shifts of a monotone array are monotone)."""
     unit = 0
     for w, _ in gains:
         unit = math.gcd(unit, w)
@@ -230,6 +203,9 @@ def _group_history(gains: list[tuple[int, list[int]]], budget: int,
                 if n_last and not f & LAST:
                     np.maximum(new[f | LAST, w:], src + n_last, out=new[f | LAST, w:])
         hist[k] = new
+        if np.array_equal(new, dp):  # more stages cannot add anything
+            hist[k + 1:] = new
+            break
     return hist, unit
 
 

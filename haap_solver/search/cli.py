@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import math
 from pathlib import Path
 
 from haap_solver.cli import _console, command, print_json
@@ -70,7 +69,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
     if args.output and result.plan is not None:
         Path(args.output).write_text(result.plan.to_json() + "\n")
     if args.json:
-        print_json(_finite(result.to_dict()))
+        print_json(result.to_dict())
     if result.plan is not None and result.evaluation is not None:
         if not args.json:
             render_evaluation(console, instance, result.plan, result.evaluation)
@@ -90,17 +89,6 @@ def cmd_solve(args: argparse.Namespace) -> int:
         console.print(f"[yellow]{result.status}[/yellow]: {result.message}")
         return 1
     return 0
-
-
-def _finite(data: object) -> object:
-    """JSON has no infinity: write null instead."""
-    if isinstance(data, float) and not math.isfinite(data):
-        return None
-    if isinstance(data, dict):
-        return {k: _finite(v) for k, v in data.items()}
-    if isinstance(data, list):
-        return [_finite(v) for v in data]
-    return data
 
 
 __all__ = ["cmd_solve"]
