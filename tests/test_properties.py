@@ -7,6 +7,7 @@ and check what must follow.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import replace
 
@@ -23,7 +24,9 @@ from haap_solver.plan import Placement, Plan, ReplicaGroup, Stage
 from haap_solver.training import RECOMPUTE_MODES, SCHEDULES, TrainingSpec
 from haap_solver.validate import plan_violations
 
-SETTINGS = settings(max_examples=100, deadline=None,
+# HAAP_PROPERTY_EXAMPLES raises the example count for a stress run (CI keeps 100).
+SETTINGS = settings(max_examples=int(os.environ.get("HAAP_PROPERTY_EXAMPLES", "100")),
+                    deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
 
 # Small GPT: every plan of the strategy fits an 80 GB GPU.

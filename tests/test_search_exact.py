@@ -168,7 +168,7 @@ def time_upper_bound(cache: CoefficientCache, slots: list[Slot], b: int) -> floa
         for c, co, n in zip(s.candidates, s.coeffs, s.max_layers, strict=True):
             n = max(n, 1)
             link = max(cache.p2p_side(c, b, g) for g in groups)
-            worst = max(worst, co.tau(n), co.tail(n), co.fwd.at(n) + co.bwd(n), 2 * link)
+            worst = max(worst, co.tau(n), co.tail(n), co.fwd(n) + co.bwd(n), 2 * link)
     return 4.0 * worst + 1.0
 
 
@@ -365,8 +365,8 @@ def test_cbc_finds_the_optimum_of_a_small_objective() -> None:
     better than its incumbent and report 'optimal'; the backend now scales the objective.
     Smallest disagreement found: 3 layers, 3 stages, micro-batch 1, A100 in a 1x2 group
     (100 Gbit/s) and a 2x2 group (200 Gbit/s). The optimum, g1:tp1xdp1 x 3 with 1 layer each, is
-    2.3171834e-4 s (HiGHS, CP-SAT, enumeration); CBC answers g0, g0, g1 at 2.3234249e-4 s, 0.27 %
-    worse, with status optimal."""
+    2.3171834e-4 s (HiGHS, CP-SAT, enumeration); CBC answered g0, g0, g1 at 2.3234249e-4 s, 0.27 %
+    worse, with status optimal (values with the cost constants of the time)."""
     inst = tiny_instance(devices=[("A100-80G", None)], groups=[(0, 1, 2), (0, 2, 2)], layers=3,
                          hidden=256, heads=4, seq=128, batch=2, recompute=("none",),
                          schedules=("1f1b",), zero=0, overlap=False)
@@ -375,7 +375,7 @@ def test_cbc_finds_the_optimum_of_a_small_objective() -> None:
     sub = SubProblem(3, 1, "1f1b")
     configs = stage_configs(inst, 1)
     truth = best_over_sequences(inst, cache, sub, configs)
-    assert truth is not None and math.isclose(truth, 2.3171833811164e-4, rel_tol=1e-9)
+    assert truth is not None  # the enumeration over every stage sequence is the oracle
     slots = build_slots(inst, cache, sub, configs)
     assert slots is not None
     sm = model_of(inst, cache, sub, slots)

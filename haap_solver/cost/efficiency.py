@@ -25,20 +25,20 @@ from dataclasses import dataclass, replace
 class CostConstants:
     """Constants of the cost model. Fitted ones say so; the others say where they come from."""
 
-    max_efficiency: float = 0.733
+    max_efficiency: float = 0.723
     """Fitted (``haap calibrate --fit`` on haap_solver/data/calibration_runs.csv, see
     docs/validation.md): fraction of peak reached by large, wide GEMM-dominated layers. Absorbs
     unmodelled end-to-end overheads and part of the interleaved-schedule bias of the runs."""
-    width_half: float = 257.0
+    width_half: float = 232.0
     """Fitted (as `max_efficiency`): per-GPU GEMM width h/t at which efficiency is half its
     maximum. Loosely determined (the runs have h/t >= 768) and correlated with
     `max_efficiency`."""
     tokens_half: float = 128.0
     """Tokens per micro-batch at which efficiency halves: one 128-row tensor-core tile (assumed)."""
-    network_efficiency: float = 0.744
+    network_efficiency: float = 0.747
     """Fitted (as `max_efficiency`): fraction of NIC line rate that NCCL collectives reach across
     nodes. Set almost entirely by the DeepSpeed ZeRO-3 runs, so an effective value."""
-    zero3_overlap: float = 0.557
+    zero3_overlap: float = 0.58
     """Fitted (as `max_efficiency`): share of ZeRO-3 parameter traffic hidden behind compute by
     prefetching (a compromise over the ZeRO-3 runs, see docs/validation.md)."""
     intra_node_efficiency: float = 0.7

@@ -77,8 +77,11 @@ class ReplicaTerms:
     """Backward compute per micro-batch, recomputation included."""
     tp_fwd_s: float
     tp_bwd_s: float
-    zero_mb_s: float
-    """ZeRO-2/3 traffic per micro-batch before overlap (0 for ZeRO 0/1 or DP 1)."""
+    zero_fwd_s: float
+    """ZeRO-3 weight all-gather of the forward pass, per micro-batch, before overlap."""
+    zero_bwd_s: float
+    """ZeRO-2/3 traffic of the backward pass (ZeRO-3 weight all-gather, gradient reduce-scatter),
+    per micro-batch, before overlap (0 for ZeRO 0/1 or DP 1)."""
     end_comm_s: float
     """End-of-iteration gradient (ZeRO 0/1) or weight (ZeRO-2) collective, before overlap."""
     last_bucket_s: float
@@ -90,14 +93,26 @@ class ReplicaTerms:
     def compute_mb_s(self) -> float:
         return self.fwd_s + self.bwd_s + self.tp_fwd_s + self.tp_bwd_s
 
+    @property
+    def zero_mb_s(self) -> float:
+        return self.zero_fwd_s + self.zero_bwd_s
 
-def zero_exposed_s(terms: ReplicaTerms, constants: CostConstants) -> float:
-    """ZeRO traffic not hidden by prefetching.
 
-    z - o min(z, compute) = max((1 - o) z, z - o compute): convex in the layer count.
+def _exposed(z: float, compute: float, overlap: float) -> float:
+    """z - o min(z, compute) = max((1 - o) z, z - o compute): convex in the layer count; and
+    compute + exposed has slope 1 or 1 - o >= 0 in compute, so a faster pass is never slower."""
+    return z - overlap * min(z, compute)
+
+
+def zero_exposed_s(terms: ReplicaTerms, constants: CostConstants) -> tuple[float, float]:
+    """ZeRO traffic not hidden by prefetching, (forward, backward) per micro-batch (Sec. 6.4).
+
+    Each pass's traffic overlaps that pass's own compute, so a faster device never makes a pass
+    (hence a plan) slower: fwd + exposed_fwd is non-decreasing in fwd.
     """
-    z = terms.zero_mb_s
-    return z - constants.zero3_overlap * min(z, terms.compute_mb_s)
+    o = constants.zero3_overlap
+    return (_exposed(terms.zero_fwd_s, terms.fwd_s + terms.tp_fwd_s, o),
+            _exposed(terms.zero_bwd_s, terms.bwd_s + terms.tp_bwd_s, o))
 
 
 def end_exposed_s(terms: ReplicaTerms, overlap: bool) -> float:
@@ -436,7 +451,7 @@ class CostModel:
         local = params / tp
         # Sec. 6.4: ZeRO-2 reduce-scatters gradients every micro-batch, ZeRO-3 also all-gathers
         # the weights for forward and for backward; ZeRO 0/1 reduce once per iteration.
-        zero_mb = end_comm = last_bucket = 0.0
+        zero_fwd = zero_bwd = end_comm = last_bucket = 0.0
         if dp > 1:
             sb = self._state_bytes
             grads, weights = local * sb.grads, local * sb.weights
@@ -446,13 +461,13 @@ class CostModel:
                 end_comm = comm.ring_allreduce_s(grads, dp, dp_gb_s, dp_latency_s)
                 last_bucket = comm.ring_allreduce_s(bucket * sb.grads, dp, dp_gb_s, dp_latency_s)
             elif t.zero_stage == 2:
-                zero_mb = comm.ring_allgather_s(grads, dp, dp_gb_s, dp_latency_s)
+                zero_bwd = comm.ring_allgather_s(grads, dp, dp_gb_s, dp_latency_s)
                 end_comm = comm.ring_allgather_s(weights, dp, dp_gb_s, dp_latency_s)
                 last_bucket = comm.ring_allgather_s(bucket * sb.weights, dp, dp_gb_s,
                                                     dp_latency_s)
             else:
-                zero_mb = (2 * comm.ring_allgather_s(weights, dp, dp_gb_s, dp_latency_s)
-                           + comm.ring_allgather_s(grads, dp, dp_gb_s, dp_latency_s))
+                zero_fwd = comm.ring_allgather_s(weights, dp, dp_gb_s, dp_latency_s)
+                zero_bwd = zero_fwd + comm.ring_allgather_s(grads, dp, dp_gb_s, dp_latency_s)
         opt_local = local / dp if t.zero_stage >= 1 else local
         if layer.optimizer_s and self.profile is not None:
             opt = layer.optimizer_s * (opt_local / max(self.params_per_layer / tp, 1.0))
@@ -460,7 +475,8 @@ class CostModel:
             opt = (opt_local * c.optimizer_bytes_per_param
                    / (self.instance.device(device).hbm_gb_s * 1e9 * c.hbm_efficiency))
         return ReplicaTerms(fwd_s=fwd_c, bwd_s=bwd_c, tp_fwd_s=tp_f, tp_bwd_s=tp_b,
-                            zero_mb_s=zero_mb, end_comm_s=end_comm, last_bucket_s=last_bucket,
+                            zero_fwd_s=zero_fwd, zero_bwd_s=zero_bwd, end_comm_s=end_comm,
+                            last_bucket_s=last_bucket,
                             optimizer_s=opt, params_local=local)
 
     def dp_link(self, replicas: tuple[ReplicaGroup, ...]) -> tuple[float, float]:
@@ -569,7 +585,7 @@ class CostModel:
                 num_layers=num_layers, params=params, is_first=is_first, is_last=is_last,
                 dp_gb_s=dp_gb_s, dp_latency_s=dp_lat)
             fwd_c, bwd_c, tp_f, tp_b = terms.fwd_s, terms.bwd_s, terms.tp_fwd_s, terms.tp_bwd_s
-            zero_exposed = zero_exposed_s(terms, c)
+            zero_f, zero_b = zero_exposed_s(terms, c)
             mem = self.replica_memory(device=device, tp=tp, share=share, dp=dp,
                                       num_layers=num_layers, recompute=recompute, params=params,
                                       is_first=is_first, is_last=is_last, in_flight=in_flight)
@@ -577,9 +593,9 @@ class CostModel:
             peak_fraction = max(peak_fraction, mem.total / mem.capacity)
             reps.append(ReplicaReport(
                 node_group=r.node_group, device=device, count=r.count, tp=tp,
-                micro_batch_share=share, fwd_s=fwd_c + tp_f,
-                bwd_s=bwd_c + tp_b + zero_exposed, compute_s=fwd_c + bwd_c,
-                tp_comm_s=tp_f + tp_b, zero_comm_s=zero_exposed,
+                micro_batch_share=share, fwd_s=fwd_c + tp_f + zero_f,
+                bwd_s=bwd_c + tp_b + zero_b, compute_s=fwd_c + bwd_c,
+                tp_comm_s=tp_f + tp_b, zero_comm_s=zero_f + zero_b,
                 dp_comm_s=end_exposed_s(terms, overlap), optimizer_s=terms.optimizer_s,
                 memory=mem, params_local=terms.params_local,
             ))

@@ -41,10 +41,13 @@ class StageCoefficients:
     epigraph formulation is exact (formulations/stage-assignment.md, Sec. 3).
     """
 
-    fwd: Affine
+    fwd_pieces: tuple[Affine, ...]
     bwd_pieces: tuple[Affine, ...]
     tau_pieces: tuple[Affine, ...]
     tail_pieces: tuple[Affine, ...]
+
+    def fwd(self, n: int) -> float:
+        return max(p.at(n) for p in self.fwd_pieces)
 
     def tau(self, n: int) -> float:
         return max(p.at(n) for p in self.tau_pieces)
@@ -138,20 +141,20 @@ class CoefficientCache:
                      aff("fwd_s").intercept + aff("tp_fwd_s").intercept)
         bwd_c = Affine(aff("bwd_s").slope + aff("tp_bwd_s").slope,
                        aff("bwd_s").intercept + aff("tp_bwd_s").intercept)
-        comp = Affine(fwd.slope + bwd_c.slope, fwd.intercept + bwd_c.intercept)
-        z = aff("zero_mb_s")
         o = self.cm.constants.zero3_overlap
-        if z.slope == 0 and z.intercept == 0:
-            bwd_pieces: tuple[Affine, ...] = (bwd_c,)
-        else:
-            # bwd + z - o min(z, comp) = max(bwd + (1-o) z, bwd + z - o comp)   (Sec. 3, eq. 3.2)
-            bwd_pieces = (
-                Affine(bwd_c.slope + (1 - o) * z.slope, bwd_c.intercept + (1 - o) * z.intercept),
-                Affine(bwd_c.slope + z.slope - o * comp.slope,
-                       bwd_c.intercept + z.intercept - o * comp.intercept),
-            )
-        tau_pieces = tuple(Affine(fwd.slope + b.slope, fwd.intercept + b.intercept)
-                           for b in bwd_pieces)
+
+        def with_zero(base: Affine, z: Affine) -> tuple[Affine, ...]:
+            # base + z - o min(z, base) = max(base + (1-o) z, (1-o) base + z)   (Sec. 3, eq. 3.2)
+            if z.slope == 0 and z.intercept == 0:
+                return (base,)
+            return (Affine(base.slope + (1 - o) * z.slope, base.intercept + (1 - o) * z.intercept),
+                    Affine((1 - o) * base.slope + z.slope,
+                           (1 - o) * base.intercept + z.intercept))
+
+        fwd_pieces = with_zero(fwd, aff("zero_fwd_s"))
+        bwd_pieces = with_zero(bwd_c, aff("zero_bwd_s"))
+        tau_pieces = tuple(Affine(f.slope + b.slope, f.intercept + b.intercept)
+                           for f in fwd_pieces for b in bwd_pieces)
         end, opt = aff("end_comm_s"), aff("optimizer_s")
         if end.slope == 0 and end.intercept == 0:
             tail_pieces: tuple[Affine, ...] = (opt,)
@@ -165,7 +168,8 @@ class CoefficientCache:
             )
         else:
             tail_pieces = (Affine(end.slope + opt.slope, end.intercept + opt.intercept),)
-        coeffs = StageCoefficients(fwd=fwd, bwd_pieces=bwd_pieces, tau_pieces=tau_pieces,
+        coeffs = StageCoefficients(fwd_pieces=fwd_pieces, bwd_pieces=bwd_pieces,
+                                   tau_pieces=tau_pieces,
                                    tail_pieces=tail_pieces)
         self._coeffs[key] = coeffs
         return coeffs
@@ -241,7 +245,7 @@ class CoefficientCache:
             for attr in ("tau_pieces", "bwd_pieces", "tail_pieces"):
                 if not _pieces_below(getattr(ca, attr), getattr(cb, attr), L):
                     return False
-            if not _pieces_below((ca.fwd,), (cb.fwd,), L):
+            if not _pieces_below(ca.fwd_pieces, cb.fwd_pieces, L):
                 return False
             ma = self.memory_bilinear(a, micro_batch, first, last, multi)
             mb = self.memory_bilinear(b, micro_batch, first, last, multi)

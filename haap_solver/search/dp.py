@@ -144,7 +144,7 @@ def best_layer_split(instance: Instance, cache: CoefficientCache, configs: list[
         for n in range(1, n_max + 1):
             tail = co.tail(n)
             if gpipe:
-                f, bw = co.fwd.at(n), co.bwd(n)
+                f, bw = co.fwd(n), co.bwd(n)
                 rows.append((n, f + bw, f if steady else 0.0, bw if steady else 0.0, tail))
             else:
                 tau = co.tau(n)

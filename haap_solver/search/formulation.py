@@ -184,7 +184,8 @@ def build_model(instance: Instance, cache: CoefficientCache, sub: SubProblem, sl
             bk = lp.var(f"b[{s.index}]", 0, ub, time=True)
             fs.append(f)
             bs.append(bk)
-            affine_row(f, xs, ys, [c.fwd for c in s.coeffs], f"f[{s.index}]")
+            for k in range(max(len(c.fwd_pieces) for c in s.coeffs)):
+                affine_row(f, xs, ys, _pieces(s.coeffs, "fwd_pieces", k), f"f[{s.index},{k}]")
             for k in range(max(len(c.bwd_pieces) for c in s.coeffs)):
                 affine_row(bk, xs, ys, _pieces(s.coeffs, "bwd_pieces", k), f"b[{s.index},{k}]")
             lp.add({F: 1, f: -1}, ">=", 0, f"F>=f[{s.index}]", time=True, defines=F)

@@ -163,7 +163,7 @@ def _layer_rate_bounds(state: SearchState, b: int,
     per_layer_min = math.inf
     for c in configs:
         co = state.cache.coefficients(c, b, False, False, True)
-        slope = co.fwd.slope + min(p.slope for p in co.bwd_pieces)
+        slope = min(p.slope for p in co.fwd_pieces) + min(p.slope for p in co.bwd_pieces)
         slope = max(slope, 1e-30)
         per_layer_min = min(per_layer_min, slope)
         rho[c.node_group] = max(rho.get(c.node_group, 0.0), 1.0 / (slope * c.gpus))
@@ -493,7 +493,7 @@ def _time_ub(slots: list[Any], sub: SubProblem, instance: Instance) -> float:
     worst = 0.0
     for s in slots:
         for co, n in zip(s.coeffs, s.max_layers, strict=True):
-            worst = max(worst, co.tau(n), co.tail(n), co.fwd.at(n) + co.bwd(n))
+            worst = max(worst, co.tau(n), co.tail(n), co.fwd(n) + co.bwd(n))
     return 4.0 * worst + 1.0
 
 
