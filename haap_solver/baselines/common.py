@@ -123,7 +123,7 @@ def max_layers_fit(cm: CostModel, replicas: Sequence[ReplicaGroup], recompute: s
     first, last = index == 0, index == num_stages - 1
 
     def fits(n: int) -> bool:
-        params = cm._stage_params(n, first, last, num_stages > 1)
+        params = cm.params_held(n, first, last, num_stages > 1)
         return all(cm.replica_memory(device=r.device, tp=r.tp, share=r.micro_batch_share, dp=dp,
                                      num_layers=n, recompute=recompute, params=params,
                                      is_first=first, is_last=last, in_flight=in_flight).fits
@@ -149,7 +149,7 @@ def memory_headroom(cm: CostModel, replicas: Sequence[ReplicaGroup], recompute: 
     in_flight = in_flight_micro_batches(schedule, index, num_stages, num_micro_batches)
     dp = sum(r.count for r in replicas)
     first, last = index == 0, index == num_stages - 1
-    params = cm._stage_params(layers, first, last, num_stages > 1)
+    params = cm.params_held(layers, first, last, num_stages > 1)
     worst = math.inf
     for r in replicas:
         mem = cm.replica_memory(device=r.device, tp=r.tp, share=r.micro_batch_share, dp=dp,

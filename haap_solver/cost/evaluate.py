@@ -382,11 +382,12 @@ class CostModel:
     # -- Stage-level quantities ---------------------------------------------------------------
     def stage_params(self, stage: Stage, index: int, num_stages: int) -> float:
         """Parameters a stage holds: its layers, plus embedding (first) and head (last)."""
-        return self._stage_params(stage.num_layers, index == 0, index == num_stages - 1,
+        return self.params_held(stage.num_layers, index == 0, index == num_stages - 1,
                                   num_stages > 1)
 
-    def _stage_params(self, num_layers: int, is_first: bool, is_last: bool,
-                      several_stages: bool) -> float:
+    def params_held(self, num_layers: int, is_first: bool, is_last: bool,
+                    several_stages: bool) -> float:
+        """Parameters of a stage of `num_layers` layers in its pipeline role."""
         m = self.model
         params = num_layers * self.params_per_layer
         if is_first:
@@ -566,7 +567,7 @@ class CostModel:
         overlap = self.training.overlap_grad_reduce
         num_layers, recompute = stage.num_layers, stage.recompute
         # A stage that is both first and last is the only one: no tied-embedding copy.
-        params = self._stage_params(num_layers, is_first, is_last, not (is_first and is_last))
+        params = self.params_held(num_layers, is_first, is_last, not (is_first and is_last))
         dp = stage.dp
         dp_gb_s, dp_lat = self.dp_link(stage.replicas) if dp > 1 else (1.0, 0.0)
         reps: list[ReplicaReport] = []

@@ -99,15 +99,7 @@ class CoefficientCache:
                             micro_batch_share=micro_batch // c.dp, placement=placement)
 
     def stage_params(self, n: int, first: bool, last: bool, multi_stage: bool) -> float:
-        m = self.instance.model
-        params = n * self.cm.params_per_layer
-        if first:
-            params += m.embedding_params
-        if last:
-            params += m.head_params
-            if m.tied_embeddings and multi_stage:
-                params += m.vocab_size * m.hidden_size
-        return params
+        return self.cm.params_held(n, first, last, multi_stage)
 
     def terms(self, c: StageConfig, micro_batch: int, n: int, first: bool, last: bool,
               multi_stage: bool) -> ReplicaTerms:
