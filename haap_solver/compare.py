@@ -370,7 +370,7 @@ def bench_report(rows: list[dict[str, Any]], instances: list[Instance], *, metho
         lines.append(f"| {k} | {info[k]} |")
     lines += ["", "## Methods", "",
               "- `haap`: the exact search (`haap_solver.search.solve`, HiGHS backend, seeded "
-              "with the uniform grid)"
+              "with the uniform-grid and Metis-style plans)"
               + ("; `haap-cpsat`: the same with CP-SAT." if "haap-cpsat" in methods else "."),
               "- `uniform`: the best Megatron-LM grid (DP x TP x PP, even layer split, one "
               "micro-batch size) over all legal grids, costed on the real devices.",

@@ -76,7 +76,7 @@ def _agree(instance: Instance) -> None:
         check_plan(instance, truth.plan)
     for backend in BACKENDS:
         try:
-            res = solve(instance, backend=backend, time_limit_s=30, seed_with_uniform=False)
+            res = solve(instance, backend=backend, time_limit_s=30, seed_with_baselines=False)
         except HaapError:  # InfeasibleError: no plan at all
             assert truth.plan is None, f"{backend} says infeasible, bruteforce found " \
                 f"{truth.iteration_time_s}"

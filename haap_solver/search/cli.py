@@ -15,8 +15,8 @@ def _cfg_solve(p: argparse.ArgumentParser) -> None:
     p.add_argument("instance", help="instance .toml file")
     p.add_argument("--backend", choices=sorted(BACKENDS), default=DEFAULT_BACKEND,
                    help=f"solver for the stage-assignment models (default: {DEFAULT_BACKEND})")
-    p.add_argument("--no-uniform-seed", action="store_true",
-                   help="do not seed the search with the best uniform grid")
+    p.add_argument("--no-baseline-seeds", action="store_true",
+                   help="do not seed the search with the uniform-grid and Metis-style plans")
     p.add_argument("--time-limit", type=float, default=60.0, metavar="S",
                    help="wall-clock limit in seconds; the best plan and its proven gap are "
                         "returned when it is reached (default: 60)")
@@ -62,7 +62,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
     try:
         result = solve(instance, backend=args.backend, time_limit_s=args.time_limit,
                        threads=args.threads, seed=args.seed, max_stages=args.max_stages,
-                       progress=progress_cb, seed_with_uniform=not args.no_uniform_seed)
+                       progress=progress_cb, seed_with_baselines=not args.no_baseline_seeds)
     finally:
         if bar is not None:
             bar.stop()
