@@ -76,9 +76,9 @@ def cmd_solve(args: argparse.Namespace) -> int:
         gap = f"gap {result.gap:.2%}" if result.status != "optimal" else "proven optimal"
         console.print(
             f"[bold]{result.status}[/bold] ({gap}; bound {result.best_bound_s:.4f} s) in "
-            f"{result.wall_s:.2f} s: {result.subproblems} sub-problems, {result.solved} solved, "
-            f"{result.pruned_by_bound} pruned by the load-balance bound, "
-            f"{result.pruned_by_memory} by memory; cache hit rate "
+            f"{result.wall_s:.2f} s: {result.subproblems} sub-problems "
+            f"({result.pruned_by_bound} pruned by the load-balance bound, "
+            f"{result.pruned_by_memory} by memory), {result.solved} models solved; cache hit rate "
             f"{result.cache['hit_rate']:.0%}; {result.ratio_to_compute_bound:.3f}x the "
             f"compute-bound limit ({result.compute_bound_s:.4f} s)")
         if result.message:

@@ -52,6 +52,7 @@ class SolveResult:
     wall_s: float
     subproblems: int = 0
     solved: int = 0
+    """Models handed to a solver backend (warm-start restricted models included)."""
     pruned_by_bound: int = 0
     pruned_by_memory: int = 0
     search_space: dict[str, Any] = field(default_factory=dict)
