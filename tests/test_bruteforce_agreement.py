@@ -8,45 +8,22 @@ backend must find it (up to the gap it reports), and can never beat it.
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from tiny_instances import tiny_instance
 
 from haap_solver.baselines.bruteforce import bruteforce, space_size
-from haap_solver.cluster import NodeGroup
 from haap_solver.cost.evaluate import CostModel
-from haap_solver.devices import DEVICE_PRESETS
 from haap_solver.errors import HaapError
-from haap_solver.instance import Instance, make_instance
-from haap_solver.model import ModelSpec
+from haap_solver.instance import Instance
 from haap_solver.search.solve import solve
-from haap_solver.training import TrainingSpec
 from haap_solver.validate import check_plan
 
 BACKENDS = ("cpsat", "highs", "cbc")
 PRESETS = ("A100-80G", "V100-32G", "T4", "A10", "H100")
 MAX_PLANS = 20_000
-
-
-def small_instance(*, devices: list[tuple[str, float]], groups: list[tuple[int, int, int]],
-                   layers: int, hidden: int, heads: int, seq: int, batch: int,
-                   recompute: tuple[str, ...], zero: int) -> Instance:
-    """devices: (preset, memory GiB); groups: (device index, nodes, GPUs per node)."""
-    extra = {}
-    for k, (preset, mem) in enumerate(devices):
-        extra[f"d{k}"] = replace(DEVICE_PRESETS[preset], name=f"d{k}", memory_gib=mem)
-    node_groups = [NodeGroup(name=f"g{k}", device=f"d{dev}", num_nodes=nodes,
-                             gpus_per_node=gpn, nic_gbit_s=100.0 * (k + 1))
-                   for k, (dev, nodes, gpn) in enumerate(groups)]
-    model = ModelSpec(name="tiny-gpt", num_layers=layers, hidden_size=hidden,
-                      ffn_hidden_size=4 * hidden, num_attention_heads=heads, vocab_size=8192,
-                      seq_length=seq, learned_position_embeddings=True, uses_dropout=True)
-    training = TrainingSpec(global_batch_size=batch, dtype="fp16", zero_stage=zero,
-                            recompute=recompute)  # type: ignore[arg-type]
-    return make_instance(model=model, training=training, node_groups=node_groups,
-                         extra_devices=extra, name="tiny")
 
 
 @st.composite
@@ -59,7 +36,7 @@ def instances(draw: st.DrawFn) -> Instance:
                draw(st.sampled_from([1, 2, 4]))) for _ in range(n_groups)]
     recompute = tuple(m for m in ("none", "selective", "full") if draw(st.booleans())) or \
         ("none",)
-    return small_instance(devices=devices, groups=groups, layers=draw(st.integers(2, 6)),
+    return tiny_instance(devices=devices, groups=groups, layers=draw(st.integers(2, 6)),
                           hidden=draw(st.sampled_from([512, 1024, 2048])), heads=4,
                           seq=draw(st.sampled_from([256, 1024])),
                           batch=draw(st.integers(2, 8)), recompute=recompute,
@@ -106,7 +83,7 @@ def test_mixed_devices_example() -> None:
     solver (all backends) reported "optimal" at 4.7621 ms with micro-batch 2; with max_stages=1
     it finds 4.5419 ms, so a sub-problem (p=1, b=4) is pruned wrongly when more stages are open.
     """
-    inst = small_instance(devices=[("A100-80G", 16.0), ("T4", 3.0)],
+    inst = tiny_instance(devices=[("A100-80G", 16.0), ("T4", 3.0)],
                           groups=[(0, 1, 2), (1, 1, 2)], layers=3, hidden=1024, heads=4,
                           seq=1024, batch=4, recompute=("none",), zero=1)
     assert space_size(inst) <= MAX_PLANS
@@ -114,7 +91,7 @@ def test_mixed_devices_example() -> None:
 
 
 def test_bruteforce_refuses_big_instances() -> None:
-    inst = small_instance(devices=[("A100-80G", 80.0)], groups=[(0, 4, 8)], layers=24,
+    inst = tiny_instance(devices=[("A100-80G", 80.0)], groups=[(0, 4, 8)], layers=24,
                           hidden=1024, heads=8, seq=1024, batch=64,
                           recompute=("none", "selective", "full"), zero=1)
     with pytest.raises(HaapError, match="bruteforce refuses"):

@@ -21,12 +21,10 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
+from tiny_instances import tiny_instance
 
-from haap_solver.cluster import NodeGroup
 from haap_solver.cost.evaluate import CostModel
-from haap_solver.devices import DEVICE_PRESETS
-from haap_solver.instance import Instance, load_instance, make_instance
-from haap_solver.model import ModelSpec
+from haap_solver.instance import Instance, load_instance
 from haap_solver.search.backends import BackendResult, SolveOptions, get_backend
 from haap_solver.search.coefficients import CoefficientCache
 from haap_solver.search.dp import best_layer_split
@@ -47,7 +45,6 @@ from haap_solver.search.space import (
     micro_batch_candidates,
     stage_configs,
 )
-from haap_solver.training import TrainingSpec
 from haap_solver.validate import check_plan, plan_violations
 
 BACKENDS = ("cpsat", "highs", "cbc")
@@ -65,30 +62,6 @@ MORE = examples(25)
 
 
 # -- instances ------------------------------------------------------------------------------------
-def tiny_instance(*, devices: list[tuple[str, float | None]], groups: list[tuple[int, int, int]],
-                  layers: int, hidden: int, heads: int, seq: int, batch: int,
-                  recompute: tuple[str, ...], schedules: tuple[str, ...], zero: int = 1,
-                  overlap: bool = True) -> Instance:
-    """devices: (preset, memory GiB or None for the preset's); groups: (device, nodes, GPUs/node).
-
-    A preset with less memory makes memory bind on a tiny model."""
-    extra = {}
-    for k, (preset, mem) in enumerate(devices):
-        base = DEVICE_PRESETS[preset]
-        extra[f"d{k}"] = replace(base, name=f"d{k}", memory_gib=mem or base.memory_gib)
-    node_groups = [NodeGroup(name=f"g{k}", device=f"d{dev}", num_nodes=nodes,
-                             gpus_per_node=gpn, nic_gbit_s=100.0 * (k + 1))
-                   for k, (dev, nodes, gpn) in enumerate(groups)]
-    model = ModelSpec(name="tiny-gpt", num_layers=layers, hidden_size=hidden,
-                      ffn_hidden_size=4 * hidden, num_attention_heads=heads, vocab_size=8192,
-                      seq_length=seq, learned_position_embeddings=True, uses_dropout=True)
-    training = TrainingSpec(global_batch_size=batch, dtype="fp16", zero_stage=zero,
-                            recompute=recompute, schedules=schedules,  # type: ignore[arg-type]
-                            overlap_grad_reduce=overlap)
-    return make_instance(model=model, training=training, node_groups=node_groups,
-                         extra_devices=extra, name="tiny")
-
-
 @st.composite
 def instances(draw: st.DrawFn, max_layers: int = 8) -> Instance:
     n_dev = draw(st.integers(1, 2))
