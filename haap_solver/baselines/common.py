@@ -264,3 +264,16 @@ class Best:
                            gap=0.0 if optimal else math.nan, wall_s=wall,
                            plans_costed=self.costed, options={"choice": self.info},
                            message=message)
+
+
+def proportional_layers(cm: CostModel, stages: Sequence[Sequence[ReplicaGroup]], recompute: str,
+                        schedule: str, num_micro_batches: int) -> list[int] | None:
+    """Layers split in proportion to each stage's speed under `recompute`, capped by what fits
+    each stage's memory at its position (None when the caps cannot hold every layer)."""
+    L = cm.model.num_layers
+    pp = len(stages)
+    speeds = [1.0 / stage_layer_time(cm, reps, recompute) for reps in stages]
+    caps = [max_layers_fit(cm, reps, recompute, k, pp, schedule, num_micro_batches, L)
+            for k, reps in enumerate(stages)]
+    return proportional_split(L, speeds, caps)
+

@@ -33,8 +33,8 @@ from haap_solver.baselines.common import (
     layer_time,
     legal_tps,
     make_plan,
-    max_layers_fit,
     memory_headroom,
+    proportional_layers,
     proportional_split,
     recompute_order,
     stage_layer_time,
@@ -180,10 +180,7 @@ def _chain(instance: Instance, cm: CostModel, best: Best, line, tps, modes,  # t
             ready = [s for s in stages if s is not None]
             fitted = False
             for rc in modes:
-                speeds = [1.0 / stage_layer_time(cm, reps, rc) for reps in ready]
-                caps = [max_layers_fit(cm, reps, rc, k, pp, schedule, m, L)
-                        for k, reps in enumerate(ready)]
-                layers = proportional_split(L, speeds, caps)
+                layers = proportional_layers(cm, ready, rc, schedule, m)
                 if layers is None:
                     continue
                 plan = make_plan(instance, [(reps, rc) for reps in ready], layers,

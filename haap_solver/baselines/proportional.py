@@ -21,10 +21,8 @@ from haap_solver.baselines.common import (
     gpu_line,
     legal_tps,
     make_plan,
-    max_layers_fit,
-    proportional_split,
+    proportional_layers,
     recompute_order,
-    stage_layer_time,
     tp_ok,
     with_shares,
 )
@@ -41,7 +39,6 @@ def _try_grid(instance: Instance, cm: CostModel, best: Best, tp: int, pp: int, d
     """Proportional split + memory repair on one grid; offers the plan. True if one fitted."""
     line = gpu_line(instance)
     tps = legal_tps(instance)
-    L = instance.model.num_layers
     stages = []
     for k in range(pp):
         reps = line.slice(k * tp * dp, tp * dp, tp)
@@ -51,10 +48,7 @@ def _try_grid(instance: Instance, cm: CostModel, best: Best, tp: int, pp: int, d
     b = dp * share
     m = instance.training.global_batch_size // b
     for rc in modes:
-        speeds = [1.0 / stage_layer_time(cm, reps, rc) for reps in stages]
-        caps = [max_layers_fit(cm, reps, rc, k, pp, schedule, m, L)
-                for k, reps in enumerate(stages)]
-        layers = proportional_split(L, speeds, caps)
+        layers = proportional_layers(cm, stages, rc, schedule, m)
         if layers is None:
             continue
         plan = make_plan(instance, [(reps, rc) for reps in stages], layers, micro_batch=b,
