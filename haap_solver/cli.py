@@ -13,7 +13,6 @@ import math
 import os
 import sys
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 from haap_solver.errors import HaapError, InputError
@@ -186,13 +185,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _error(message: str) -> None:
     sys.stderr.write(f"haap: error: {message}\n")
-
-
-def existing_path(text: str) -> Path:
-    path = Path(text)
-    if not path.exists():
-        raise InputError("file not found", source=text)
-    return path
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -268,7 +268,3 @@ def model_from_hf_config(path: str | Path, *, seq_length: int | None = None) -> 
         if exc.field in keys:
             exc = InputError(exc.message, field=keys[exc.field], source=exc.source)
         raise exc.within(source=source) from None
-
-
-def with_seq_length(model: ModelSpec, seq_length: int) -> ModelSpec:
-    return replace(model, seq_length=seq_length)

@@ -12,7 +12,6 @@ bound it sees that GPUs come in node-aligned blocks and that each stage pays fix
 
 from __future__ import annotations
 
-import bisect
 import math
 
 import numpy as np
@@ -161,9 +160,6 @@ class CapacityBound:
             else:
                 lo = mid + 1
         return self.t_values[lo]
-
-    def index_of(self, t: float) -> int:
-        return bisect.bisect_left(self.t_values, t)
 
 
 NEG = -1e18

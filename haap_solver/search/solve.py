@@ -492,11 +492,6 @@ def _ranked_per_group(state: SearchState, sub: SubProblem,
     return ranked
 
 
-def _fastest_per_group(state: SearchState, sub: SubProblem, per_group: int,
-                       p_cap: int) -> list[StageConfig]:
-    return [c for cs in _ranked_per_group(state, sub, p_cap).values() for c in cs[:per_group]]
-
-
 def _time_ub(slots: list[Any], sub: SubProblem, instance: Instance) -> float:
     """A safe upper bound on every time variable of the model (for finite CP-SAT domains)."""
     worst = 0.0
