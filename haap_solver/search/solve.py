@@ -207,15 +207,16 @@ def strong_lower_bound(state: SearchState, sub: SubProblem, floors: tuple[float,
     return lower_bound(state, sub, (max(t_floor, t_cap), layer_floor, rate))
 
 
-def compute_bound(state: SearchState) -> float:
-    """Total FLOPs over the cluster's aggregate effective FLOP/s: perfect balance, no bubble."""
-    best = math.inf
-    for b in state.micro_batches():
-        configs = state.configs(b)
-        if configs:
-            t_floor, _, _ = _layer_rate_bounds(state, b, configs)
-            best = min(best, t_floor * (state.instance.training.global_batch_size // b))
-    return best
+def compute_bound(state: SearchState,
+                  floors_by_b: dict[int, tuple[float, float, float]] | None = None) -> float:
+    """Total FLOPs over the cluster's aggregate effective FLOP/s: perfect balance, no bubble.
+
+    `floors_by_b` reuses the load-balance floors a search already computed per micro-batch."""
+    if floors_by_b is None:
+        floors_by_b = {b: _layer_rate_bounds(state, b, state.configs(b))
+                       for b in state.micro_batches() if state.configs(b)}
+    big = state.instance.training.global_batch_size
+    return min((floors[0] * (big // b) for b, floors in floors_by_b.items()), default=math.inf)
 
 
 DEFAULT_BACKEND = "highs"
@@ -440,8 +441,8 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
     common = dict(instance=instance.name, method=f"haap:{backend}", wall_s=wall,
                   subproblems=len(candidates), solved=solved, pruned_by_bound=pruned_bound,
                   pruned_by_memory=pruned_memory + infeasible_memory, search_space=space,
-                  cache=cache_stats, compute_bound_s=compute_bound(state), options=options,
-                  model_mismatch_s=mismatch, plans_costed=plans_costed)
+                  cache=cache_stats, compute_bound_s=compute_bound(state, floors_by_b),
+                  options=options, model_mismatch_s=mismatch, plans_costed=plans_costed)
     if best_plan is None:
         if open_bounds:
             return SolveResult(plan=None, evaluation=None, status="unknown",
