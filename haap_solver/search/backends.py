@@ -168,7 +168,7 @@ def _true_time_values(lp: LinearProgram, raw: list[float]) -> list[float]:
 
 
 @contextlib.contextmanager
-def _stdout_silenced() -> Iterator[None]:
+def stdout_silenced() -> Iterator[None]:
     """Send file descriptor 1 to /dev/null (C libraries write there directly)."""
     sys.stdout.flush()
     saved = os.dup(1)
@@ -194,7 +194,7 @@ def _solve_highs(lp: LinearProgram, opts: SolveOptions, objective_floor_s: float
     import numpy as np
 
     start = time.perf_counter()
-    with _stdout_silenced():  # HiGHS prints a banner on stdout, which is ours (JSON output)
+    with stdout_silenced():  # HiGHS prints a banner on stdout, which is ours (JSON output)
         h = highspy.Highs()
     h.setOptionValue("output_flag", False)
     h.setOptionValue("time_limit", max(opts.time_limit_s, 0.01))

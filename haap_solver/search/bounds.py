@@ -246,3 +246,172 @@ def _combine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
             for i in range(n):
                 np.maximum(out[i:, f1 | f2], a[i, f1] + b[: n - i, f2], out=out[i:, f1 | f2])
     return out
+
+
+class PositionalBound:
+    """T_pos(p): the bottleneck floor that knows where each stage sits in the pipeline (Sec. 4.4).
+
+    The capacity bound above gives every stage the memory of one micro-batch in flight; under 1F1B
+    the stage at position i holds min(p - i, m), so on large models the front stages hold far fewer
+    layers than it assumes and the fast, roomy devices cannot all sit at the back. Here every
+    position keeps its own role and in-flight count, and the GPU budgets are relaxed to their
+    linear-programming form: at a bottleneck candidate T,
+
+        max  sum_{k,c} N_{c,k}(T) z_kc
+        s.t. sum_c z_kc = mult_k                    (every position class gets its stages)
+             sum_{k, c in g} gpus(c) z_kc <= G_g    (GPU budget of node group g)
+             z >= 0,  z_kc = 0 where N_{c,k}(T) = 0 (every stage holds at least one layer)
+
+    where a position class k groups the positions with the same role and in-flight count, and
+    N_{c,k}(T) is the most layers configuration c holds there with stage time <= T and memory
+    within capacity. Any plan with p stages and bottleneck <= T is a feasible integer point, so an
+    optimum below L proves the bottleneck exceeds T; the optimum grows with T, and binary search
+    over the capacity bound's candidate values gives T_pos(p).
+    """
+
+    def __init__(self, instance: Instance, cache: CoefficientCache, micro_batch: int,
+                 configs: list[StageConfig], schedule: str):
+        self.instance = instance
+        self.cache = cache
+        self.b = micro_batch
+        self.configs = configs
+        self.schedule = schedule
+        self.L = instance.model.num_layers
+        self.m = instance.training.global_batch_size // micro_batch
+        self.groups = [g.name for g in instance.cluster.node_groups]
+        self.budget = np.array([g.num_gpus for g in instance.cluster.node_groups], dtype=float)
+        self.group_of = np.array([self.groups.index(c.node_group) for c in configs])
+        self.gpus = np.array([c.gpus for c in configs], dtype=float)
+        self._taus: dict[tuple[bool, bool, bool], np.ndarray] = {}
+        self._mem: dict[tuple[bool, bool, bool, int], np.ndarray] = {}
+        self._bracket: dict[int, tuple[int, int]] = {}
+
+    def _classes(self, p: int) -> list[tuple[tuple[bool, bool, bool], int, int]]:
+        """(role, in-flight, multiplicity) of the positions of a p-stage pipeline."""
+        counts: dict[tuple[tuple[bool, bool, bool], int], int] = {}
+        for i in range(p):
+            role = (i == 0, i == p - 1, p > 1)
+            f = self.cache.in_flight(self.schedule, p - 1 - i, p, self.m)
+            counts[(role, f)] = counts.get((role, f), 0) + 1
+        return [(role, f, k) for (role, f), k in counts.items()]
+
+    def _layers(self, role: tuple[bool, bool, bool], in_flight: int, t: float) -> np.ndarray:
+        """N_{c,k}(T) for every configuration: time- and memory-bounded layer counts."""
+        taus = self._taus.get(role)
+        if taus is None:  # one row per configuration, padded with inf
+            rows = [CapacityBound._taus(self.cache, c, self.b, *role) for c in self.configs]
+            taus = np.full((len(rows), max([len(r) for r in rows] + [1])), np.inf)
+            for k, r in enumerate(rows):
+                taus[k, : len(r)] = r
+            self._taus[role] = taus
+        mem = self._mem.get((*role, in_flight))
+        if mem is None:
+            mem = np.array([self.cache.max_layers(c, self.b, *role, in_flight)
+                            for c in self.configs])
+            self._mem[(*role, in_flight)] = mem
+        return np.minimum((taus <= t).sum(axis=1), mem)
+
+    def capacity(self, p: int, t: float) -> float:
+        """The LP optimum above (-inf when some position class has no configuration at all)."""
+        import highspy
+
+        t = t * (1 + 1e-12)
+        cols_n: list[float] = []
+        cols_class: list[int] = []
+        cols_cfg: list[int] = []
+        classes = self._classes(p)
+        for k, (role, f, _) in enumerate(classes):
+            n = self._layers(role, f, t)
+            usable = np.nonzero(n >= 1)[0]
+            if len(usable) == 0:
+                return -math.inf
+            cols_n.extend(n[usable].tolist())
+            cols_class.extend([k] * len(usable))
+            cols_cfg.extend(usable.tolist())
+        nc = len(cols_n)
+        cfg = np.array(cols_cfg)
+        # Rows: one per class (== multiplicity), one per node group (<= budget).
+        rows_idx = np.concatenate([np.array(cols_class), len(classes) + self.group_of[cfg]])
+        cols_idx = np.concatenate([np.arange(nc), np.arange(nc)])
+        vals = np.concatenate([np.ones(nc), self.gpus[cfg]])
+        order = np.lexsort((rows_idx, cols_idx))  # column-wise
+        rows_idx, cols_idx, vals = rows_idx[order], cols_idx[order], vals[order]
+        starts = np.searchsorted(cols_idx, np.arange(nc)).astype(np.int32)
+        mult = np.array([k for _, _, k in classes], dtype=float)
+        inf = highspy.kHighsInf
+        lower = np.concatenate([mult, np.full(len(self.groups), -inf)])
+        upper = np.concatenate([mult, self.budget])
+        h = _quiet_highs()
+        h.addRows(len(lower), lower, upper, 0, np.array([], dtype=np.int32),
+                  np.array([], dtype=np.int32), np.array([], dtype=np.float64))
+        h.addCols(nc, -np.array(cols_n, dtype=float), np.zeros(nc), np.full(nc, inf),
+                  len(vals), starts, rows_idx.astype(np.int32), vals)
+        h.run()
+        status = h.getModelStatus()
+        if status == highspy.HighsModelStatus.kInfeasible:
+            return -math.inf
+        if status != highspy.HighsModelStatus.kOptimal:
+            return math.inf  # no proof either way: claim nothing
+        return -float(h.getInfo().objective_function_value)
+
+    def holds_all_layers(self, p: int, t: float) -> bool:
+        return self.capacity(p, t) >= self.L - 1e-6
+
+    def bottleneck_floor(self, p: int, t_values: list[float], start: float = 0.0,
+                         stop: float = math.inf) -> float:
+        """Smallest candidate T >= `start` at which the LP holds every layer (inf if none).
+
+        Valid when every bottleneck below `start` is already known infeasible (the capacity bound
+        says so) and the stage time of every plan is among `t_values` (the capacity bound's
+        candidates: every stage time any configuration can take). With a finite `stop` the search
+        may end early: when the LP fails at `stop`, the candidate just above `stop` is returned, a
+        valid bound that is all a caller pruning at `stop` needs. What each test showed is kept,
+        so later calls resume the bisection."""
+        n = len(t_values)
+        lo, hi = self._bracket.get(p, (0, n))  # infeasible below lo; feasible at hi (n: unknown)
+        lo = max(lo, int(np.searchsorted(t_values, start * (1 - 1e-12), side="left")))
+        if lo >= hi:
+            return t_values[hi] if hi < n else math.inf
+        if math.isfinite(stop):
+            s_idx = int(np.searchsorted(t_values, stop * (1 + 1e-12), side="right")) - 1
+            if lo <= s_idx < hi:
+                if self.holds_all_layers(p, t_values[s_idx]):
+                    hi = s_idx
+                else:
+                    lo = s_idx + 1
+                    self._bracket[p] = (lo, hi)
+                    return t_values[lo] if lo < n else math.inf
+            elif s_idx < lo:
+                self._bracket[p] = (lo, hi)
+                return t_values[lo]
+        if hi == n:  # gallop up from lo (the answer is usually close), then bisect
+            step, probe = 1, lo
+            while not self.holds_all_layers(p, t_values[probe]):
+                lo = probe + 1
+                if probe == n - 1:
+                    self._bracket[p] = (n, n)
+                    return math.inf
+                probe = min(probe + step, n - 1)
+                step *= 2
+            hi = probe
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if self.holds_all_layers(p, t_values[mid]):
+                hi = mid
+            else:
+                lo = mid + 1
+        self._bracket[p] = (lo, hi)
+        return t_values[lo]
+
+
+def _quiet_highs():  # type: ignore[no-untyped-def]
+    import highspy
+
+    from haap_solver.search.backends import stdout_silenced
+
+    with stdout_silenced():  # HiGHS prints a banner on stdout, which is ours (JSON output)
+        h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.setOptionValue("threads", 1)
+    h.setOptionValue("random_seed", 0)
+    return h

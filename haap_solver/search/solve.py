@@ -23,7 +23,7 @@ from haap_solver.errors import HaapError, InfeasibleError
 from haap_solver.instance import Instance
 from haap_solver.plan import Plan
 from haap_solver.search.backends import SolveOptions, get_backend
-from haap_solver.search.bounds import CapacityBound
+from haap_solver.search.bounds import CapacityBound, PositionalBound
 from haap_solver.search.coefficients import CoefficientCache
 from haap_solver.search.formulation import SubProblem, build_model, build_slots
 from haap_solver.search.heuristic import construct, seed_from_capacity
@@ -108,6 +108,8 @@ class SearchState:
         self._configs: dict[int, list[StageConfig]] = {}
         self.fitting: dict[int, int] = {}
         self._capacity: dict[tuple[int, int], CapacityBound] = {}
+        self._positional: dict[tuple[int, str], PositionalBound] = {}
+        self._tails: dict[tuple[int, int, bool], list[tuple[float, float]]] = {}
         self._micro_batches: list[int] | None = None
 
     def capacity_bound(self, micro_batch: int, p_max: int) -> CapacityBound:
@@ -118,6 +120,59 @@ class SearchState:
                                 self.configs(micro_batch), p_max)
             self._capacity[key] = hit
         return hit
+
+    def positional_bound(self, micro_batch: int, schedule: str) -> PositionalBound:
+        key = (micro_batch, schedule)
+        hit = self._positional.get(key)
+        if hit is None:
+            hit = PositionalBound(self.instance, self.cache, micro_batch,
+                                  self.configs(micro_batch), schedule)
+            self._positional[key] = hit
+        return hit
+
+    def bottleneck_floor(self, sub: SubProblem, p_max: int, stop: float = math.inf) -> float:
+        """The larger of the GPU-granular (Sec. 4.3) and the positional (Sec. 4.4) bottleneck
+        floors of a sub-problem: no plan of it has a stage time per micro-batch below this.
+
+        With a finite `stop` (the largest bottleneck still worth finding) the positional search
+        may end as soon as it proves the floor exceeds `stop`."""
+        capacity = self.capacity_bound(sub.micro_batch, p_max)
+        floor = capacity.bottleneck_floor(sub.num_stages)
+        if not math.isfinite(floor):
+            return floor
+        positional = self.positional_bound(sub.micro_batch, sub.schedule)
+        return max(floor, positional.bottleneck_floor(sub.num_stages, capacity.t_values,
+                                                      start=floor, stop=stop))
+
+    def tail_staircase(self, micro_batch: int, layers: int,
+                       single: bool) -> list[tuple[float, float]]:
+        """(T_c, running min of R_c) over the configurations and roles that can hold `layers`
+        layers, sorted by T_c (strong_lower_bound, Sec. 4.5)."""
+        key = (micro_batch, layers, single)
+        hit = self._tails.get(key)
+        if hit is not None:
+            return hit
+        L = self.instance.model.num_layers
+        roles = ((True, True, False),) if single else ((False, False, True), (True, False, True),
+                                                       (False, True, True))
+        pairs = []
+        for c in self.configs(micro_batch):
+            for role in roles:
+                top = min(L, self.cache.max_layers(c, micro_batch, *role, 1))
+                if top < layers:
+                    continue
+                co = self.cache.coefficients(c, micro_batch, *role)
+                pairs.append((_convex_min(co.tau_pieces, layers, top),
+                              _convex_min(co.tail_pieces, layers, top)))
+        pairs.sort()
+        out: list[tuple[float, float]] = []
+        running = math.inf
+        for t_c, r_c in pairs:
+            if r_c < running:
+                running = r_c
+                out.append((t_c, running))
+        self._tails[key] = out
+        return out
 
     def micro_batches(self) -> list[int]:
         if self._micro_batches is None:
@@ -147,6 +202,20 @@ class SearchState:
             kept = [k for k in kept if not self.cache.dominates(c, k, micro_batch, groups)]
             kept.append(c)
         return kept
+
+
+def _convex_min(pieces: tuple[Any, ...], lo: int, hi: int) -> float:
+    """Minimum over integers n in [lo, hi] of max(pieces)(n), a convex piecewise-linear function:
+    attained at an end or next to a crossing of two pieces."""
+    points = {lo, hi}
+    for a in pieces:
+        for b in pieces:
+            if a.slope > b.slope:
+                x = (b.intercept - a.intercept) / (a.slope - b.slope)
+                for n in (math.floor(x), math.ceil(x)):
+                    if lo <= n <= hi:
+                        points.add(n)
+    return min(max(q.at(n) for q in pieces) for n in points)
 
 
 def _layer_rate_bounds(state: SearchState, b: int,
@@ -198,13 +267,51 @@ def _fill_floor(state: SearchState, sub: SubProblem, floors: tuple[float, float,
 
 
 def strong_lower_bound(state: SearchState, sub: SubProblem, floors: tuple[float, float, float],
-                       p_max: int) -> float:
-    """`lower_bound` with the bottleneck floor from the GPU-granular capacity bound (Sec. 4.3)."""
-    t_cap = state.capacity_bound(sub.micro_batch, p_max).bottleneck_floor(sub.num_stages)
+                       p_max: int, incumbent_s: float = math.inf) -> float:
+    """`lower_bound` with the bottleneck floors of Sec. 4.3 and 4.4 and the tail of the most
+    loaded stage (Sec. 4.5).
+
+    Some stage holds at least nbar = ceil(L / p) layers. If it uses configuration c in role r, the
+    bottleneck is at least T_c = min_{n >= nbar} tau_c(n) and the tail at least
+    R_c = min_{n >= nbar} tail_c(n) (n up to what memory allows). So the objective is at least
+    min over c of  max(fill, T) + (m - 1) T + R_c  with T = max(T_LB, T_c): with the pairs sorted
+    by T_c, a running minimum of R_c gives it exactly.
+
+    With an incumbent the bottleneck search stops once it proves that no plan of the
+    sub-problem can beat it (Sec. 4.2); the value returned is then still a valid bound.
+    """
+    stop = _stage_time_cap(state, sub, floors, incumbent_s)
+    t_cap = state.bottleneck_floor(sub, p_max, stop=stop)
     if not math.isfinite(t_cap):
         return math.inf
     t_floor, layer_floor, rate = floors
-    return lower_bound(state, sub, (max(t_floor, t_cap), layer_floor, rate))
+    t_low = max(t_floor, t_cap)
+    plain = lower_bound(state, sub, (t_low, layer_floor, rate))
+    L = state.instance.model.num_layers
+    p = sub.num_stages
+    m = sub.num_micro_batches(state.instance)
+    bottleneck = max(t_low, math.ceil(L / p) * layer_floor)
+    fill = _fill_floor(state, sub, floors)
+    best = math.inf
+    for t_c, r_min in state.tail_staircase(sub.micro_batch, math.ceil(L / p), p == 1):
+        t = max(bottleneck, t_c)
+        best = min(best, max(fill, t) + (m - 1) * t + r_min)
+        if max(fill, t) + (m - 1) * t >= best:
+            break  # later entries have larger T_c
+    return max(plain, best)
+
+
+def _stage_time_cap(state: SearchState, sub: SubProblem, floors: tuple[float, float, float],
+                    incumbent_s: float) -> float:
+    """Sec. 4.2: a plan better than the incumbent U has (m - 1) T + fill <= objective < U and
+    m T <= objective < U, so no stage time per micro-batch above this."""
+    if not math.isfinite(incumbent_s):
+        return math.inf
+    m = sub.num_micro_batches(state.instance)
+    cap = incumbent_s / m
+    if m > 1:
+        cap = min(cap, (incumbent_s - _fill_floor(state, sub, floors)) / (m - 1))
+    return cap
 
 
 def compute_bound(state: SearchState,
@@ -297,19 +404,13 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
                 floor: float) -> Any:
         """Build and solve one model; keep its plan if it beats the incumbent."""
         nonlocal best_time, best_plan, best_eval, mismatch, solved, plans_costed
-        m = sub.num_micro_batches(instance)
         floors = floors_by_b[sub.micro_batch]
         # Sec. 4.2: a plan better than the incumbent has no stage slower than this.
-        fill = _fill_floor(state, sub, floors)
-        cap = math.inf
-        if math.isfinite(best_time):
-            cap = best_time / m
-            if m > 1:  # (m - 1) T + fill <= objective < best
-                cap = min(cap, (best_time - fill) / (m - 1))
+        cap = _stage_time_cap(state, sub, floors, best_time)
         slots = build_slots(instance, cache, sub, configs, stage_time_cap_s=cap)
         if slots is None:
             return None
-        t_lb = state.capacity_bound(sub.micro_batch, p_cap).bottleneck_floor(sub.num_stages)
+        t_lb = state.bottleneck_floor(sub, p_cap)
         sm = build_model(instance, cache, sub, slots,
                          time_upper_bound_s=_time_ub(slots, sub, instance),
                          load_balance_floor_s=max(t_lb, floors[0]),
@@ -346,7 +447,7 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
         if not ranked:
             continue
         bound = state.capacity_bound(cand.sub.micro_batch, p_cap)
-        t_lb = bound.bottleneck_floor(cand.sub.num_stages)
+        t_lb = state.bottleneck_floor(cand.sub, p_cap)
         seeds = []
         for factor in (1.0, 1.02, 1.05, 1.1, 1.2):
             selection = bound.selection(t_lb * factor, cand.sub.num_stages)
@@ -405,7 +506,7 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
             if not cand.strengthened and time.perf_counter() < deadline:
                 cand.strengthened = True
                 cand.lower_bound = max(cand.lower_bound, strong_lower_bound(
-                    state, cand.sub, floors_by_b[cand.sub.micro_batch], p_cap))
+                    state, cand.sub, floors_by_b[cand.sub.micro_batch], p_cap, best_time))
                 if cand.lower_bound >= best_time * (1 - 1e-12):
                     pruned_bound += 1
                     done += 1
@@ -468,7 +569,7 @@ def _ranked_per_group(state: SearchState, sub: SubProblem,
     whole group hosts with them (floor(G_g / gpus) stages of N_c(T) layers each) at a bottleneck
     just above the sub-problem's bound T_LB(p), as the capacity bound would use them."""
     b = sub.micro_batch
-    t_lb = state.capacity_bound(b, p_cap).bottleneck_floor(sub.num_stages)
+    t_lb = state.bottleneck_floor(sub, p_cap)
     if not math.isfinite(t_lb):
         return {}
     m = sub.num_micro_batches(state.instance)
