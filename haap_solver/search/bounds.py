@@ -13,6 +13,7 @@ bound it sees that GPUs come in node-aligned blocks and that each stage pays fix
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -282,7 +283,8 @@ class PositionalBound:
         self.budget = np.array([g.num_gpus for g in instance.cluster.node_groups], dtype=float)
         self.group_of = np.array([self.groups.index(c.node_group) for c in configs])
         self.gpus = np.array([c.gpus for c in configs], dtype=float)
-        self._taus: dict[tuple[bool, bool, bool], np.ndarray] = {}
+        self._rows: dict[tuple[bool, bool, bool], tuple[np.ndarray, np.ndarray]] = {}
+        self._tail_values: np.ndarray | None = None
         self._mem: dict[tuple[bool, bool, bool, int], np.ndarray] = {}
         self._bracket: dict[int, tuple[int, int]] = {}
 
@@ -295,52 +297,82 @@ class PositionalBound:
             counts[(role, f)] = counts.get((role, f), 0) + 1
         return [(role, f, k) for (role, f), k in counts.items()]
 
-    def _layers(self, role: tuple[bool, bool, bool], in_flight: int, t: float) -> np.ndarray:
-        """N_{c,k}(T) for every configuration: time- and memory-bounded layer counts."""
-        taus = self._taus.get(role)
-        if taus is None:  # one row per configuration, padded with inf
-            rows = [CapacityBound._taus(self.cache, c, self.b, *role) for c in self.configs]
-            taus = np.full((len(rows), max([len(r) for r in rows] + [1])), np.inf)
-            for k, r in enumerate(rows):
-                taus[k, : len(r)] = r
-            self._taus[role] = taus
+    def _matrices(self, role: tuple[bool, bool, bool]) -> tuple[np.ndarray, np.ndarray]:
+        """Stage time (running max) and tail of every configuration at n = 1..W layers, one row
+        per configuration, inf beyond what fits with one micro-batch in flight."""
+        hit = self._rows.get(role)
+        if hit is None:
+            taus = [CapacityBound._taus(self.cache, c, self.b, *role) for c in self.configs]
+            width = max([len(r) for r in taus] + [1])
+            tau_m = np.full((len(taus), width), np.inf)
+            tail_m = np.full((len(taus), width), np.inf)
+            for k, (c, r) in enumerate(zip(self.configs, taus, strict=True)):
+                tau_m[k, : len(r)] = r
+                co = self.cache.coefficients(c, self.b, *role)
+                tail_m[k, : len(r)] = [co.tail(n) for n in range(1, len(r) + 1)]
+            hit = (tau_m, tail_m)
+            self._rows[role] = hit
+        return hit
+
+    def _layers(self, role: tuple[bool, bool, bool], in_flight: int, t: float,
+                r: float) -> tuple[np.ndarray, np.ndarray]:
+        """(most, fewest) layers each configuration may hold at this position with stage time
+        <= t, tail <= r and memory within capacity (0, 0 where no count qualifies)."""
+        tau_m, tail_m = self._matrices(role)
         mem = self._mem.get((*role, in_flight))
         if mem is None:
             mem = np.array([self.cache.max_layers(c, self.b, *role, in_flight)
                             for c in self.configs])
             self._mem[(*role, in_flight)] = mem
-        return np.minimum((taus <= t).sum(axis=1), mem)
+        if math.isinf(r):
+            most = np.minimum((tau_m <= t).sum(axis=1), mem)
+            return most, np.minimum(most, 1)
+        width = tau_m.shape[1]
+        ok = (tau_m <= t) & (tail_m <= r) & (np.arange(width)[None, :] < mem[:, None])
+        anyok = ok.any(axis=1)
+        most = np.where(anyok, width - np.argmax(ok[:, ::-1], axis=1), 0)
+        fewest = np.where(anyok, np.argmax(ok, axis=1) + 1, 0)
+        return most, fewest
 
-    def capacity(self, p: int, t: float) -> float:
-        """The LP optimum above (-inf when some position class has no configuration at all)."""
+    def capacity(self, p: int, t: float, r: float = math.inf) -> float:
+        """The LP optimum above (-inf when some position class has no configuration at all).
+
+        With a finite tail threshold `r` (Sec. 4.5) a configuration may only take layer counts
+        whose tail is <= r as well, and the fewest layers the chosen stages must hold may not
+        exceed L (a further valid row)."""
         import highspy
 
         t = t * (1 + 1e-12)
+        r = r * (1 + 1e-12)
         cols_n: list[float] = []
+        cols_low: list[float] = []
         cols_class: list[int] = []
         cols_cfg: list[int] = []
         classes = self._classes(p)
         for k, (role, f, _) in enumerate(classes):
-            n = self._layers(role, f, t)
-            usable = np.nonzero(n >= 1)[0]
+            most, fewest = self._layers(role, f, t, r)
+            usable = np.nonzero(most >= 1)[0]
             if len(usable) == 0:
                 return -math.inf
-            cols_n.extend(n[usable].tolist())
+            cols_n.extend(most[usable].tolist())
+            cols_low.extend(fewest[usable].tolist())
             cols_class.extend([k] * len(usable))
             cols_cfg.extend(usable.tolist())
         nc = len(cols_n)
         cfg = np.array(cols_cfg)
-        # Rows: one per class (== multiplicity), one per node group (<= budget).
-        rows_idx = np.concatenate([np.array(cols_class), len(classes) + self.group_of[cfg]])
-        cols_idx = np.concatenate([np.arange(nc), np.arange(nc)])
-        vals = np.concatenate([np.ones(nc), self.gpus[cfg]])
+        # Rows: one per class (== multiplicity), one per node group (<= budget), fewest layers.
+        n_rows = len(classes) + len(self.groups) + 1
+        rows_idx = np.concatenate([np.array(cols_class), len(classes) + self.group_of[cfg],
+                                   np.full(nc, n_rows - 1)])
+        cols_idx = np.concatenate([np.arange(nc), np.arange(nc), np.arange(nc)])
+        vals = np.concatenate([np.ones(nc), self.gpus[cfg], np.array(cols_low, dtype=float)])
         order = np.lexsort((rows_idx, cols_idx))  # column-wise
         rows_idx, cols_idx, vals = rows_idx[order], cols_idx[order], vals[order]
         starts = np.searchsorted(cols_idx, np.arange(nc)).astype(np.int32)
         mult = np.array([k for _, _, k in classes], dtype=float)
         inf = highspy.kHighsInf
-        lower = np.concatenate([mult, np.full(len(self.groups), -inf)])
-        upper = np.concatenate([mult, self.budget])
+        lower = np.concatenate([mult, np.full(len(self.groups) + 1, -inf)])
+        upper = np.concatenate([mult, self.budget, [float(self.L)]])
         h = _quiet_highs()
         h.addRows(len(lower), lower, upper, 0, np.array([], dtype=np.int32),
                   np.array([], dtype=np.int32), np.array([], dtype=np.float64))
@@ -354,8 +386,75 @@ class PositionalBound:
             return math.inf  # no proof either way: claim nothing
         return -float(h.getInfo().objective_function_value)
 
-    def holds_all_layers(self, p: int, t: float) -> bool:
-        return self.capacity(p, t) >= self.L - 1e-6
+    def holds_all_layers(self, p: int, t: float, r: float = math.inf) -> bool:
+        return self.capacity(p, t, r) >= self.L - 1e-6
+
+    def tail_values(self) -> np.ndarray:
+        """Every tail any configuration can have, sorted: the candidates for R."""
+        if self._tail_values is None:
+            vals = [m[1][np.isfinite(m[1])] for m in
+                    (self._matrices(role) for role in (*ROLES, (True, True, False)))]
+            self._tail_values = np.unique(np.concatenate(vals))
+        return self._tail_values
+
+    def objective_floor(self, p: int, cost_of_t: Callable[[float], float],
+                        t_values: list[float], t_floor: float, stop: float = math.inf,
+                        max_steps: int = 24) -> float:
+        """min over T >= t_floor of cost_of_t(T) + R_min(T), where R_min(T) is the least tail
+        threshold at which the LP holds every layer with bottleneck T (Sec. 4.5).
+
+        R_min does not grow with T, so the minimum is attained where R_min steps down: walk
+        those steps upwards from t_floor, alternating a bisection for R_min(T) with one for the
+        next T where it drops. `cost_of_t` must not decrease; the walk ends once cost_of_t(T)
+        reaches the best value found or `stop` (nothing further can be lower, or matter)."""
+        r_values = self.tail_values()
+        if len(r_values) == 0 or not math.isfinite(t_floor):
+            return cost_of_t(t_floor)
+        n_t = len(t_values)
+        t_idx = int(np.searchsorted(t_values, t_floor * (1 - 1e-12), side="left"))
+        if t_idx >= n_t:
+            return cost_of_t(t_floor)
+        best = math.inf
+        for _ in range(max_steps):
+            t = t_values[t_idx]
+            base = cost_of_t(t)
+            if base >= min(best, stop):
+                return min(best, base)
+            lo, hi = 0, len(r_values) - 1  # R_min(t): the LP holds L at (t, r_values[-1])
+            if not self.holds_all_layers(p, t, r_values[hi]):
+                return min(best, base)  # cannot happen at or above the bottleneck floor
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if self.holds_all_layers(p, t, r_values[mid]):
+                    hi = mid
+                else:
+                    lo = mid + 1
+            best = min(best, base + float(r_values[lo]))
+            if lo == 0:
+                return best
+            # Next T at which R_min drops below r_values[lo]: only T with cost below `best`
+            # and `stop` matter.
+            r_below = r_values[lo - 1]
+            limit = min(best, stop)
+            top = t_idx
+            step = 1
+            while top + 1 < n_t and cost_of_t(t_values[min(top + step, n_t - 1)]) < limit:
+                top = min(top + step, n_t - 1)
+                step *= 2
+            while top + 1 < n_t and cost_of_t(t_values[top + 1]) < limit:
+                top += 1
+            if top <= t_idx or not self.holds_all_layers(p, t_values[top], r_below):
+                return best  # no T with cost below the limit lowers R_min
+            a, b = t_idx + 1, top
+            while a < b:
+                mid = (a + b) // 2
+                if self.holds_all_layers(p, t_values[mid], r_below):
+                    b = mid
+                else:
+                    a = mid + 1
+            t_idx = a
+        # Out of steps: every T from here on costs at least cost_of_t(T) + the smallest tail.
+        return min(best, cost_of_t(t_values[t_idx]) + float(r_values[0]))
 
     def bottleneck_floor(self, p: int, t_values: list[float], start: float = 0.0,
                          stop: float = math.inf) -> float:

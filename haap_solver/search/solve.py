@@ -109,7 +109,7 @@ class SearchState:
         self.fitting: dict[int, int] = {}
         self._capacity: dict[tuple[int, int], CapacityBound] = {}
         self._positional: dict[tuple[int, str], PositionalBound] = {}
-        self._tails: dict[tuple[int, int, bool], list[tuple[float, float]]] = {}
+        self._tails: dict[tuple[int, int, bool, int], list[tuple[float, float]]] = {}
         self._micro_batches: list[int] | None = None
 
     def capacity_bound(self, micro_batch: int, p_max: int) -> CapacityBound:
@@ -144,19 +144,25 @@ class SearchState:
         return max(floor, positional.bottleneck_floor(sub.num_stages, capacity.t_values,
                                                       start=floor, stop=stop))
 
-    def tail_staircase(self, micro_batch: int, layers: int,
-                       single: bool) -> list[tuple[float, float]]:
-        """(T_c, running min of R_c) over the configurations and roles that can hold `layers`
-        layers, sorted by T_c (strong_lower_bound, Sec. 4.5)."""
-        key = (micro_batch, layers, single)
+    def tail_staircase(self, micro_batch: int, num_stages: int) -> list[tuple[float, float]]:
+        """(T_c, running min of R_c) over the configurations and roles that can hold
+        ceil(L / p) layers and leave a GPU for each other stage, sorted by T_c
+        (strong_lower_bound, Sec. 4.5)."""
+        L = self.instance.model.num_layers
+        layers = math.ceil(L / num_stages)
+        configs = self.configs(micro_batch)
+        smallest = min(c.gpus for c in configs)
+        room = self.instance.cluster.num_gpus - (num_stages - 1) * smallest
+        key = (micro_batch, layers, num_stages == 1, room)
         hit = self._tails.get(key)
         if hit is not None:
             return hit
-        L = self.instance.model.num_layers
-        roles = ((True, True, False),) if single else ((False, False, True), (True, False, True),
-                                                       (False, True, True))
+        roles = ((True, True, False),) if num_stages == 1 else (
+            (False, False, True), (True, False, True), (False, True, True))
         pairs = []
-        for c in self.configs(micro_batch):
+        for c in configs:
+            if c.gpus > room:
+                continue
             for role in roles:
                 top = min(L, self.cache.max_layers(c, micro_batch, *role, 1))
                 if top < layers:
@@ -292,12 +298,21 @@ def strong_lower_bound(state: SearchState, sub: SubProblem, floors: tuple[float,
     m = sub.num_micro_batches(state.instance)
     bottleneck = max(t_low, math.ceil(L / p) * layer_floor)
     fill = _fill_floor(state, sub, floors)
+
+    def cost_of_t(t: float) -> float:
+        return max(fill, t) + (m - 1) * t
+
     best = math.inf
-    for t_c, r_min in state.tail_staircase(sub.micro_batch, math.ceil(L / p), p == 1):
+    for t_c, r_min in state.tail_staircase(sub.micro_batch, p):
         t = max(bottleneck, t_c)
-        best = min(best, max(fill, t) + (m - 1) * t + r_min)
-        if max(fill, t) + (m - 1) * t >= best:
+        best = min(best, cost_of_t(t) + r_min)
+        if cost_of_t(t) >= best:
             break  # later entries have larger T_c
+    if best < incumbent_s:  # the positional LP with a tail threshold (Sec. 4.5)
+        positional = state.positional_bound(sub.micro_batch, sub.schedule)
+        best = max(best, positional.objective_floor(
+            p, cost_of_t, state.capacity_bound(sub.micro_batch, p_max).t_values, bottleneck,
+            stop=incumbent_s))
     return max(plain, best)
 
 
@@ -326,6 +341,10 @@ def compute_bound(state: SearchState,
     return min((floors[0] * (big // b) for b, floors in floors_by_b.items()), default=math.inf)
 
 
+SEED_AFTER_SHARE = 0.3
+"""The Metis-style seed costs seconds on 64 GPUs, more than the exact passes need where they close
+quickly: it runs only once the first pass is over, or this share of the time limit has passed."""
+
 DEFAULT_BACKEND = "highs"
 """HiGHS closes these models faster than CP-SAT in our measurements (docs/benchmarks.md: on
 llama3-8b-h100-a100-l40s at 30 s, HiGHS 11.409 s with a 1.0% gap, CP-SAT 11.942 s with 10.9%)."""
@@ -338,10 +357,11 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
     """Find the plan with the lowest iteration time the cost model gives, with a proof.
 
     The proof (status, bound, gap) covers the search space of formulations/stage-assignment.md.
-    With `seed_with_baselines` the best uniform Megatron-LM grid (10% of the time limit) and the
-    Metis-style search (25%) run first as seeds; their plans (which may lie outside that space,
-    e.g. with stages that span device types) are kept if nothing in the space beats them, so the
-    plan returned is never slower than theirs at those budgets.
+    With `seed_with_baselines` the best uniform Megatron-LM grid (10% of the time limit) runs
+    first as a seed, and the Metis-style search (25%) once the first exact pass is over or 30% of
+    the time limit has passed (where the search proves its optimum before that, Metis is skipped).
+    Their plans (which may lie outside that space, e.g. with stages that span device types) are
+    kept if nothing in the space beats them.
     """
     start = time.perf_counter()
     deadline = start + time_limit_s
@@ -471,31 +491,42 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
 
     seeded = ""
     seed_plans: list[Plan] = []
-    if seed_with_baselines:
+    pending_seeds: list[tuple[str, float]] = []
+    if seed_with_baselines:  # uniform now (cheap); Metis-style only if the search lingers
+        pending_seeds = [("uniform", 0.10), ("metis", 0.25)]
+
+    def run_seed(name: str, share: float) -> None:
+        nonlocal best_time, best_plan, best_eval, seeded, plans_costed
         from haap_solver.baselines.metis import metis
         from haap_solver.baselines.uniform import uniform
 
-        for name, method, share in (("uniform", uniform, 0.10), ("metis", metis, 0.25)):
-            if time.perf_counter() >= deadline:
-                break
-            base = method(instance, time_limit_s=max(0.05, share * time_limit_s),
-                          threads=threads, seed=seed, cost_model=cm)
-            plans_costed += base.plans_costed
-            if base.plan is not None and base.iteration_time_s < best_time:
-                check_plan(instance, base.plan, cost_model=cm)
-                best_time, best_plan, best_eval = (base.iteration_time_s, base.plan,
-                                                   base.evaluation)
-                seeded = name
-                seed_plans.append(base.plan)
+        method = {"uniform": uniform, "metis": metis}[name]
+        budget = min(share * time_limit_s, deadline - time.perf_counter())
+        if budget <= 0:
+            return
+        base = method(instance, time_limit_s=max(0.05, budget), threads=threads, seed=seed,
+                      cost_model=cm)
+        plans_costed += base.plans_costed
+        if base.plan is not None and base.iteration_time_s < best_time:
+            check_plan(instance, base.plan, cost_model=cm)
+            best_time, best_plan, best_eval = base.iteration_time_s, base.plan, base.evaluation
+            seeded = name
+            seed_plans.append(base.plan)
+
+    if pending_seeds:
+        run_seed(*pending_seeds.pop(0))
 
     # Exact passes of growing per-sub-problem time budgets: easy sub-problems close at once and
     # give incumbents whose cap (Sec. 4.2) then shrinks the hard ones.
     open_list = list(candidates)
     budgets = [0.25, 2.0, 15.0, math.inf]
     done = 0
-    for budget in budgets:
+    for pass_index, budget in enumerate(budgets):
         still_open: list[_Candidate] = []
         for cand in open_list:
+            if pending_seeds and (pass_index > 0 or time.perf_counter() - start
+                                  >= SEED_AFTER_SHARE * time_limit_s):
+                run_seed(*pending_seeds.pop(0))
             if progress:
                 progress(done, len(candidates),
                          f"p={cand.sub.num_stages} b={cand.sub.micro_batch} best={best_time:.4g}s")
