@@ -285,6 +285,7 @@ class PositionalBound:
         self.gpus = np.array([c.gpus for c in configs], dtype=float)
         self._rows: dict[tuple[bool, bool, bool], tuple[np.ndarray, np.ndarray]] = {}
         self._tail_values: np.ndarray | None = None
+        self._sums: dict[tuple[int, float], float] = {}
         self._mem: dict[tuple[bool, bool, bool, int], np.ndarray] = {}
         self._bracket: dict[int, tuple[int, int]] = {}
 
@@ -397,54 +398,144 @@ class PositionalBound:
             self._tail_values = np.unique(np.concatenate(vals))
         return self._tail_values
 
-    def objective_floor(self, p: int, cost_of_t: Callable[[float], float],
+    def stage_sum_floor(self, p: int, t: float) -> float:
+        """S(T): least sum of stage times over the LP relaxation of the plans whose bottleneck is
+        at most T (Sec. 4.6); -inf-safe: 0 when the LP cannot be solved.
+
+            min  sum_{k,c} w_kc
+            s.t. w_kc >= a_j y_kc + b_j z_kc   for every affine piece j of tau_c (role of k)
+                 z_kc <= y_kc <= N_{c,k}(T) z_kc,  sum_{k,c} y_kc = L,
+                 sum_c z_kc = mult_k,  sum_{k, c in g} gpus(c) z_kc <= G_g,  y, z, w >= 0
+        """
+        import highspy
+
+        key = (p, t)
+        hit = self._sums.get(key)
+        if hit is not None:
+            return hit
+        t = t * (1 + 1e-12)
+        classes = self._classes(p)
+        cols_cost: list[float] = []
+        col_rows: list[list[tuple[int, float]]] = []
+        rows_lo: list[float] = []
+        rows_hi: list[float] = []
+        inf = highspy.kHighsInf
+        n_groups = len(self.groups)
+        # Row layout: classes, groups, the layer total, then per-column rows added on the fly.
+        for _, _, mult in classes:
+            rows_lo.append(float(mult))
+            rows_hi.append(float(mult))
+        rows_lo.extend([-inf] * n_groups)
+        rows_hi.extend(self.budget.tolist())
+        layer_row = len(rows_lo)
+        rows_lo.append(float(self.L))
+        rows_hi.append(float(self.L))
+        for k, (role, f, _) in enumerate(classes):
+            most, _ = self._layers(role, f, t, math.inf)
+            for ci in np.nonzero(most >= 1)[0].tolist():
+                c = self.configs[ci]
+                pieces = self.cache.coefficients(c, self.b, *role).tau_pieces
+                z, y, w = len(col_rows), len(col_rows) + 1, len(col_rows) + 2
+                zc = [(k, 1.0), (len(classes) + int(self.group_of[ci]), float(self.gpus[ci]))]
+                yc = [(layer_row, 1.0)]
+                wc: list[tuple[int, float]] = []
+                # y - N z <= 0 and y - z >= 0
+                for lo, hi, cz in ((-inf, 0.0, -float(most[ci])), (0.0, inf, -1.0)):
+                    r = len(rows_lo)
+                    rows_lo.append(lo)
+                    rows_hi.append(hi)
+                    zc.append((r, cz))
+                    yc.append((r, 1.0))
+                for piece in pieces:  # w - a y - b z >= 0
+                    r = len(rows_lo)
+                    rows_lo.append(0.0)
+                    rows_hi.append(inf)
+                    wc.append((r, 1.0))
+                    yc.append((r, -piece.slope))
+                    zc.append((r, -piece.intercept))
+                col_rows.extend([zc, yc, wc])
+                cols_cost.extend([0.0, 0.0, 1.0])
+                del z, y, w
+        if not col_rows:
+            self._sums[key] = math.inf
+            return math.inf
+        starts, idx, vals = [], [], []
+        for entries in col_rows:
+            starts.append(len(idx))
+            for r, v in entries:
+                idx.append(r)
+                vals.append(v)
+        n = len(col_rows)
+        h = _quiet_highs()
+        h.addRows(len(rows_lo), np.array(rows_lo), np.array(rows_hi), 0,
+                  np.array([], dtype=np.int32), np.array([], dtype=np.int32),
+                  np.array([], dtype=np.float64))
+        h.addCols(n, np.array(cols_cost), np.zeros(n), np.full(n, inf), len(idx),
+                  np.array(starts, dtype=np.int32), np.array(idx, dtype=np.int32),
+                  np.array(vals, dtype=np.float64))
+        h.run()
+        status = h.getModelStatus()
+        if status == highspy.HighsModelStatus.kInfeasible:
+            value = math.inf
+        elif status == highspy.HighsModelStatus.kOptimal:
+            value = max(0.0, float(h.getInfo().objective_function_value))
+        else:
+            value = 0.0  # no proof either way: claim nothing
+        self._sums[key] = value
+        return value
+
+    def objective_floor(self, p: int, cost_of_interval: Callable[[float, float], float],
                         t_values: list[float], t_floor: float, stop: float = math.inf,
                         max_steps: int = 24) -> float:
-        """min over T >= t_floor of cost_of_t(T) + R_min(T), where R_min(T) is the least tail
-        threshold at which the LP holds every layer with bottleneck T (Sec. 4.5).
+        """min over T >= t_floor of (a lower bound on the cost without the tail at bottleneck T)
+        + R_min(T), where R_min(T) is the least tail threshold at which the LP holds every layer
+        with bottleneck T (Sec. 4.5).
 
-        R_min does not grow with T, so the minimum is attained where R_min steps down: walk
-        those steps upwards from t_floor, alternating a bisection for R_min(T) with one for the
-        next T where it drops. `cost_of_t` must not decrease; the walk ends once cost_of_t(T)
-        reaches the best value found or `stop` (nothing further can be lower, or matter)."""
+        `cost_of_interval(a, b)` bounds that cost for every T in [a, b] (b = inf: any T >= a) and
+        must not decrease in `a` nor increase in `b`. R_min does not grow with T, so the walk goes
+        up its steps from t_floor, alternating a bisection for R_min(T) with one for the next T
+        where it drops, and ends once the cost reaches the best value found or `stop` (nothing
+        further can be lower, or matter)."""
         r_values = self.tail_values()
         if len(r_values) == 0 or not math.isfinite(t_floor):
-            return cost_of_t(t_floor)
+            return cost_of_interval(t_floor, math.inf)
         n_t = len(t_values)
         t_idx = int(np.searchsorted(t_values, t_floor * (1 - 1e-12), side="left"))
         if t_idx >= n_t:
-            return cost_of_t(t_floor)
+            return cost_of_interval(t_floor, math.inf)
         best = math.inf
         for _ in range(max_steps):
             t = t_values[t_idx]
-            base = cost_of_t(t)
+            base = cost_of_interval(t, math.inf)
             if base >= min(best, stop):
-                return min(best, base)
+                return min(best, base + float(r_values[0]))
             lo, hi = 0, len(r_values) - 1  # R_min(t): the LP holds L at (t, r_values[-1])
             if not self.holds_all_layers(p, t, r_values[hi]):
-                return min(best, base)  # cannot happen at or above the bottleneck floor
+                return min(best, base + float(r_values[0]))  # (not at or above the floor)
             while lo < hi:
                 mid = (lo + hi) // 2
                 if self.holds_all_layers(p, t, r_values[mid]):
                     hi = mid
                 else:
                     lo = mid + 1
-            best = min(best, base + float(r_values[lo]))
+            r_here = float(r_values[lo])
             if lo == 0:
-                return best
-            # Next T at which R_min drops below r_values[lo]: only T with cost below `best`
-            # and `stop` matter.
+                return min(best, base + r_here)
+            # Next T at which R_min drops below r_here: only T whose cost can still be below
+            # `best` and `stop` matter.
             r_below = r_values[lo - 1]
             limit = min(best, stop)
             top = t_idx
             step = 1
-            while top + 1 < n_t and cost_of_t(t_values[min(top + step, n_t - 1)]) < limit:
+            while top + 1 < n_t and cost_of_interval(
+                    t_values[min(top + step, n_t - 1)], math.inf) < limit:
                 top = min(top + step, n_t - 1)
                 step *= 2
-            while top + 1 < n_t and cost_of_t(t_values[top + 1]) < limit:
+            while top + 1 < n_t and cost_of_interval(t_values[top + 1], math.inf) < limit:
                 top += 1
             if top <= t_idx or not self.holds_all_layers(p, t_values[top], r_below):
-                return best  # no T with cost below the limit lowers R_min
+                # R_min stays r_here up to `top`; beyond, the cost alone reaches the limit.
+                return min(limit, cost_of_interval(t, t_values[top]) + r_here)
             a, b = t_idx + 1, top
             while a < b:
                 mid = (a + b) // 2
@@ -452,9 +543,10 @@ class PositionalBound:
                     b = mid
                 else:
                     a = mid + 1
+            best = min(best, cost_of_interval(t, t_values[a - 1]) + r_here)
             t_idx = a
-        # Out of steps: every T from here on costs at least cost_of_t(T) + the smallest tail.
-        return min(best, cost_of_t(t_values[t_idx]) + float(r_values[0]))
+        # Out of steps: every T from here on costs at least its cost + the smallest tail.
+        return min(best, cost_of_interval(t_values[t_idx], math.inf) + float(r_values[0]))
 
     def bottleneck_floor(self, p: int, t_values: list[float], start: float = 0.0,
                          stop: float = math.inf) -> float:
