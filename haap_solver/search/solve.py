@@ -353,9 +353,9 @@ TAIL_LP_WITHIN = 0.8
 """strong_lower_bound runs the tail-threshold LP walk only for sub-problems whose cheaper bound is
 within this factor of the incumbent (a speed heuristic; every bound stays valid)."""
 
-SEED_AFTER_SHARE = 0.3
+SEED_AFTER_SHARE = 0.5
 """The Metis-style seed costs seconds on 64 GPUs, more than the exact passes need where they close
-quickly: it runs only once the first pass is over, or this share of the time limit has passed."""
+quickly: it runs only once this share of the time limit has passed without a proof."""
 
 DEFAULT_BACKEND = "highs"
 """HiGHS closes these models faster than CP-SAT in our measurements (docs/benchmarks.md: on
@@ -370,8 +370,8 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
 
     The proof (status, bound, gap) covers the search space of formulations/stage-assignment.md.
     With `seed_with_baselines` the best uniform Megatron-LM grid (10% of the time limit) runs
-    first as a seed, and the Metis-style search (25%) once the first exact pass is over or 30% of
-    the time limit has passed (where the search proves its optimum before that, Metis is skipped).
+    first as a seed, and the Metis-style search (25%) once half the time limit has passed
+    without a proof (where the search proves its optimum before that, Metis is skipped).
     Their plans (which may lie outside that space, e.g. with stages that span device types) are
     kept if nothing in the space beats them.
     """
@@ -533,11 +533,10 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
     open_list = list(candidates)
     budgets = [0.25, 2.0, 15.0, math.inf]
     done = 0
-    for pass_index, budget in enumerate(budgets):
+    for budget in budgets:
         still_open: list[_Candidate] = []
         for cand in open_list:
-            if pending_seeds and (pass_index > 0 or time.perf_counter() - start
-                                  >= SEED_AFTER_SHARE * time_limit_s):
+            if pending_seeds and time.perf_counter() - start >= SEED_AFTER_SHARE * time_limit_s:
                 run_seed(*pending_seeds.pop(0))
             if progress:
                 progress(done, len(candidates),
