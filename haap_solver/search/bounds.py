@@ -18,7 +18,7 @@ from collections.abc import Callable
 import numpy as np
 
 from haap_solver.instance import Instance
-from haap_solver.search.coefficients import CoefficientCache
+from haap_solver.search.coefficients import CoefficientCache, pieces_below
 from haap_solver.search.space import StageConfig
 
 ROLES = ((False, False, True), (True, False, True), (False, True, True))  # middle, first, last
@@ -286,6 +286,11 @@ class PositionalBound:
         self._rows: dict[tuple[bool, bool, bool], tuple[np.ndarray, np.ndarray]] = {}
         self._tail_values: np.ndarray | None = None
         self._sums: dict[tuple[int, float], float] = {}
+        self._faster: dict[tuple[bool, bool, bool], np.ndarray] = {}
+        # _leaner[a, b]: a is in b's node group and uses no more GPUs (a != b).
+        self._leaner = ((self.group_of[:, None] == self.group_of[None, :])
+                        & (self.gpus[:, None] <= self.gpus[None, :])
+                        & ~np.eye(len(configs), dtype=bool))
         self._mem: dict[tuple[bool, bool, bool, int], np.ndarray] = {}
         self._bracket: dict[int, tuple[int, int]] = {}
 
@@ -297,6 +302,61 @@ class PositionalBound:
             f = self.cache.in_flight(self.schedule, p - 1 - i, p, self.m)
             counts[(role, f)] = counts.get((role, f), 0) + 1
         return [(role, f, k) for (role, f), k in counts.items()]
+
+    def _merged(self, p: int, t: float, r: float) -> list[
+            tuple[tuple[bool, bool, bool], int, int, tuple[np.ndarray, np.ndarray]]]:
+        """The position classes of a p-stage pipeline with their layer ranges at (t, r), classes
+        of one role whose ranges coincide merged into one (their in-flight counts no longer
+        matter: memory does not bind there), which keeps the LPs small on long pipelines."""
+        merged: dict[tuple[object, ...], list[object]] = {}
+        for role, f, mult in self._classes(p):
+            most, fewest = self._layers(role, f, t, r)
+            key = (role, most.tobytes(), fewest.tobytes())
+            hit = merged.get(key)
+            if hit is None:
+                merged[key] = [role, f, mult, (most, fewest)]
+            else:
+                hit[2] = int(hit[2]) + mult  # type: ignore[call-overload]
+        return [tuple(v) for v in merged.values()]  # type: ignore[misc]
+
+    def _undominated_by_room(self, most: np.ndarray, fewest: np.ndarray) -> np.ndarray:
+        """Configurations usable at a position that no other one dominates for the capacity LP:
+        same node group, no more GPUs, room for no fewer layers, needing no more (ties: the lower
+        index stays). Dropping them leaves the LP's optimum unchanged."""
+        usable = most >= 1
+        beats = (self._leaner & (most[:, None] >= most[None, :])
+                 & (fewest[:, None] <= fewest[None, :]) & usable[:, None])
+        mutual = beats & beats.T
+        idx = np.arange(len(most))
+        beats = beats & ~(mutual & (idx[:, None] > idx[None, :]))
+        return np.nonzero(usable & ~beats.any(axis=0))[0]
+
+    def _undominated_at(self, role: tuple[bool, bool, bool], most: np.ndarray) -> np.ndarray:
+        """Configurations usable at a position (most >= 1) that no other usable one dominates
+        for S: same node group, no more GPUs, room for no fewer layers, stage time no larger at
+        any layer count (ties: the lower index stays). Dropping them leaves S unchanged: any LP
+        solution moves a dominated configuration's share onto its dominator."""
+        faster = self._faster.get(role)
+        if faster is None:  # faster[a, b]: a's stage time <= b's on [1, L], same group, GPUs <=
+            L = self.L
+            pieces = [self.cache.coefficients(c, self.b, *role).tau_pieces
+                      for c in self.configs]
+            n_cfg = len(self.configs)
+            faster = np.zeros((n_cfg, n_cfg), dtype=bool)
+            for a in range(n_cfg):
+                for b in range(n_cfg):
+                    if (a != b and self.group_of[a] == self.group_of[b]
+                            and self.gpus[a] <= self.gpus[b]):
+                        faster[a, b] = pieces_below(pieces[a], pieces[b], L)
+            self._faster[role] = faster
+        usable = most >= 1
+        beats = faster & (most[:, None] >= most[None, :]) & usable[:, None]
+        # a and b dominating each other: the lower index stays.
+        mutual = beats & beats.T
+        idx = np.arange(len(most))
+        beats = beats & ~(mutual & (idx[:, None] > idx[None, :]))
+        dominated = beats.any(axis=0)
+        return np.nonzero(usable & ~dominated)[0]
 
     def _matrices(self, role: tuple[bool, bool, bool]) -> tuple[np.ndarray, np.ndarray]:
         """Stage time (running max) and tail of every configuration at n = 1..W layers, one row
@@ -349,12 +409,13 @@ class PositionalBound:
         cols_low: list[float] = []
         cols_class: list[int] = []
         cols_cfg: list[int] = []
-        classes = self._classes(p)
-        for k, (role, f, _) in enumerate(classes):
-            most, fewest = self._layers(role, f, t, r)
-            usable = np.nonzero(most >= 1)[0]
+        classes = []
+        for role, f, mult, (most, fewest) in self._merged(p, t, r):
+            usable = self._undominated_by_room(most, fewest)
             if len(usable) == 0:
                 return -math.inf
+            k = len(classes)
+            classes.append((role, f, mult))
             cols_n.extend(most[usable].tolist())
             cols_low.extend(fewest[usable].tolist())
             cols_class.extend([k] * len(usable))
@@ -414,7 +475,8 @@ class PositionalBound:
         if hit is not None:
             return hit
         t = t * (1 + 1e-12)
-        classes = self._classes(p)
+        merged = self._merged(p, t, math.inf)
+        classes = [(role, f, mult) for role, f, mult, _ in merged]
         cols_cost: list[float] = []
         col_rows: list[list[tuple[int, float]]] = []
         rows_lo: list[float] = []
@@ -430,9 +492,8 @@ class PositionalBound:
         layer_row = len(rows_lo)
         rows_lo.append(float(self.L))
         rows_hi.append(float(self.L))
-        for k, (role, f, _) in enumerate(classes):
-            most, _ = self._layers(role, f, t, math.inf)
-            for ci in np.nonzero(most >= 1)[0].tolist():
+        for k, (role, _, _, (most, _)) in enumerate(merged):
+            for ci in self._undominated_at(role, most).tolist():
                 c = self.configs[ci]
                 pieces = self.cache.coefficients(c, self.b, *role).tau_pieces
                 z, y, w = len(col_rows), len(col_rows) + 1, len(col_rows) + 2
@@ -484,6 +545,24 @@ class PositionalBound:
         self._sums[key] = value
         return value
 
+    def _cannot_beat(self, p: int, cost_of_interval: Callable[[float, float], float],
+                     t_values: list[float], t_idx: int, stop: float) -> bool:
+        """Two-LP prune test before the walk: with t_top the largest candidate whose cost alone
+        stays below `stop`, a plan beating `stop` has T in [t_floor, t_top] and a tail below
+        r* = stop - cost_of_interval(t_floor, t_top); if the LP cannot hold L at (t_top, r*),
+        no such plan exists."""
+        if cost_of_interval(t_values[t_idx], math.inf) >= stop:
+            return True
+        lo, hi = t_idx, len(t_values) - 1  # largest index whose cost is below stop
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if cost_of_interval(t_values[mid], math.inf) < stop:
+                lo = mid
+            else:
+                hi = mid - 1
+        r_star = stop - cost_of_interval(t_values[t_idx], t_values[lo])
+        return r_star < 0 or not self.holds_all_layers(p, t_values[lo], r_star)
+
     def objective_floor(self, p: int, cost_of_interval: Callable[[float, float], float],
                         t_values: list[float], t_floor: float, stop: float = math.inf,
                         max_steps: int = 24) -> float:
@@ -503,14 +582,17 @@ class PositionalBound:
         t_idx = int(np.searchsorted(t_values, t_floor * (1 - 1e-12), side="left"))
         if t_idx >= n_t:
             return cost_of_interval(t_floor, math.inf)
+        if math.isfinite(stop) and self._cannot_beat(p, cost_of_interval, t_values, t_idx, stop):
+            return stop
         best = math.inf
+        r_known = len(r_values) - 1  # the LP is known to hold L at (t, r_values[r_known])
         for _ in range(max_steps):
             t = t_values[t_idx]
             base = cost_of_interval(t, math.inf)
             if base >= min(best, stop):
                 return min(best, base + float(r_values[0]))
-            lo, hi = 0, len(r_values) - 1  # R_min(t): the LP holds L at (t, r_values[-1])
-            if not self.holds_all_layers(p, t, r_values[hi]):
+            lo, hi = 0, r_known
+            if r_known == len(r_values) - 1 and not self.holds_all_layers(p, t, r_values[hi]):
                 return min(best, base + float(r_values[0]))  # (not at or above the floor)
             while lo < hi:
                 mid = (lo + hi) // 2
@@ -545,6 +627,7 @@ class PositionalBound:
                     a = mid + 1
             best = min(best, cost_of_interval(t, t_values[a - 1]) + r_here)
             t_idx = a
+            r_known = lo - 1  # the bisection ended where the LP holds L at r_below
         # Out of steps: every T from here on costs at least its cost + the smallest tail.
         return min(best, cost_of_interval(t_values[t_idx], math.inf) + float(r_values[0]))
 

@@ -59,7 +59,7 @@ class StageCoefficients:
         return max(p.at(n) for p in self.tail_pieces)
 
 
-def _pieces_below(a: tuple[Affine, ...], b: tuple[Affine, ...], n_max: int) -> bool:
+def pieces_below(a: tuple[Affine, ...], b: tuple[Affine, ...], n_max: int) -> bool:
     """max(a) <= max(b) on [1, n_max]: every piece of `a` lies below one piece of `b` at both ends
     (then below it everywhere, affine functions). A sufficient test."""
     for pa in a:
@@ -235,9 +235,9 @@ class CoefficientCache:
             ca = self.coefficients(a, micro_batch, first, last, multi)
             cb = self.coefficients(b, micro_batch, first, last, multi)
             for attr in ("tau_pieces", "bwd_pieces", "tail_pieces"):
-                if not _pieces_below(getattr(ca, attr), getattr(cb, attr), L):
+                if not pieces_below(getattr(ca, attr), getattr(cb, attr), L):
                     return False
-            if not _pieces_below(ca.fwd_pieces, cb.fwd_pieces, L):
+            if not pieces_below(ca.fwd_pieces, cb.fwd_pieces, L):
                 return False
             ma = self.memory_bilinear(a, micro_batch, first, last, multi)
             mb = self.memory_bilinear(b, micro_batch, first, last, multi)
