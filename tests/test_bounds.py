@@ -94,7 +94,8 @@ def test_bounds_never_exceed_the_sub_problem_optimum(instance: Instance) -> None
                 checked += 1
                 floor = state.bottleneck_floor(sub, p_cap)
                 assert floor <= best_bottleneck * (1 + 1e-9), (sub, floor, best_bottleneck)
-                for incumbent in (math.inf, 2 * best_time, best_time, 0.7 * best_time):
+                for incumbent in (math.inf, 2 * best_time, 1.2 * best_time, 1.05 * best_time,
+                                  best_time, 0.7 * best_time):
                     fresh = SearchState(instance)  # the stop changes what the bisection keeps
                     bound = strong_lower_bound(fresh, sub, floors, p_cap, incumbent)
                     assert bound <= best_time * (1 + 1e-9), (sub, incumbent, bound, best_time)

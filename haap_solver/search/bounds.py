@@ -546,11 +546,12 @@ class PositionalBound:
         return value
 
     def _cannot_beat(self, p: int, cost_of_interval: Callable[[float, float], float],
-                     t_values: list[float], t_idx: int, stop: float) -> bool:
-        """Two-LP prune test before the walk: with t_top the largest candidate whose cost alone
-        stays below `stop`, a plan beating `stop` has T in [t_floor, t_top] and a tail below
-        r* = stop - cost_of_interval(t_floor, t_top); if the LP cannot hold L at (t_top, r*),
-        no such plan exists."""
+                     t_values: list[float], t_idx: int, stop: float, depth: int = 4) -> bool:
+        """A prune test cheaper than the walk: with t_top the largest candidate whose cost alone
+        stays below `stop`, a plan beating `stop` has T in some interval [a, b] of
+        [t_floor, t_top] and a tail below r* = stop - cost_of_interval(a, b); if the LP cannot
+        hold L at (b, r*), no plan of that interval beats `stop` (R_min does not grow with T).
+        Intervals that pass are halved, `depth` times at most."""
         if cost_of_interval(t_values[t_idx], math.inf) >= stop:
             return True
         lo, hi = t_idx, len(t_values) - 1  # largest index whose cost is below stop
@@ -560,8 +561,18 @@ class PositionalBound:
                 lo = mid
             else:
                 hi = mid - 1
-        r_star = stop - cost_of_interval(t_values[t_idx], t_values[lo])
-        return r_star < 0 or not self.holds_all_layers(p, t_values[lo], r_star)
+        todo = [(t_idx, lo, 0)]
+        while todo:
+            a, b, level = todo.pop()
+            r_star = stop - cost_of_interval(t_values[a], t_values[b])
+            if r_star < 0 or not self.holds_all_layers(p, t_values[b], r_star):
+                continue  # no plan with T in [t_a, t_b] beats stop
+            if level >= depth or a == b:
+                return False
+            mid = (a + b) // 2
+            todo.append((mid + 1, b, level + 1))
+            todo.append((a, mid, level + 1))
+        return True
 
     def objective_floor(self, p: int, cost_of_interval: Callable[[float, float], float],
                         t_values: list[float], t_floor: float, stop: float = math.inf,
