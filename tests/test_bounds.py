@@ -18,6 +18,7 @@ from tiny_instances import tiny_instance
 
 from haap_solver.baselines.bruteforce import _sequences, compositions
 from haap_solver.instance import Instance
+from haap_solver.search.bounds import NEG, _group_history
 from haap_solver.search.formulation import SubProblem
 from haap_solver.search.solve import SearchState, _layer_rate_bounds, strong_lower_bound
 from haap_solver.search.space import build_plan
@@ -96,8 +97,8 @@ def test_bounds_never_exceed_the_sub_problem_optimum(instance: Instance) -> None
                 assert floor <= best_bottleneck * (1 + 1e-9), (sub, floor, best_bottleneck)
                 for incumbent in (math.inf, 2 * best_time, 1.2 * best_time, 1.05 * best_time,
                                   best_time, 0.7 * best_time):
-                    fresh = SearchState(instance)  # the stop changes what the bisection keeps
-                    bound = strong_lower_bound(fresh, sub, floors, p_cap, incumbent)
+                    # One state for all: what a bisection stopped early keeps must stay valid.
+                    bound = strong_lower_bound(state, sub, floors, p_cap, incumbent)
                     assert bound <= best_time * (1 + 1e-9), (sub, incumbent, bound, best_time)
     assume(checked)
 
@@ -161,3 +162,47 @@ def test_tail_walk_is_valid_and_not_trivial() -> None:
             trivial = (m - 1) * floor + float(positional.tail_values()[0])
             beaten += walk > trivial * (1 + 1e-6)
     assert beaten, "the tail walk never improved on the trivial bound"
+
+
+def _knapsack_by_enumeration(gains: list[tuple[int, list[int]]], budget: int, k: int,
+                             roles: int) -> float:
+    """Most layers of at most k stages (items reused freely) within `budget` GPUs whose roles
+    are exactly `roles` (bit 1: one first stage, bit 2: one last stage), by enumeration."""
+    best = -math.inf
+
+    def rec(start: int, left: int, stages: int, got: int, total: float) -> None:
+        nonlocal best
+        if got == roles:
+            best = max(best, total)
+        if stages == k:
+            return
+        for i in range(start, len(gains)):
+            w, n = gains[i]
+            if w > left:
+                continue
+            for role, bit in ((0, 0), (1, 1), (2, 2)):
+                if n[role] and not got & bit:
+                    rec(i, left - w, stages + 1, got | bit, total + n[role])
+
+    rec(0, budget, 0, 0, 0.0)
+    return best
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(st.lists(st.tuples(st.sampled_from([1, 2, 4]),
+                          st.lists(st.sampled_from([0, 1, 2, 5]), min_size=3, max_size=3)),
+                max_size=4),
+       st.sampled_from([2, 4, 8]), st.integers(1, 3))
+def test_group_knapsack_matches_enumeration(gains: list[tuple[int, list[int]]], budget: int,
+                                            p_max: int) -> None:
+    """The capacity bound's dynamic program (Sec. 4.3) against enumeration of stage multisets."""
+    gains = [(w, n) for w, n in gains if w <= budget]
+    hist, _ = _group_history(gains, budget, p_max)
+    for k in range(p_max + 1):
+        for roles in range(4):
+            truth = _knapsack_by_enumeration(gains, budget, k, roles)
+            got = hist[k, roles, -1]
+            if math.isinf(truth):
+                assert got < NEG / 2, (k, roles, got)
+            else:
+                assert got == truth, (k, roles, got, truth)

@@ -186,19 +186,29 @@ def _group_history(gains: list[tuple[int, list[int]]], budget: int,
     width = budget // unit + 1
     hist = np.full((p_max + 1, 4, width), NEG)
     hist[0, 0, :] = 0.0
+    if not gains:
+        hist[1:] = hist[0]
+        return hist, unit
+    # All items at once: shifted[i, w] = dp[w - w_i] (NEG where w < w_i), plus the item's layers
+    # in each role (NEG where the item cannot take that role).
+    ws = np.array([w // unit for w, _ in gains])
+    idx = np.arange(width)[None, :] - ws[:, None]
+    valid = idx >= 0
+    idx = np.where(valid, idx, 0)
+    add = np.array([n for _, n in gains], dtype=float)  # (items, 3): middle, first, last
+    add = np.where(add > 0, add, NEG)
+    role_bits = ((0, 0), (1, FIRST), (2, LAST))
     for k in range(1, p_max + 1):
         dp = hist[k - 1]
         new = dp.copy()
-        for w, (n_mid, n_first, n_last) in gains:
-            w //= unit
-            for f in range(4):
-                src = dp[f, : width - w]
-                if n_mid:
-                    np.maximum(new[f, w:], src + n_mid, out=new[f, w:])
-                if n_first and not f & FIRST:
-                    np.maximum(new[f | FIRST, w:], src + n_first, out=new[f | FIRST, w:])
-                if n_last and not f & LAST:
-                    np.maximum(new[f | LAST, w:], src + n_last, out=new[f | LAST, w:])
+        for f in range(4):
+            shifted = np.where(valid, dp[f][idx], NEG)
+            for role, bit in role_bits:
+                if bit and f & bit:
+                    continue
+                best = (shifted + add[:, role][:, None]).max(axis=0)
+                np.maximum(new[f | bit], best, out=new[f | bit])
+        np.maximum(new, NEG, out=new)
         hist[k] = new
         if np.array_equal(new, dp):  # more stages cannot add anything
             hist[k + 1:] = new
