@@ -548,7 +548,7 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
                 state, cand.sub, floors_by_b[cand.sub.micro_batch], p_cap, best_time))
     open_list = sorted(candidates, key=lambda c: (c.lower_bound, c.sub.num_stages,
                                                   c.sub.micro_batch))
-    budgets = [0.25, 2.0, 15.0, math.inf]
+    budgets = [0.5, 2.0, 15.0, math.inf]
     done = 0
     for budget in budgets:
         still_open: list[_Candidate] = []
