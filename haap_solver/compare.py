@@ -369,8 +369,9 @@ def bench_report(rows: list[dict[str, Any]], instances: list[Instance], *, metho
               "matplotlib"):
         lines.append(f"| {k} | {info[k]} |")
     lines += ["", "## Methods", "",
-              "- `haap`: the exact search (`haap_solver.search.solve`, HiGHS backend, seeded "
-              "with the uniform-grid and Metis-style plans)"
+              "- `haap`: the exact search (`haap_solver.search.solve`, `auto` backend: CP-SAT for "
+              "models of up to 400 variables, HiGHS above; seeded with the uniform-grid and "
+              "Metis-style plans)"
               + ("; `haap-cpsat`: the same with CP-SAT." if "haap-cpsat" in methods else "."),
               "- `uniform`: the best Megatron-LM grid (DP x TP x PP, even layer split, one "
               "micro-batch size) over all legal grids, costed on the real devices.",

@@ -1,7 +1,8 @@
 """Every planning method behind one interface, so that all are compared alike.
 
 ``METHODS[name](instance, *, time_limit_s, threads, seed, cost_model=None) -> SolveResult``.
-"haap" is the exact search with its default backend (HiGHS), "haap-cpsat" with CP-SAT; the others
+"haap" is the exact search with its default backend (auto: CP-SAT for small models, HiGHS for
+large ones), "haap-cpsat" with CP-SAT only; the others
 are the baselines of ``haap_solver.baselines``. Pass one CostModel per instance to share its caches.
 """
 
@@ -45,7 +46,7 @@ def _lazy(module: str, fn: str) -> Method:
 
 
 METHODS: dict[str, Method] = {
-    "haap": _solver("highs", "haap"),
+    "haap": _solver("auto", "haap"),
     "haap-cpsat": _solver("cpsat", "haap-cpsat"),
     "uniform": _lazy("haap_solver.baselines.uniform", "uniform"),
     "proportional": _lazy("haap_solver.baselines.proportional", "proportional"),

@@ -21,7 +21,7 @@ from haap_solver.instance import Instance
 from haap_solver.search.solve import solve
 from haap_solver.validate import check_plan
 
-BACKENDS = ("cpsat", "highs", "cbc")
+BACKENDS = ("cpsat", "highs", "cbc", "auto")
 PRESETS = ("A100-80G", "V100-32G", "T4", "A10", "H100")
 MAX_PLANS = 20_000
 

@@ -44,26 +44,42 @@ class SolveOptions:
 
 
 BackendFn = Callable[[LinearProgram, SolveOptions, float], BackendResult]
-BACKENDS: dict[str, tuple[str, str]] = {
-    # name: (function, pip extra / package that provides it)
-    "cpsat": ("_solve_cpsat", "ortools"),
-    "highs": ("_solve_highs", "highspy"),
-    "cbc": ("_solve_cbc", "pulp"),
+BACKENDS: dict[str, tuple[str, tuple[str, ...]]] = {
+    # name: (function, packages that provide it)
+    "auto": ("_solve_auto", ("ortools", "highspy")),
+    "cpsat": ("_solve_cpsat", ("ortools",)),
+    "highs": ("_solve_highs", ("highspy",)),
+    "cbc": ("_solve_cbc", ("pulp",)),
 }
+_MODULES = {"ortools": "ortools.sat.python.cp_model", "highspy": "highspy", "pulp": "pulp"}
 
 
 def get_backend(name: str) -> BackendFn:
     if name not in BACKENDS:
         raise HaapError(f"unknown backend {name!r}; available: {', '.join(BACKENDS)}")
-    fn_name, package = BACKENDS[name]
+    fn_name, packages = BACKENDS[name]
     fn = globals()[fn_name]
-    try:
-        __import__({"ortools": "ortools.sat.python.cp_model", "highspy": "highspy",
-                    "pulp": "pulp"}[package])
-    except ImportError:
-        raise HaapError(f"backend {name!r} needs the package {package!r}: "
-                        f"pip install {package}") from None
+    for package in packages:
+        try:
+            __import__(_MODULES[package])
+        except ImportError:
+            raise HaapError(f"backend {name!r} needs the package {package!r}: "
+                            f"pip install {package}") from None
     return fn  # type: ignore[no-any-return]
+
+
+AUTO_CPSAT_MAX_VARS = 400
+"""`auto` hands models of at most this many variables to CP-SAT and larger ones to HiGHS. In our
+measurements (docs/benchmarks.md) CP-SAT proves the small models of homogeneous clusters faster
+(a 217-variable model near its cutoff: HiGHS 1.5 s), HiGHS the 500-800-variable models of
+heterogeneous ones (CP-SAT was 2.5x slower on llama3-70b-h100x32-a100x32)."""
+
+
+def _solve_auto(lp: LinearProgram, opts: SolveOptions, objective_floor_s: float) -> BackendResult:
+    """CP-SAT for small models, HiGHS for large ones (AUTO_CPSAT_MAX_VARS)."""
+    if len(lp.vars) <= AUTO_CPSAT_MAX_VARS:
+        return _solve_cpsat(lp, opts, objective_floor_s)
+    return _solve_highs(lp, opts, objective_floor_s)
 
 
 # -- CP-SAT ---------------------------------------------------------------------------------------

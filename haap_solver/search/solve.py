@@ -362,9 +362,9 @@ SEED_AFTER_SHARE = 0.5
 """The Metis-style seed costs seconds on 64 GPUs, more than the exact passes need where they close
 quickly: it runs only once this share of the time limit has passed without a proof."""
 
-DEFAULT_BACKEND = "highs"
-"""HiGHS closes these models faster than CP-SAT in our measurements (docs/benchmarks.md: on
-llama3-8b-h100-a100-l40s at 30 s, HiGHS 11.409 s with a 1.0% gap, CP-SAT 11.942 s with 10.9%)."""
+DEFAULT_BACKEND = "auto"
+"""CP-SAT for small models, HiGHS for large ones (backends.AUTO_CPSAT_MAX_VARS): each closes its
+kind faster in our measurements (docs/benchmarks.md)."""
 
 
 def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: float = 60.0,
