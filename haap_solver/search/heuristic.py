@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from haap_solver.plan import Plan
 from haap_solver.search.coefficients import CoefficientCache
 from haap_solver.search.formulation import SubProblem
@@ -32,34 +34,27 @@ def layer_split(cache: CoefficientCache, configs: list[StageConfig], sub: SubPro
     if min(limits) < 1 or sum(limits) < total_layers:
         return None
 
-    def fit(t: float) -> list[int]:
-        out = []
-        for co, lim in zip(coeffs, limits, strict=True):
-            n = 0
-            lo, hi = 0, lim
-            while lo < hi:  # largest n <= lim with tau(n) <= t
-                mid = (lo + hi + 1) // 2
-                if co.tau(mid) <= t:
-                    lo = mid
-                else:
-                    hi = mid - 1
-            n = lo
-            out.append(n)
-        return out
+    # Stage times at 1..limit layers (running max: a layer limit must grow with T); the least
+    # common bottleneck is one of these values, found by bisection over them.
+    taus = [np.maximum.accumulate(np.array([co.tau(n) for n in range(1, lim + 1)]))
+            for co, lim in zip(coeffs, limits, strict=True)]
 
-    lo_t = max(co.tau(1) for co in coeffs)
-    hi_t = max(co.tau(lim) for co, lim in zip(coeffs, limits, strict=True))
-    if sum(fit(hi_t)) < total_layers:
+    def fit(t: float) -> list[int]:
+        return [int(np.searchsorted(ts, t, side="right")) for ts in taus]
+
+    candidates = np.unique(np.concatenate(taus))
+    lo, hi = 0, len(candidates) - 1
+    top = fit(candidates[hi])
+    if sum(top) < total_layers or min(top) < 1:
         return None
-    for _ in range(60):
-        mid = (lo_t + hi_t) / 2
-        if sum(fit(mid)) >= total_layers and min(fit(mid)) >= 1:
-            hi_t = mid
+    while lo < hi:
+        mid = (lo + hi) // 2
+        got = fit(candidates[mid])
+        if sum(got) >= total_layers and min(got) >= 1:
+            hi = mid
         else:
-            lo_t = mid
-    layers = fit(hi_t)
-    if min(layers) < 1:
-        return None
+            lo = mid + 1
+    layers = fit(candidates[lo])
     excess = sum(layers) - total_layers
     # Take the surplus from the stages that are slowest per layer first.
     order = sorted(range(p), key=lambda i: -coeffs[i].tau(layers[i]))
