@@ -116,21 +116,17 @@ class SearchState:
 
     def capacity_bound(self, micro_batch: int, p_max: int) -> CapacityBound:
         key = (micro_batch, p_max)
-        hit = self._capacity.get(key)
-        if hit is None:
-            hit = CapacityBound(self.instance, self.cache, micro_batch,
-                                self.configs(micro_batch), p_max)
-            self._capacity[key] = hit
-        return hit
+        if key not in self._capacity:
+            self._capacity[key] = CapacityBound(self.instance, self.cache, micro_batch,
+                                                self.configs(micro_batch), p_max)
+        return self._capacity[key]
 
     def positional_bound(self, micro_batch: int, schedule: str) -> PositionalBound:
         key = (micro_batch, schedule)
-        hit = self._positional.get(key)
-        if hit is None:
-            hit = PositionalBound(self.instance, self.cache, micro_batch,
-                                  self.configs(micro_batch), schedule)
-            self._positional[key] = hit
-        return hit
+        if key not in self._positional:
+            self._positional[key] = PositionalBound(self.instance, self.cache, micro_batch,
+                                                    self.configs(micro_batch), schedule)
+        return self._positional[key]
 
     def bottleneck_floor(self, sub: SubProblem, p_max: int, stop: float = math.inf) -> float:
         """The larger of the GPU-granular (Sec. 4.3) and the positional (Sec. 4.4) bottleneck
