@@ -151,16 +151,11 @@ class CapacityBound:
         """Smallest candidate T at which p stages can hold every layer (inf if none)."""
         if not self.t_values:
             return float("inf")
-        lo, hi = 0, len(self.t_values) - 1
-        if self.capacity(hi)[min(p, self.p_max)] < self.L:
+        k = min(p, self.p_max)
+        top = len(self.t_values) - 1
+        if self.capacity(top)[k] < self.L:
             return float("inf")
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if self.capacity(mid)[min(p, self.p_max)] >= self.L:
-                hi = mid
-            else:
-                lo = mid + 1
-        return self.t_values[lo]
+        return self.t_values[_first_true(lambda i: self.capacity(i)[k] >= self.L, 0, top)]
 
 
 NEG = -1e18
@@ -334,12 +329,8 @@ class PositionalBound:
         same node group, no more GPUs, room for no fewer layers, needing no more (ties: the lower
         index stays). Dropping them leaves the LP's optimum unchanged."""
         usable = most >= 1
-        beats = (self._leaner & (most[:, None] >= most[None, :])
-                 & (fewest[:, None] <= fewest[None, :]) & usable[:, None])
-        mutual = beats & beats.T
-        idx = np.arange(len(most))
-        beats = beats & ~(mutual & (idx[:, None] > idx[None, :]))
-        return np.nonzero(usable & ~beats.any(axis=0))[0]
+        return _survivors(self._leaner & (most[:, None] >= most[None, :])
+                          & (fewest[:, None] <= fewest[None, :]), usable)
 
     def _undominated_at(self, role: tuple[bool, bool, bool], most: np.ndarray) -> np.ndarray:
         """Configurations usable at a position (most >= 1) that no other usable one dominates
@@ -347,26 +338,15 @@ class PositionalBound:
         any layer count (ties: the lower index stays). Dropping them leaves S unchanged: any LP
         solution moves a dominated configuration's share onto its dominator."""
         faster = self._faster.get(role)
-        if faster is None:  # faster[a, b]: a's stage time <= b's on [1, L], same group, GPUs <=
+        if faster is None:  # faster[a, b]: _leaner[a, b] and a's stage time <= b's on [1, L]
             L = self.L
             pieces = [self.cache.coefficients(c, self.b, *role).tau_pieces
                       for c in self.configs]
-            n_cfg = len(self.configs)
-            faster = np.zeros((n_cfg, n_cfg), dtype=bool)
-            for a in range(n_cfg):
-                for b in range(n_cfg):
-                    if (a != b and self.group_of[a] == self.group_of[b]
-                            and self.gpus[a] <= self.gpus[b]):
-                        faster[a, b] = pieces_below(pieces[a], pieces[b], L)
+            faster = np.zeros_like(self._leaner)
+            for a, b in zip(*np.nonzero(self._leaner), strict=True):
+                faster[a, b] = pieces_below(pieces[a], pieces[b], L)
             self._faster[role] = faster
-        usable = most >= 1
-        beats = faster & (most[:, None] >= most[None, :]) & usable[:, None]
-        # a and b dominating each other: the lower index stays.
-        mutual = beats & beats.T
-        idx = np.arange(len(most))
-        beats = beats & ~(mutual & (idx[:, None] > idx[None, :]))
-        dominated = beats.any(axis=0)
-        return np.nonzero(usable & ~dominated)[0]
+        return _survivors(faster & (most[:, None] >= most[None, :]), most >= 1)
 
     def _matrices(self, role: tuple[bool, bool, bool]) -> tuple[np.ndarray, np.ndarray]:
         """Stage time (running max) and tail of every configuration at n = 1..W layers, one row
@@ -445,18 +425,13 @@ class PositionalBound:
         inf = highspy.kHighsInf
         lower = np.concatenate([mult, np.full(len(self.groups) + 1, -inf)])
         upper = np.concatenate([mult, self.budget, [float(self.L)]])
-        h = _quiet_highs()
-        h.addRows(len(lower), lower, upper, 0, np.array([], dtype=np.int32),
-                  np.array([], dtype=np.int32), np.array([], dtype=np.float64))
-        h.addCols(nc, -np.array(cols_n, dtype=float), np.zeros(nc), np.full(nc, inf),
-                  len(vals), starts, rows_idx.astype(np.int32), vals)
-        h.run()
-        status = h.getModelStatus()
-        if status == highspy.HighsModelStatus.kInfeasible:
+        status, value = _solve_lp(lower, upper, -np.array(cols_n, dtype=float), starts,
+                                  rows_idx, vals)
+        if status == "infeasible":
             return -math.inf
-        if status != highspy.HighsModelStatus.kOptimal:
+        if status != "optimal":
             return math.inf  # no proof either way: claim nothing
-        return -float(h.getInfo().objective_function_value)
+        return -value
 
     def holds_all_layers(self, p: int, t: float, r: float = math.inf) -> bool:
         return self.capacity(p, t, r) >= self.L - 1e-6
@@ -506,7 +481,6 @@ class PositionalBound:
             for ci in self._undominated_at(role, most).tolist():
                 c = self.configs[ci]
                 pieces = self.cache.coefficients(c, self.b, *role).tau_pieces
-                z, y, w = len(col_rows), len(col_rows) + 1, len(col_rows) + 2
                 zc = [(k, 1.0), (len(classes) + int(self.group_of[ci]), float(self.gpus[ci]))]
                 yc = [(layer_row, 1.0)]
                 wc: list[tuple[int, float]] = []
@@ -525,8 +499,7 @@ class PositionalBound:
                     yc.append((r, -piece.slope))
                     zc.append((r, -piece.intercept))
                 col_rows.extend([zc, yc, wc])
-                cols_cost.extend([0.0, 0.0, 1.0])
-                del z, y, w
+                cols_cost.extend([0.0, 0.0, 1.0])  # z, y, w
         if not col_rows:
             self._sums[key] = math.inf
             return math.inf
@@ -536,20 +509,12 @@ class PositionalBound:
             for r, v in entries:
                 idx.append(r)
                 vals.append(v)
-        n = len(col_rows)
-        h = _quiet_highs()
-        h.addRows(len(rows_lo), np.array(rows_lo), np.array(rows_hi), 0,
-                  np.array([], dtype=np.int32), np.array([], dtype=np.int32),
-                  np.array([], dtype=np.float64))
-        h.addCols(n, np.array(cols_cost), np.zeros(n), np.full(n, inf), len(idx),
-                  np.array(starts, dtype=np.int32), np.array(idx, dtype=np.int32),
-                  np.array(vals, dtype=np.float64))
-        h.run()
-        status = h.getModelStatus()
-        if status == highspy.HighsModelStatus.kInfeasible:
+        status, objective = _solve_lp(np.array(rows_lo), np.array(rows_hi), np.array(cols_cost),
+                                      np.array(starts), np.array(idx), np.array(vals))
+        if status == "infeasible":
             value = math.inf
-        elif status == highspy.HighsModelStatus.kOptimal:
-            value = max(0.0, float(h.getInfo().objective_function_value))
+        elif status == "optimal":
+            value = max(0.0, objective)
         else:
             value = 0.0  # no proof either way: claim nothing
         self._sums[key] = value
@@ -564,14 +529,7 @@ class PositionalBound:
         Intervals that pass are halved, `depth` times at most."""
         if cost_of_interval(t_values[t_idx], math.inf) >= stop:
             return True
-        lo, hi = t_idx, len(t_values) - 1  # largest index whose cost is below stop
-        while lo < hi:
-            mid = (lo + hi + 1) // 2
-            if cost_of_interval(t_values[mid], math.inf) < stop:
-                lo = mid
-            else:
-                hi = mid - 1
-        todo = [(t_idx, lo, 0)]
+        todo = [(t_idx, _last_below(cost_of_interval, t_values, t_idx, stop), 0)]
         while todo:
             a, b, level = todo.pop()
             r_star = stop - cost_of_interval(t_values[a], t_values[b])
@@ -612,15 +570,9 @@ class PositionalBound:
             base = cost_of_interval(t, math.inf)
             if base >= min(best, stop):
                 return min(best, base + float(r_values[0]))
-            lo, hi = 0, r_known
-            if r_known == len(r_values) - 1 and not self.holds_all_layers(p, t, r_values[hi]):
+            if r_known == len(r_values) - 1 and not self.holds_all_layers(p, t, r_values[-1]):
                 return min(best, base + float(r_values[0]))  # (not at or above the floor)
-            while lo < hi:
-                mid = (lo + hi) // 2
-                if self.holds_all_layers(p, t, r_values[mid]):
-                    hi = mid
-                else:
-                    lo = mid + 1
+            lo = _first_true(lambda i, t=t: self.holds_all_layers(p, t, r_values[i]), 0, r_known)
             r_here = float(r_values[lo])
             if lo == 0:
                 return min(best, base + r_here)
@@ -628,24 +580,12 @@ class PositionalBound:
             # `best` and `stop` matter.
             r_below = r_values[lo - 1]
             limit = min(best, stop)
-            top = t_idx
-            step = 1
-            while top + 1 < n_t and cost_of_interval(
-                    t_values[min(top + step, n_t - 1)], math.inf) < limit:
-                top = min(top + step, n_t - 1)
-                step *= 2
-            while top + 1 < n_t and cost_of_interval(t_values[top + 1], math.inf) < limit:
-                top += 1
+            top = _last_below(cost_of_interval, t_values, t_idx, limit)
             if top <= t_idx or not self.holds_all_layers(p, t_values[top], r_below):
                 # R_min stays r_here up to `top`; beyond, the cost alone reaches the limit.
                 return min(limit, cost_of_interval(t, t_values[top]) + r_here)
-            a, b = t_idx + 1, top
-            while a < b:
-                mid = (a + b) // 2
-                if self.holds_all_layers(p, t_values[mid], r_below):
-                    b = mid
-                else:
-                    a = mid + 1
+            a = _first_true(lambda i, r=r_below: self.holds_all_layers(p, t_values[i], r),
+                            t_idx + 1, top)
             best = min(best, cost_of_interval(t, t_values[a - 1]) + r_here)
             t_idx = a
             r_known = lo - 1  # the bisection ended where the LP holds L at r_below
@@ -689,17 +629,46 @@ class PositionalBound:
                 probe = min(probe + step, n - 1)
                 step *= 2
             hi = probe
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if self.holds_all_layers(p, t_values[mid]):
-                hi = mid
-            else:
-                lo = mid + 1
+        lo = hi = _first_true(lambda i: self.holds_all_layers(p, t_values[i]), lo, hi)
         self._bracket[p] = (lo, hi)
         return t_values[lo]
 
 
-def _quiet_highs():  # type: ignore[no-untyped-def]
+def _survivors(beats: np.ndarray, usable: np.ndarray) -> np.ndarray:
+    """Indices of the usable configurations no usable one beats (beats[a, b]: a dominates b);
+    of two that dominate each other, the lower index stays."""
+    beats = beats & usable[:, None]
+    idx = np.arange(len(usable))
+    beats = beats & ~(beats & beats.T & (idx[:, None] > idx[None, :]))
+    return np.nonzero(usable & ~beats.any(axis=0))[0]
+
+
+def _last_below(cost_of_interval: Callable[[float, float], float], t_values: list[float],
+                start: int, limit: float) -> int:
+    """Largest index i >= start whose cost cost_of_interval(t_values[i], inf) is below `limit`
+    (the cost does not decrease with T; the cost at `start` is below `limit`)."""
+    n = len(t_values)
+    first_at_limit = _first_true(
+        lambda i: i == n or cost_of_interval(t_values[i], math.inf) >= limit, start, n)
+    return max(start, first_at_limit - 1)
+
+
+def _first_true(pred: Callable[[int], bool], lo: int, hi: int) -> int:
+    """Smallest i in [lo, hi] with pred(i), for a pred that stays true once true and holds at hi
+    (hi itself is not tested)."""
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if pred(mid):
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+def _solve_lp(row_lo: np.ndarray, row_hi: np.ndarray, costs: np.ndarray, col_starts: np.ndarray,
+              row_index: np.ndarray, values: np.ndarray) -> tuple[str, float]:
+    """Minimise costs . x over x >= 0 with row_lo <= A x <= row_hi, A given column-wise; HiGHS
+    with one thread and seed 0. Returns ("optimal" | "infeasible" | "unknown", objective)."""
     import highspy
 
     from haap_solver.search.backends import stdout_silenced
@@ -709,4 +678,16 @@ def _quiet_highs():  # type: ignore[no-untyped-def]
     h.setOptionValue("output_flag", False)
     h.setOptionValue("threads", 1)
     h.setOptionValue("random_seed", 0)
-    return h
+    empty_i, empty_f = np.array([], dtype=np.int32), np.array([], dtype=np.float64)
+    h.addRows(len(row_lo), row_lo.astype(float), row_hi.astype(float), 0, empty_i, empty_i,
+              empty_f)
+    n = len(costs)
+    h.addCols(n, costs.astype(float), np.zeros(n), np.full(n, highspy.kHighsInf), len(values),
+              col_starts.astype(np.int32), row_index.astype(np.int32), values.astype(float))
+    h.run()
+    status = h.getModelStatus()
+    if status == highspy.HighsModelStatus.kInfeasible:
+        return "infeasible", math.inf
+    if status == highspy.HighsModelStatus.kOptimal:
+        return "optimal", float(h.getInfo().objective_function_value)
+    return "unknown", math.nan

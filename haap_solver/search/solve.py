@@ -529,8 +529,12 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
     if pending_seeds:
         run_seed(*pending_seeds.pop(0))
 
-    # Exact passes of growing per-sub-problem time budgets: easy sub-problems close at once and
-    # give incumbents whose cap (Sec. 4.2) then shrinks the hard ones.
+    def strengthen(cand: _Candidate) -> None:
+        """The strong bound (Sec. 4.3-4.6) against the current incumbent."""
+        cand.strengthened_with = best_time
+        cand.lower_bound = max(cand.lower_bound, strong_lower_bound(
+            state, cand.sub, floors_by_b[cand.sub.micro_batch], p_cap, best_time))
+
     # Strengthen the bounds first (up to a share of the time limit), then attack sub-problems
     # best bound first: the optimum tends to sit in the sub-problem with the least strong bound,
     # and once it is the incumbent its cap prunes most of the others without a model.
@@ -539,11 +543,11 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
         if time.perf_counter() >= strengthen_until:
             break
         if cand.lower_bound < best_time * (1 - 1e-12):
-            cand.strengthened_with = best_time
-            cand.lower_bound = max(cand.lower_bound, strong_lower_bound(
-                state, cand.sub, floors_by_b[cand.sub.micro_batch], p_cap, best_time))
+            strengthen(cand)
     open_list = sorted(candidates, key=lambda c: (c.lower_bound, c.sub.num_stages,
                                                   c.sub.micro_batch))
+    # Exact passes of growing per-sub-problem time budgets: easy sub-problems close at once and
+    # give incumbents whose cap (Sec. 4.2) then shrinks the hard ones.
     budgets = [0.5, 2.0, 15.0, math.inf]
     done = 0
     for budget in budgets:
@@ -560,9 +564,7 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
                 continue
             if ((cand.strengthened_with is None or best_time < 0.999 * cand.strengthened_with)
                     and time.perf_counter() < deadline):
-                cand.strengthened_with = best_time
-                cand.lower_bound = max(cand.lower_bound, strong_lower_bound(
-                    state, cand.sub, floors_by_b[cand.sub.micro_batch], p_cap, best_time))
+                strengthen(cand)
                 if cand.lower_bound >= best_time * (1 - 1e-12):
                     pruned_bound += 1
                     done += 1
