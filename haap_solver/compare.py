@@ -28,7 +28,8 @@ DEFAULT_METHODS = ("haap", "uniform", "proportional", "metis", "bruteforce")
 BASELINES = ("uniform", "proportional", "metis")
 ROW_FIELDS = ("instance", "gpus", "device_types", "method", "status", "iteration_time_s",
               "tokens_per_s", "mfu", "speedup_vs_uniform", "speedup_vs_metis", "gap",
-              "search_s", "plans_costed", "subproblems_solved", "stages", "message")
+              "search_s", "plans_costed", "subproblems_solved", "stages", "mixed_stages",
+              "message")
 
 
 def run_method(name: str, instance: Instance, *, cost_model: Any, time_limit_s: float,
@@ -42,7 +43,7 @@ def run_method(name: str, instance: Instance, *, cost_model: Any, time_limit_s: 
                            "device_types": len(instance.cluster.devices), "method": name,
                            "iteration_time_s": math.inf, "tokens_per_s": 0.0, "mfu": 0.0,
                            "gap": math.nan, "plans_costed": 0, "subproblems_solved": 0,
-                           "stages": 0, "message": "", "plan": None}
+                           "stages": 0, "mixed_stages": 0, "message": "", "plan": None}
     try:
         res = fn(instance, time_limit_s=time_limit_s, threads=threads, seed=seed,
                  cost_model=cost_model)
@@ -58,7 +59,9 @@ def run_method(name: str, instance: Instance, *, cost_model: Any, time_limit_s: 
                    message=res.message)
         if res.evaluation is not None and res.plan is not None:
             row.update(tokens_per_s=res.evaluation.tokens_per_s, mfu=res.evaluation.mfu,
-                       stages=res.plan.num_stages, plan=res.plan.to_dict())
+                       stages=res.plan.num_stages, plan=res.plan.to_dict(),
+                       mixed_stages=sum(len({r.device for r in st.replicas}) > 1
+                                        for st in res.plan.stages))
     row["search_s"] = time.perf_counter() - start
     return row
 
@@ -234,8 +237,9 @@ def _cfg_bench(p: argparse.ArgumentParser) -> None:
     p.add_argument("--time-limit", type=float, default=None,
                    help="seconds per method (default 60, or 10 with --quick)")
     p.add_argument("--methods", type=_methods_arg, default=None,
-                   help="comma-separated methods (default: haap,haap-cpsat,uniform,proportional,"
-                        "metis,bruteforce; --quick drops haap-cpsat)")
+                   help="comma-separated methods (default: haap,haap-cpsat,haap-mixed,uniform,"
+                        "proportional,metis,bruteforce; --quick drops haap-cpsat and "
+                        "haap-mixed)")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--output", default="docs/benchmarks.md", help="Markdown report to write")
     p.add_argument("--img-dir", default="docs/img", help="where the plots go")
@@ -261,8 +265,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     limit = args.time_limit if args.time_limit is not None else (10.0 if args.quick else 60.0)
     methods = args.methods or ([m for m in ("haap", "uniform", "proportional", "metis",
                                             "bruteforce")] if args.quick else
-                               ["haap", "haap-cpsat", "uniform", "proportional", "metis",
-                                "bruteforce"])
+                               ["haap", "haap-cpsat", "haap-mixed", "uniform", "proportional",
+                                "metis", "bruteforce"])
     if "uniform" not in methods:
         methods.append("uniform")
     instances = [load_instance(p) for p in paths]
@@ -372,7 +376,9 @@ def bench_report(rows: list[dict[str, Any]], instances: list[Instance], *, metho
               "- `haap`: the exact search (`haap_solver.search.solve`, `auto` backend: CP-SAT for "
               "models of up to 400 variables, HiGHS above; seeded with the uniform-grid and "
               "Metis-style plans)"
-              + ("; `haap-cpsat`: the same with CP-SAT." if "haap-cpsat" in methods else "."),
+              + ("; `haap-cpsat`: the same with CP-SAT" if "haap-cpsat" in methods else "")
+              + ("; `haap-mixed`: the same with mixed-type stages (`solve(mixed=True)`, see "
+                 "below)" if "haap-mixed" in methods else "") + ".",
               "- `uniform`: the best Megatron-LM grid (DP x TP x PP, even layer split, one "
               "micro-batch size) over all legal grids, costed on the real devices.",
               "- `proportional`: that grid with layers split in proportion to stage speed, "
@@ -458,6 +464,8 @@ def bench_report(rows: list[dict[str, Any]], instances: list[Instance], *, metho
                      "stages, shapes that are not node-aligned) that is possible at optimum; "
                      "otherwise it means haap stopped at its time limit (see its status and "
                      "gap).")
+    if "haap-mixed" in methods:
+        lines += mixed_section(rows, instances)
     lines += ["", "## Every method on every instance", "",
               "| instance | method | status | iteration s | tokens/s | MFU | vs uniform | gap "
               "| search s | plans costed | stages | note |",
@@ -482,6 +490,49 @@ def bench_report(rows: list[dict[str, Any]], instances: list[Instance], *, metho
             lines += ["Search time against cluster size (log-log):", "",
                       f"![search time]({rel['search_time']})", ""]
     return "\n".join(lines) + "\n"
+
+
+def mixed_section(rows: list[dict[str, Any]], instances: list[Instance]) -> list[str]:
+    """Best plan with and without mixed-type stages on the instances with several device types,
+    iteration and search time side by side, and where a mixed stage wins (issue 5)."""
+    by = {(r["instance"], r["method"]): r for r in rows}
+    lines = ["", "## Mixed-type stages", "",
+             "`haap` searches single-type stages only; `haap-mixed` also lets a stage combine "
+             "replica groups of two device types, each with its own TP degree and batch share "
+             "(formulations/stage-assignment.md Sec. 1.1). It searches the single-type space "
+             "first (up to half the time limit), then the whole space from that incumbent; its "
+             "status and gap refer to the whole space. Instances with one device type have no "
+             "mixed stage and are left out.", "",
+             "| instance | GPUs | single-type s | status (gap) | search s | with mixed s | "
+             "status (gap) | search s | search ratio | mixed stages in the plan |",
+             "|---|---:|---:|---|---:|---:|---|---:|---:|---|"]
+    wins: list[str] = []
+    for inst in instances:
+        h, m = by.get((inst.name, "haap")), by.get((inst.name, "haap-mixed"))
+        if h is None or m is None or len(inst.cluster.devices) < 2:
+            continue
+        ratio = m["search_s"] / h["search_s"] if h["search_s"] > 0 else math.nan
+        mixed_desc = "-"
+        if m.get("mixed_stages") and m.get("plan"):
+            parts = []
+            for k, st in enumerate(m["plan"]["stages"]):
+                reps = st["replicas"]
+                if len({r["device"] for r in reps}) > 1:
+                    parts.append(f"stage {k}: " + " + ".join(
+                        f"{r['count']} {r['device']} tp{r['tp']} x{r['micro_batch_share']}"
+                        for r in reps))
+            mixed_desc = "; ".join(parts)
+        if m["iteration_time_s"] < h["iteration_time_s"] * (1 - 1e-9) and m.get("mixed_stages"):
+            wins.append(f"{inst.name} ({h['iteration_time_s'] / m['iteration_time_s']:.3f}x)")
+        lines.append(
+            f"| {inst.name} | {inst.cluster.num_gpus:,} | {_fmt(h['iteration_time_s'], 'time')} "
+            f"| {h['status']} ({_fmt(h['gap'], 'pct')}) | {h['search_s']:.1f} "
+            f"| {_fmt(m['iteration_time_s'], 'time')} | {m['status']} ({_fmt(m['gap'], 'pct')}) "
+            f"| {m['search_s']:.1f} | {ratio:.2f} | {mixed_desc} |")
+    lines += ["", "- A mixed stage wins on: " + (", ".join(wins) if wins else "none of these "
+              "instances (the single-type optimum is also optimal with mixed stages, or the "
+              "mixed search stopped at its limit; see the status).")]
+    return lines
 
 
 # -- plot ----------------------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 
 ``METHODS[name](instance, *, time_limit_s, threads, seed, cost_model=None) -> SolveResult``.
 "haap" is the exact search with its default backend (auto: CP-SAT for small models, HiGHS for
-large ones), "haap-cpsat" with CP-SAT only; the others
+large ones), "haap-cpsat" with CP-SAT only, "haap-mixed" with mixed-type stages; the others
 are the baselines of ``haap_solver.baselines``. Pass one CostModel per instance to share its caches.
 """
 
@@ -18,19 +18,20 @@ from haap_solver.search.solve import SearchState, SolveResult
 Method = Callable[..., SolveResult]
 
 
-def _solver(backend: str, name: str) -> Method:
+def _solver(backend: str, name: str, *, mixed: bool = False) -> Method:
     def run(instance: Instance, *, time_limit_s: float = 60.0, threads: int = 1, seed: int = 0,
             cost_model: CostModel | None = None, **kwargs: Any) -> SolveResult:
         from haap_solver.search.solve import solve
 
         state = SearchState(instance, cost_model) if cost_model is not None else None
         result = solve(instance, backend=backend, time_limit_s=time_limit_s, threads=threads,
-                       seed=seed, state=state, **kwargs)
+                       seed=seed, state=state, mixed=mixed, **kwargs)
         result.method = name
         return result
 
     run.__name__ = name.replace("-", "_")
-    run.__doc__ = f"The exact search, {backend} backend."
+    run.__doc__ = f"The exact search, {backend} backend" + (
+        ", mixed-type stages included." if mixed else ".")
     return run
 
 
@@ -48,6 +49,7 @@ def _lazy(module: str, fn: str) -> Method:
 METHODS: dict[str, Method] = {
     "haap": _solver("auto", "haap"),
     "haap-cpsat": _solver("cpsat", "haap-cpsat"),
+    "haap-mixed": _solver("auto", "haap-mixed", mixed=True),
     "uniform": _lazy("haap_solver.baselines.uniform", "uniform"),
     "proportional": _lazy("haap_solver.baselines.proportional", "proportional"),
     "metis": _lazy("haap_solver.baselines.metis", "metis"),

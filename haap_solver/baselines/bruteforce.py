@@ -4,9 +4,11 @@ Every plan of the space the exact search optimises over (haap_solver/search/spac
 micro-batch size of ``micro_batch_candidates``, every allowed schedule, every stage count
 1..min(L, GPUs), for each stage every ``StageConfig`` of ``stage_configs(instance, b)`` (single
 node group, node-aligned shape, any allowed recomputation), every composition of the layers into
-stages of at least one layer, the node groups' GPU budgets respected (canonical placement), memory
-valid on every GPU. Each plan is costed by ``CostModel.evaluate``; the minimum is returned, with
-status "optimal" when the enumeration finished.
+stages of at least one layer (with ``mixed=True`` also every mixed-type stage the search's
+generator makes, ``SearchState.mixed_space``), the node groups' GPU budgets respected
+(canonical placement), memory valid on every GPU. Each plan is costed by
+``CostModel.evaluate``; the minimum is returned, with status "optimal" when the enumeration
+finished.
 
 Refuses (HaapError) instances whose space exceeds ``max_plans`` (an upper bound on the count,
 before the GPU-budget pruning).
@@ -21,7 +23,7 @@ from haap_solver.baselines.common import Best
 from haap_solver.cost.evaluate import CostModel
 from haap_solver.errors import HaapError
 from haap_solver.instance import Instance
-from haap_solver.search.solve import SolveResult
+from haap_solver.search.solve import SearchState, SolveResult
 from haap_solver.search.space import (
     StageConfig,
     build_plan,
@@ -34,7 +36,14 @@ METHOD = "bruteforce"
 MAX_PLANS = 2_000_000
 
 
-def space_size(instance: Instance) -> int:
+def _configs(instance: Instance, b: int, state: SearchState | None) -> list[StageConfig]:
+    """Single-type configurations, plus every generated mixed one when `state` is given."""
+    single = stage_configs(instance, b)
+    return single if state is None else single + state.mixed_space(b)
+
+
+def space_size(instance: Instance, *, mixed: bool = False,
+               cost_model: CostModel | None = None) -> int:
     """Plans enumerated (before memory): sum over b, schedule, p of sequences x C(L-1, p-1).
 
     Sequences are the stage-configuration sequences whose GPUs fit the node groups' budgets,
@@ -44,11 +53,12 @@ def space_size(instance: Instance) -> int:
     p_max = min(L, instance.cluster.num_gpus)
     exact = instance.cluster.num_gpus <= 64
     names = [g.name for g in instance.cluster.node_groups]
+    state = SearchState(instance, cost_model, mixed=True) if mixed else None
     total = 0
     for b in micro_batch_candidates(instance):
-        configs = stage_configs(instance, b)
+        configs = _configs(instance, b, state)
         if exact:
-            uses = [(names.index(c.node_group), c.gpus) for c in configs]
+            uses = [tuple((names.index(g), c.gpus_in(g)) for g in c.groups) for c in configs]
             count = _counter(uses)
         for p in range(1, p_max + 1):
             seqs = count(tuple(g.num_gpus for g in instance.cluster.node_groups), p) if exact \
@@ -59,7 +69,7 @@ def space_size(instance: Instance) -> int:
     return total * len(instance.training.schedules)
 
 
-def _counter(uses: list[tuple[int, int]]):  # type: ignore[no-untyped-def]
+def _counter(uses: list[tuple[tuple[int, int], ...]]):  # type: ignore[no-untyped-def]
     """count(budget, p): config sequences of length p within `budget` GPUs per node group."""
     from functools import cache
 
@@ -68,10 +78,11 @@ def _counter(uses: list[tuple[int, int]]):  # type: ignore[no-untyped-def]
         if p == 0:
             return 1
         n = 0
-        for g, k in uses:
-            if budget[g] >= k:
+        for use in uses:
+            if all(budget[g] >= k for g, k in use):
                 rest = list(budget)
-                rest[g] -= k
+                for g, k in use:
+                    rest[g] -= k
                 n += count(tuple(rest), p - 1)
         return n
 
@@ -98,32 +109,38 @@ def _sequences(configs: list[StageConfig], p: int, budget: dict[str, int]) -> It
             yield list(seq)
             return
         for c in configs:
-            if budget[c.node_group] >= c.gpus:
-                budget[c.node_group] -= c.gpus
+            if all(budget[g] >= c.gpus_in(g) for g in c.groups):
+                for g in c.groups:
+                    budget[g] -= c.gpus_in(g)
                 seq.append(c)
                 yield from rec()
                 seq.pop()
-                budget[c.node_group] += c.gpus
+                for g in c.groups:
+                    budget[g] += c.gpus_in(g)
 
     yield from rec()
 
 
 def bruteforce(instance: Instance, *, time_limit_s: float = 600.0, threads: int = 1,
                seed: int = 0, cost_model: CostModel | None = None,
-               max_plans: int = MAX_PLANS) -> SolveResult:
-    """The minimum iteration time over the whole search space, by enumeration."""
-    size = space_size(instance)
+               max_plans: int = MAX_PLANS, mixed: bool = False) -> SolveResult:
+    """The minimum iteration time over the whole search space, by enumeration.
+
+    `mixed`: the space includes mixed-type stages (every candidate the search's generator makes,
+    with its batch split, before any memory or dominance pruning), as ``solve(mixed=True)``."""
+    cm = cost_model or CostModel(instance)
+    size = space_size(instance, mixed=mixed, cost_model=cm)
     if size > max_plans:
         raise HaapError(f"bruteforce refuses {instance.name}: its search space has up to "
                         f"{size:.3g} plans, more than the limit of {max_plans:,} "
                         "(use it on small instances only)")
-    cm = cost_model or CostModel(instance)
     best = Best(cm, time_limit_s)
+    state = SearchState(instance, cm, mixed=True) if mixed else None
     L = instance.model.num_layers
     p_max = min(L, instance.cluster.num_gpus)
     budget0 = {g.name: g.num_gpus for g in instance.cluster.node_groups}
     for b in micro_batch_candidates(instance):
-        configs = stage_configs(instance, b)
+        configs = _configs(instance, b, state)
         for schedule in instance.training.schedules:
             for p in range(1, p_max + 1):
                 for seq in _sequences(configs, p, dict(budget0)):

@@ -45,13 +45,26 @@ class CapacityBound:
             g.name: [] for g in instance.cluster.node_groups}
         self.only: list[tuple[int, np.ndarray]] = []
         self.only_configs: list[StageConfig] = []
+        # Mixed stages (Sec. 4.3, last paragraph): a relaxation charges each node group its own
+        # GPUs and its own share of the stage's layers (in proportion to GPUs); the stage counts
+        # (and takes its role) in one group only, in the others it is a free item.
+        self.mixed_items: dict[str, list[tuple[int, list[np.ndarray], float]]] = {
+            g.name: [] for g in instance.cluster.node_groups}
+        self.free_items: dict[str, list[tuple[int, list[np.ndarray], float]]] = {
+            g.name: [] for g in instance.cluster.node_groups}
         values: set[float] = set()
         for c in configs:
             per_role = []
             for first, last, multi in ROLES:
                 per_role.append(self._taus(cache, c, micro_batch, first, last, multi))
-            self.items[c.node_group].append((c.gpus, per_role))
-            self.item_configs[c.node_group].append(c)
+            if c.mixed:
+                anchor = max(c.groups, key=lambda g: (c.gpus_in(g), g))
+                for g in c.groups:
+                    item = (c.gpus_in(g), per_role, c.gpus_in(g) / c.gpus)
+                    (self.mixed_items if g == anchor else self.free_items)[g].append(item)
+            else:
+                self.items[c.node_group].append((c.gpus, per_role))
+                self.item_configs[c.node_group].append(c)
             only = self._taus(cache, c, micro_batch, True, True, False)
             self.only.append((c.gpus, only))
             self.only_configs.append(c)
@@ -67,7 +80,8 @@ class CapacityBound:
         if n_max < 1:
             return np.zeros(0)
         co = cache.coefficients(c, b, first, last, multi)
-        taus = np.array([co.tau(n) for n in range(1, n_max + 1)])
+        n = np.arange(1, n_max + 1, dtype=float)
+        taus = np.max([piece.slope * n + piece.intercept for piece in co.tau_pieces], axis=0)
         return np.maximum.accumulate(taus)  # capacity must be monotone in T
 
     def capacity(self, t_index: int) -> np.ndarray:
@@ -80,14 +94,23 @@ class CapacityBound:
         total: np.ndarray | None = None
         for g, items in self.items.items():
             budget = self.budget[g]
-            gains = []
+            gains: list[tuple[int, list[float]]] = []
             for gpus, per_role in items:
                 if gpus > budget:
                     continue
-                n = [int(np.searchsorted(taus, t, side="right")) for taus in per_role]
+                n = [float(np.searchsorted(taus, t, side="right")) for taus in per_role]
                 if any(n):
                     gains.append((gpus, n))
-            best = _group_capacity(gains, budget, self.p_max)
+            for gpus, per_role, share in self.mixed_items[g]:
+                n = [share * float(np.searchsorted(taus, t, side="right")) for taus in per_role]
+                if any(n):
+                    gains.append((gpus, n))
+            free = []
+            for gpus, per_role, share in self.free_items[g]:
+                n = max(share * float(np.searchsorted(taus, t, side="right")) for taus in per_role)
+                if n > 0:
+                    free.append((gpus, n))
+            best = _group_capacity(gains, budget, self.p_max, free)
             total = best if total is None else _combine(total, best)
         assert total is not None
         out = total[:, FIRST | LAST].copy()
@@ -153,30 +176,49 @@ class CapacityBound:
             return float("inf")
         k = min(p, self.p_max)
         top = len(self.t_values) - 1
-        if self.capacity(top)[k] < self.L:
+        if self.capacity(top)[k] < self.L - 1e-9:
             return float("inf")
-        return self.t_values[_first_true(lambda i: self.capacity(i)[k] >= self.L, 0, top)]
+        return self.t_values[_first_true(lambda i: self.capacity(i)[k] >= self.L - 1e-9, 0, top)]
 
 
 NEG = -1e18
 
 
-def _group_capacity(gains: list[tuple[int, list[int]]], budget: int, p_max: int) -> np.ndarray:
+def _group_capacity(gains: list[tuple[int, list[float]]], budget: int, p_max: int,
+                    free: list[tuple[int, float]] = ()) -> np.ndarray:  # type: ignore[assignment]
     """best[k, f] = max layers of at most k stages on at most `budget` GPUs, where the bit set f
-    says whether the first (1) and the last (2) stage are among them."""
-    hist, _ = _group_history(gains, budget, p_max)
-    return hist[:, :, -1].copy()
+    says whether the first (1) and the last (2) stage are among them; `free` items (GPUs,
+    layers) may be added any number of times without counting as stages."""
+    unit = 0
+    for w, _ in (*gains, *free):
+        unit = math.gcd(unit, w)
+    hist, unit = _group_history(gains, budget, p_max, unit or 1)
+    if not free:
+        return hist[:, :, -1].copy()
+    width = hist.shape[2]
+    extra = np.zeros(width)  # unbounded knapsack of the free items
+    sizes = np.array([w // unit for w, _ in free])
+    values = np.array([n for _, n in free])
+    for w in range(1, width):
+        fit = sizes <= w
+        if fit.any():
+            extra[w] = max(extra[w - 1], float((extra[w - sizes[fit]] + values[fit]).max()))
+        else:
+            extra[w] = extra[w - 1]
+    # best[k, f] = max over w0 of hist[k, f, W - w0] + extra[w0]
+    return (hist[:, :, ::-1] + extra[None, None, :]).max(axis=2)
 
 
-def _group_history(gains: list[tuple[int, list[int]]], budget: int,
-                   p_max: int) -> tuple[np.ndarray, int]:
+def _group_history(gains: list[tuple[int, list[float]]], budget: int, p_max: int,
+                   unit: int = 0) -> tuple[np.ndarray, int]:
     """The dynamic program behind the capacity bound: hist[k, f, w] = max layers of at most k
     stages on at most w GPU units (the gcd of the stage sizes), with roles f (bit 1: the first
     stage is among them, bit 2: the last). Monotone in w by construction (hist[0] is 0 for every
-    w, and shifts of a monotone array are monotone)."""
-    unit = 0
-    for w, _ in gains:
-        unit = math.gcd(unit, w)
+    w, and shifts of a monotone array are monotone). `unit` (0: the gcd of the stage sizes) must
+    divide every size."""
+    if not unit:
+        for w, _ in gains:
+            unit = math.gcd(unit, w)
     unit = unit or 1
     width = budget // unit + 1
     hist = np.full((p_max + 1, 4, width), NEG)
@@ -286,17 +328,18 @@ class PositionalBound:
         self.m = instance.training.global_batch_size // micro_batch
         self.groups = [g.name for g in instance.cluster.node_groups]
         self.budget = np.array([g.num_gpus for g in instance.cluster.node_groups], dtype=float)
-        self.group_of = np.array([self.groups.index(c.node_group) for c in configs])
-        self.gpus = np.array([c.gpus for c in configs], dtype=float)
+        # use[c, g]: GPUs configuration c takes in node group g (two groups for a mixed stage).
+        self.use = np.array([[c.gpus_in(g) for g in self.groups] for c in configs],
+                            dtype=float).reshape(len(configs), len(self.groups))
         self._rows: dict[tuple[bool, bool, bool], tuple[np.ndarray, np.ndarray]] = {}
         self._tail_values: np.ndarray | None = None
         self._sums: dict[tuple[int, float], float] = {}
         self._faster: dict[tuple[bool, bool, bool], np.ndarray] = {}
-        # _leaner[a, b]: a is in b's node group and uses no more GPUs (a != b).
-        self._leaner = ((self.group_of[:, None] == self.group_of[None, :])
-                        & (self.gpus[:, None] <= self.gpus[None, :])
+        # _leaner[a, b]: a uses no more GPUs than b in every node group (a != b).
+        self._leaner = ((self.use[:, None, :] <= self.use[None, :, :]).all(axis=2)
                         & ~np.eye(len(configs), dtype=bool))
         self._mem: dict[tuple[bool, bool, bool, int], np.ndarray] = {}
+        self._bilinear: dict[tuple[bool, bool, bool], np.ndarray] = {}
         self._bracket: dict[int, tuple[int, int]] = {}
 
     def _classes(self, p: int) -> list[tuple[tuple[bool, bool, bool], int, int]]:
@@ -365,6 +408,27 @@ class PositionalBound:
             self._rows[role] = hit
         return hit
 
+    def _room(self, role: tuple[bool, bool, bool], in_flight: int) -> np.ndarray:
+        """Layers each configuration's memory allows at a position (CoefficientCache.max_layers),
+        for all configurations at once from the bilinear memory form (Sec. 2), rounded up at
+        floating-point ties: a bound may over-estimate room, never under-estimate it."""
+        coef = self._bilinear.get(role)
+        if coef is None:  # (configs, parts, 4); a padding part (all zero) never binds
+            forms = [self.cache.memory_bilinear(c, self.b, *role) for c in self.configs]
+            width = max([len(f) for f in forms] + [1])
+            coef = np.zeros((len(forms), width, 4))
+            for k, f in enumerate(forms):
+                coef[k, : len(f)] = f
+            self._bilinear[role] = coef
+        a, b, c, d = (coef[:, :, i] for i in range(4))
+        f = float(in_flight)
+        one = a + b + c * f + d * f
+        slope = b + d * f
+        with np.errstate(divide="ignore", invalid="ignore"):
+            most = np.where(slope > 0, np.floor((1 - a - c * f) / slope + 1e-9), np.inf)
+        most = np.where(one > 1 + 1e-9, 0.0, most)
+        return np.clip(most.min(axis=1), 0, self.L).astype(int)
+
     def _layers(self, role: tuple[bool, bool, bool], in_flight: int, t: float,
                 r: float) -> tuple[np.ndarray, np.ndarray]:
         """(most, fewest) layers each configuration may hold at this position with stage time
@@ -372,8 +436,7 @@ class PositionalBound:
         tau_m, tail_m = self._matrices(role)
         mem = self._mem.get((*role, in_flight))
         if mem is None:
-            mem = np.array([self.cache.max_layers(c, self.b, *role, in_flight)
-                            for c in self.configs])
+            mem = self._room(role, in_flight)
             self._mem[(*role, in_flight)] = mem
         if math.isinf(r):
             most = np.minimum((tau_m <= t).sum(axis=1), mem)
@@ -414,10 +477,12 @@ class PositionalBound:
         cfg = np.array(cols_cfg)
         # Rows: one per class (== multiplicity), one per node group (<= budget), fewest layers.
         n_rows = len(classes) + len(self.groups) + 1
-        rows_idx = np.concatenate([np.array(cols_class), len(classes) + self.group_of[cfg],
+        use_col, use_group = np.nonzero(self.use[cfg])
+        rows_idx = np.concatenate([np.array(cols_class), len(classes) + use_group,
                                    np.full(nc, n_rows - 1)])
-        cols_idx = np.concatenate([np.arange(nc), np.arange(nc), np.arange(nc)])
-        vals = np.concatenate([np.ones(nc), self.gpus[cfg], np.array(cols_low, dtype=float)])
+        cols_idx = np.concatenate([np.arange(nc), use_col, np.arange(nc)])
+        vals = np.concatenate([np.ones(nc), self.use[cfg][use_col, use_group],
+                               np.array(cols_low, dtype=float)])
         order = np.lexsort((rows_idx, cols_idx))  # column-wise
         rows_idx, cols_idx, vals = rows_idx[order], cols_idx[order], vals[order]
         starts = np.searchsorted(cols_idx, np.arange(nc)).astype(np.int32)
@@ -481,7 +546,8 @@ class PositionalBound:
             for ci in self._undominated_at(role, most).tolist():
                 c = self.configs[ci]
                 pieces = self.cache.coefficients(c, self.b, *role).tau_pieces
-                zc = [(k, 1.0), (len(classes) + int(self.group_of[ci]), float(self.gpus[ci]))]
+                zc = [(k, 1.0)] + [(len(classes) + int(g), float(self.use[ci, g]))
+                                   for g in np.nonzero(self.use[ci])[0]]
                 yc = [(layer_row, 1.0)]
                 wc: list[tuple[int, float]] = []
                 # y - N z <= 0 and y - z >= 0

@@ -25,6 +25,10 @@ def _cfg_solve(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="solver random seed (default 0)")
     p.add_argument("--max-stages", type=int, default=None, metavar="P",
                    help="consider at most P pipeline stages")
+    p.add_argument("--mixed", action="store_true",
+                   help="also search mixed-type stages: replica groups of two device types in "
+                        "one data-parallel stage, each with its own TP degree and batch share "
+                        "(after the single-type space, which takes up to half the time limit)")
     p.add_argument("-o", "--output", metavar="PLAN.json", help="write the plan here")
     p.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -62,7 +66,8 @@ def cmd_solve(args: argparse.Namespace) -> int:
     try:
         result = solve(instance, backend=args.backend, time_limit_s=args.time_limit,
                        threads=args.threads, seed=args.seed, max_stages=args.max_stages,
-                       progress=progress_cb, seed_with_baselines=not args.no_baseline_seeds)
+                       progress=progress_cb, seed_with_baselines=not args.no_baseline_seeds,
+                       mixed=args.mixed)
     finally:
         if bar is not None:
             bar.stop()

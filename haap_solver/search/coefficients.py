@@ -14,10 +14,10 @@ import math
 from dataclasses import dataclass
 
 from haap_solver.cost.evaluate import CostModel, ReplicaTerms
-from haap_solver.cost.memory import in_flight_micro_batches
+from haap_solver.cost.memory import GIB, in_flight_micro_batches
 from haap_solver.errors import HaapError
 from haap_solver.plan import Placement, ReplicaGroup, Stage
-from haap_solver.search.space import StageConfig
+from haap_solver.search.space import ReplicaPart, StageConfig, mixed_config, mixed_shapes
 
 
 @dataclass(frozen=True)
@@ -69,6 +69,36 @@ def pieces_below(a: tuple[Affine, ...], b: tuple[Affine, ...], n_max: int) -> bo
     return True
 
 
+MIXED_MIN_BUSY = 0.9
+"""A mixed stage's batch split must keep every replica group busy for at least this share of the
+stage's per-layer time (formulations Sec. 1.1): replicas matched to their speed, none waiting."""
+
+
+def _bilinear_below(ma: tuple[float, ...], mb: tuple[float, ...]) -> bool:
+    """A + B n + C f + D n f of `ma` <= that of `mb` for all n, f >= 1 (coefficient test)."""
+    dA, dB, dC, dD = (y - x for x, y in zip(ma, mb, strict=True))
+    tol = 1e-9 * abs(mb[0])
+    return not (dA + dB + dC + dD < -tol or dB + dD < -tol or dC + dD < -tol or dD < -tol)
+
+
+def _splits(counts: list[int], total: int, cap: int) -> list[tuple[int, ...]]:
+    """Every tuple of integer shares in [1, cap] with sum(count * share) == total."""
+    if len(counts) == 1:
+        share, rest = divmod(total, counts[0])
+        return [(share,)] if not rest and 1 <= share <= cap else []
+    out = []
+    for s in range(1, cap + 1):
+        left = total - counts[0] * s
+        if left < sum(counts[1:]):
+            break
+        out.extend((s, *tail) for tail in _splits(counts[1:], left, cap))
+    return out
+
+
+def _dedup(pieces: tuple[Affine, ...]) -> tuple[Affine, ...]:
+    return tuple(dict.fromkeys(pieces))
+
+
 def _affine(f1: float, f2: float) -> Affine:
     return Affine(f2 - f1, 2 * f1 - f2)
 
@@ -81,7 +111,7 @@ class CoefficientCache:
         self.instance = cost_model.instance
         self._coeffs: dict[tuple[StageConfig, int, bool, bool, bool], StageCoefficients] = {}
         self._max_layers: dict[tuple[StageConfig, int, bool, bool, bool, int], int] = {}
-        self._p2p: dict[tuple[StageConfig, int, str], float] = {}
+        self._p2p: dict[tuple[StageConfig, int, str | tuple[str, ...]], float] = {}
         self._misc: dict[tuple[object, ...], object] = {}
         self.hits = 0
         self.misses = 0
@@ -89,26 +119,42 @@ class CoefficientCache:
     # -- helpers ---------------------------------------------------------------------------------
     def replica(self, c: StageConfig, micro_batch: int) -> ReplicaGroup:
         """A replica group of `c` placed the canonical way (for the placement-aware cost terms)."""
-        if c.single_node:
-            placement: tuple[Placement, ...] = (Placement(node=0, replicas=c.dp),)
-        else:
-            per_node = c.gpus_per_node // c.tp
-            placement = tuple(Placement(node=k, replicas=per_node)
-                              for k in range(c.gpus // c.gpus_per_node))
-        return ReplicaGroup(node_group=c.node_group, device=c.device, count=c.dp, tp=c.tp,
-                            micro_batch_share=micro_batch // c.dp, placement=placement)
+        return self.replicas(c, micro_batch)[0]
+
+    def replicas(self, c: StageConfig, micro_batch: int) -> tuple[ReplicaGroup, ...]:
+        """The replica groups of `c` (several for a mixed stage), placed the canonical way."""
+        key = ("reps", c, micro_batch)
+        hit = self._misc.get(key)
+        if hit is not None:
+            return hit  # type: ignore[return-value]
+        out = []
+        for r in c.replica_parts(micro_batch):
+            if r.single_node:
+                placement: tuple[Placement, ...] = (Placement(node=0, replicas=r.count),)
+            else:
+                per_node = r.gpus_per_node // r.tp
+                placement = tuple(Placement(node=k, replicas=per_node)
+                                  for k in range(r.gpus // r.gpus_per_node))
+            out.append(ReplicaGroup(node_group=r.node_group, device=r.device, count=r.count,
+                                    tp=r.tp, micro_batch_share=r.share, placement=placement))
+        result = tuple(out)
+        self._misc[key] = result
+        return result
 
     def stage_params(self, n: int, first: bool, last: bool, multi_stage: bool) -> float:
         return self.cm.params_held(n, first, last, multi_stage)
 
     def terms(self, c: StageConfig, micro_batch: int, n: int, first: bool, last: bool,
-              multi_stage: bool) -> ReplicaTerms:
-        rep = self.replica(c, micro_batch)
-        gb_s, lat = self.cm.dp_link((rep,)) if c.dp > 1 else (1.0, 0.0)
-        return self.cm.replica_terms(
-            device=c.device, tp=c.tp, share=micro_batch // c.dp, dp=c.dp, recompute=c.recompute,
-            num_layers=n, params=self.stage_params(n, first, last, multi_stage), is_first=first,
-            is_last=last, dp_gb_s=gb_s, dp_latency_s=lat)
+              multi_stage: bool) -> list[ReplicaTerms]:
+        """CostModel.replica_terms of every replica group of `c` (one unless mixed), as
+        evaluate() computes them: the data-parallel degree and ring are the whole stage's."""
+        reps = self.replicas(c, micro_batch)
+        gb_s, lat = self.cm.dp_link(reps) if c.dp > 1 else (1.0, 0.0)
+        params = self.stage_params(n, first, last, multi_stage)
+        return [self.cm.replica_terms(
+            device=r.device, tp=r.tp, share=r.micro_batch_share, dp=c.dp, recompute=c.recompute,
+            num_layers=n, params=params, is_first=first, is_last=last, dp_gb_s=gb_s,
+            dp_latency_s=lat) for r in reps]
 
     # -- coefficients ------------------------------------------------------------------------------
     def coefficients(self, c: StageConfig, micro_batch: int, first: bool, last: bool,
@@ -119,7 +165,39 @@ class CoefficientCache:
             self.hits += 1
             return hit
         self.misses += 1
-        t1, t2, t3 = (self.terms(c, micro_batch, n, first, last, multi_stage) for n in (1, 2, 3))
+        parts = self.part_coefficients(c, micro_batch, first, last, multi_stage)
+        if len(parts) == 1:
+            coeffs = parts[0]
+        else:
+            # evaluate(): a stage's forward is its slowest replica's forward, its backward its
+            # slowest replica's backward, its tail the slowest replica's tail: maxima of all the
+            # parts' pieces, and tau = max fwd + max bwd = max over pairs (still convex; Sec. 1.1).
+            fwd_p = _dedup(tuple(a for co in parts for a in co.fwd_pieces))
+            bwd_p = _dedup(tuple(a for co in parts for a in co.bwd_pieces))
+            tau_p = _dedup(tuple(Affine(f.slope + b.slope, f.intercept + b.intercept)
+                                 for f in fwd_p for b in bwd_p))
+            tail_p = _dedup(tuple(a for co in parts for a in co.tail_pieces))
+            coeffs = StageCoefficients(fwd_pieces=fwd_p, bwd_pieces=bwd_p, tau_pieces=tau_p,
+                                       tail_pieces=tail_p)
+        self._coeffs[key] = coeffs
+        return coeffs
+
+    def part_coefficients(self, c: StageConfig, micro_batch: int, first: bool, last: bool,
+                          multi_stage: bool) -> list[StageCoefficients]:
+        """Affine pieces of each replica group of `c` on its own (one entry unless mixed)."""
+        key = ("parts", c, micro_batch, first, last, multi_stage)
+        hit = self._misc.get(key)
+        if hit is not None:
+            return hit  # type: ignore[return-value]
+        t1s, t2s, t3s = (self.terms(c, micro_batch, n, first, last, multi_stage)
+                         for n in (1, 2, 3))
+        out = [self._pieces_of(c, t1, t2, t3) for t1, t2, t3 in zip(t1s, t2s, t3s, strict=True)]
+        self._misc[key] = out
+        return out
+
+    def _pieces_of(self, c: StageConfig, t1: ReplicaTerms, t2: ReplicaTerms,
+                   t3: ReplicaTerms) -> StageCoefficients:
+        """Affine pieces of one replica group from its terms at n = 1, 2 (checked at n = 3)."""
 
         def aff(name: str) -> Affine:
             a = _affine(getattr(t1, name), getattr(t2, name))
@@ -160,11 +238,101 @@ class CoefficientCache:
             )
         else:
             tail_pieces = (Affine(end.slope + opt.slope, end.intercept + opt.intercept),)
-        coeffs = StageCoefficients(fwd_pieces=fwd_pieces, bwd_pieces=bwd_pieces,
-                                   tau_pieces=tau_pieces,
-                                   tail_pieces=tail_pieces)
-        self._coeffs[key] = coeffs
-        return coeffs
+        return StageCoefficients(fwd_pieces=fwd_pieces, bwd_pieces=bwd_pieces,
+                                 tau_pieces=tau_pieces, tail_pieces=tail_pieces)
+
+    # -- mixed stages (formulations Sec. 1.1) -----------------------------------------------------
+    def mixed_candidates(self, micro_batch: int,
+                         seeds: list[StageConfig] | None = None) -> list[StageConfig]:
+        """Every mixed stage configuration at `micro_batch`: each replica skeleton of
+        `space.mixed_shapes` and recomputation mode, with the batch split `mixed_split` chooses;
+        skeletons without a split that fits memory are dropped.
+
+        `seeds` (the single-type configurations the memory-aware initialization keeps) restrict
+        the space: a part may use TP t on group g with recomputation r only if some seed on g
+        uses (t, r). None: no restriction. Cached per micro-batch and seed set."""
+        allowed = None if seeds is None else {(c.node_group, c.tp, c.recompute)
+                                              for c in seeds if not c.mixed}
+        key = ("mixed", micro_batch, None if allowed is None else frozenset(allowed))
+        hit = self._misc.get(key)
+        if hit is not None:
+            return hit  # type: ignore[return-value]
+        out = []
+        for shape in mixed_shapes(self.instance, micro_batch):
+            for rc in self.instance.training.recompute:
+                if allowed is not None and any((g, tp, rc) not in allowed for g, tp, _ in shape):
+                    continue
+                parts = self.mixed_split(shape, micro_batch, rc)
+                if parts is not None:
+                    out.append(mixed_config(parts, rc))
+        self._misc[key] = out
+        return out
+
+    def mixed_split(self, shape: tuple[tuple[str, int, int], ...], micro_batch: int,
+                    recompute: str) -> tuple[ReplicaPart, ...] | None:
+        """The heterogeneity-aware load balance of one mixed stage: the integer per-replica shares
+        (adding up to the micro-batch, each at most training.max_micro_batch_size) that minimise
+        the stage's per-layer time, its slowest replica's forward + backward per layer
+        (``CostModel.layer_cost``), among the splits where every replica holds one layer in
+        memory (middle stage, one micro-batch in flight); ties go to the lighter split (smallest
+        largest memory fraction), then to the first in order. Exact: every split is enumerated.
+
+        None when no split fits, or when the best one leaves a replica group idle for more than
+        1 - MIXED_MIN_BUSY of the stage's time although one sequence more per replica would not
+        make it the slowest (the shares cannot match the speeds: some replica would wait for
+        another; formulations Sec. 1.1)."""
+        key = ("split", shape, micro_batch, recompute)
+        if key in self._misc:
+            return self._misc[key]  # type: ignore[return-value]
+        t = self.instance.training
+        groups = [self.instance.cluster.group(g) for g, _, _ in shape]
+        counts = [c for _, _, c in shape]
+        dp = sum(counts)
+        best: tuple[float, float, tuple[int, ...]] | None = None
+        for shares in _splits(counts, micro_batch, t.max_micro_batch_size):
+            worst_t = worst_m = 0.0
+            for g, (_, tp, _), share in zip(groups, shape, shares, strict=True):
+                per_layer, fraction = self._part_unit(g.device, tp, share, dp, recompute)
+                if fraction > 1 + 1e-12:
+                    break
+                worst_t = max(worst_t, per_layer)
+                worst_m = max(worst_m, fraction)
+            else:
+                if best is None or (worst_t, worst_m) < best[:2]:
+                    best = (worst_t, worst_m, shares)
+        if best is None:
+            self._misc[key] = None
+            return None
+        # Balanced: every replica group is busy for MIXED_MIN_BUSY of the stage's time, or would
+        # be the slowest with one sequence more (the rest is integrality).
+        stage_t = best[0]
+        for g, (_, tp, _), share in zip(groups, shape, best[2], strict=True):
+            own = self._part_unit(g.device, tp, share, dp, recompute)[0]
+            if own < MIXED_MIN_BUSY * stage_t and \
+                    self._part_unit(g.device, tp, share + 1, dp, recompute)[0] < stage_t:
+                self._misc[key] = None
+                return None
+        result = tuple(ReplicaPart(node_group=g.name, device=g.device, tp=tp, count=c,
+                                   share=share, gpus_per_node=g.gpus_per_node)
+                       for g, (_, tp, c), share in zip(groups, shape, best[2], strict=True))
+        self._misc[key] = result
+        return result
+
+    def _part_unit(self, device: str, tp: int, share: int, dp: int,
+                   recompute: str) -> tuple[float, float]:
+        """(forward + backward time of one layer, memory fraction of a one-layer middle stage with
+        one micro-batch in flight) of one replica: what mixed_split weighs."""
+        key = ("unit", device, tp, share, dp, recompute)
+        hit = self._misc.get(key)
+        if hit is None:
+            mem = self.cm.replica_memory(device=device, tp=tp, share=share, dp=dp, num_layers=1,
+                                         recompute=recompute,
+                                         params=self.stage_params(1, False, False, True),
+                                         is_first=False, is_last=False, in_flight=1)
+            lc = self.cm.layer_cost(device, tp, share, recompute)
+            hit = (lc.fwd_s + lc.bwd_s + lc.tp_fwd_s + lc.tp_bwd_s, mem.total / mem.capacity)
+            self._misc[key] = hit
+        return hit  # type: ignore[return-value]
 
     # -- memory-aware initialization ---------------------------------------------------------------
     def max_layers(self, c: StageConfig, micro_batch: int, first: bool, last: bool,
@@ -172,78 +340,86 @@ class CoefficientCache:
         """Largest layer count whose memory fits every GPU of the stage (0: not even one layer).
 
         Memory is affine in n for n >= 1, so the bound is closed-form (formulations Sec. 2).
+        A mixed stage fits where each of its replica groups fits.
         """
         key = (c, micro_batch, first, last, multi_stage, in_flight)
         hit = self._max_layers.get(key)
         if hit is not None:
             return hit
+        result = min(self._part_max_layers(c, r, first, last, multi_stage, in_flight)
+                     for r in c.replica_parts(micro_batch))
+        self._max_layers[key] = result
+        return result
+
+    def _part_max_layers(self, c: StageConfig, r: ReplicaPart, first: bool, last: bool,
+                         multi_stage: bool, in_flight: int) -> int:
         total = self.instance.model.num_layers
 
         def used(n: int) -> tuple[float, float]:
             mem = self.cm.replica_memory(
-                device=c.device, tp=c.tp, share=micro_batch // c.dp, dp=c.dp, num_layers=n,
+                device=r.device, tp=r.tp, share=r.share, dp=c.dp, num_layers=n,
                 recompute=c.recompute, params=self.stage_params(n, first, last, multi_stage),
                 is_first=first, is_last=last, in_flight=in_flight)
             return mem.total, mem.capacity
 
         m1, cap = used(1)
         if m1 > cap * (1 + 1e-12):
-            result = 0
-        else:
-            slope = used(2)[0] - m1
-            result = total if slope <= 0 else min(total, 1 + math.floor((cap - m1) / slope))
-            # Guard against floating-point edge effects: step down until it really fits.
-            while result > 1 and used(result)[0] > cap * (1 + 1e-12):
-                result -= 1
-        self._max_layers[key] = result
+            return 0
+        slope = used(2)[0] - m1
+        result = total if slope <= 0 else min(total, 1 + math.floor((cap - m1) / slope))
+        # Guard against floating-point edge effects: step down until it really fits.
+        while result > 1 and used(result)[0] > cap * (1 + 1e-12):
+            result -= 1
         return result
 
     def memory_bilinear(self, c: StageConfig, micro_batch: int, first: bool, last: bool,
-                        multi_stage: bool) -> tuple[float, float, float, float]:
-        """(A, B, C, D) with memory(n, f) = A + B n + C f + D n f bytes for n, f >= 1 layers and
-        micro-batches in flight (exact: memory is bilinear in the two)."""
+                        multi_stage: bool) -> list[tuple[float, float, float, float]]:
+        """Per replica group of `c`: (A, B, C, D) with memory(n, f) / capacity = A + B n + C f
+        + D n f for n, f >= 1 layers and micro-batches in flight (exact: memory is bilinear in
+        the two). The stage fits where every group's fraction is at most 1."""
         key = ("mem", c, micro_batch, first, last, multi_stage)
         hit = self._misc.get(key)
         if hit is not None:
-            return hit  # type: ignore[no-any-return]
+            return hit  # type: ignore[return-value]
+        out = []
+        for r in c.replica_parts(micro_batch):
+            cap = self.instance.device(r.device).memory_gib * GIB
 
-        def mem(n: int, f: int) -> float:
-            return self.cm.replica_memory(
-                device=c.device, tp=c.tp, share=micro_batch // c.dp, dp=c.dp, num_layers=n,
-                recompute=c.recompute, params=self.stage_params(n, first, last, multi_stage),
-                is_first=first, is_last=last, in_flight=f).total
+            def mem(n: int, f: int, r: ReplicaPart = r, cap: float = cap) -> float:
+                return self.cm.replica_memory(
+                    device=r.device, tp=r.tp, share=r.share, dp=c.dp, num_layers=n,
+                    recompute=c.recompute, params=self.stage_params(n, first, last, multi_stage),
+                    is_first=first, is_last=last, in_flight=f).total / cap
 
-        m11, m21, m12, m22 = mem(1, 1), mem(2, 1), mem(1, 2), mem(2, 2)
-        d = m22 - m21 - m12 + m11
-        b = m21 - m11 - d
-        cc = m12 - m11 - d
-        result = (m11 - b - cc - d, b, cc, d)
-        self._misc[key] = result
-        return result
+            m11, m21, m12, m22 = mem(1, 1), mem(2, 1), mem(1, 2), mem(2, 2)
+            d = m22 - m21 - m12 + m11
+            b = m21 - m11 - d
+            cc = m12 - m11 - d
+            out.append((m11 - b - cc - d, b, cc, d))
+        self._misc[key] = out
+        return out
 
     def dominates(self, a: StageConfig, b: StageConfig, micro_batch: int,
-                  other_groups: list[str]) -> bool:
-        """True when `a` is never worse than `b`: same node group, no more GPUs, no slower in any
-        time piece, no heavier in memory at any layer count and micro-batches in flight, no slower
-        point-to-point, in every pipeline role (formulations Sec. 2.3). Sufficient, not
-        necessary."""
-        if a.node_group != b.node_group or a.gpus > b.gpus:
+                  other_groups: list[str | tuple[str, ...]]) -> bool:
+        """True when `a` is never worse than `b`: no more GPUs in any node group and no GPUs
+        outside `b`'s node groups, no slower in any time piece, no heavier in memory at any layer
+        count and micro-batches in flight (every replica group of `a` no fuller than some replica
+        group of `b`), no slower point-to-point towards any neighbour (`other_groups`: the node
+        groups, or node-group sets of mixed stages, a neighbour may use), in every pipeline role
+        (formulations Sec. 2.3). Sufficient, not necessary."""
+        if a.groups != b.groups or any(a.gpus_in(g) > b.gpus_in(g) for g in a.groups):
             return False
         L = self.instance.model.num_layers
         for first, last, multi in ((True, True, False), (True, False, True), (False, True, True),
                                    (False, False, True)):
             ca = self.coefficients(a, micro_batch, first, last, multi)
             cb = self.coefficients(b, micro_batch, first, last, multi)
-            for attr in ("tau_pieces", "bwd_pieces", "tail_pieces"):
+            for attr in ("tau_pieces", "bwd_pieces", "tail_pieces", "fwd_pieces"):
                 if not pieces_below(getattr(ca, attr), getattr(cb, attr), L):
                     return False
-            if not pieces_below(ca.fwd_pieces, cb.fwd_pieces, L):
-                return False
-            ma = self.memory_bilinear(a, micro_batch, first, last, multi)
-            mb = self.memory_bilinear(b, micro_batch, first, last, multi)
-            dA, dB, dC, dD = (y - x for x, y in zip(ma, mb, strict=True))
-            tol = 1e-9 * abs(mb[0])
-            if (dA + dB + dC + dD < -tol or dB + dD < -tol or dC + dD < -tol or dD < -tol):
+            mas = self.memory_bilinear(a, micro_batch, first, last, multi)
+            mbs = self.memory_bilinear(b, micro_batch, first, last, multi)
+            if not all(any(_bilinear_below(ma, mb) for mb in mbs) for ma in mas):
                 return False
         return all(self.p2p_side(a, micro_batch, g) <= self.p2p_side(b, micro_batch, g) + 1e-15
                    for g in other_groups)
@@ -254,21 +430,25 @@ class CoefficientCache:
                                        num_micro_batches)
 
     # -- pipeline point-to-point -------------------------------------------------------------------
-    def p2p_side(self, c: StageConfig, micro_batch: int, other_group: str) -> float:
-        """p2p time of `c`'s replicas for one micro-batch towards a stage on `other_group`."""
+    def p2p_side(self, c: StageConfig, micro_batch: int,
+                 other_group: str | tuple[str, ...]) -> float:
+        """p2p time of `c`'s replicas for one micro-batch towards a stage on `other_group` (a
+        node group, or the node-group set of a mixed stage: the link depends on the node groups
+        on each side only, cost model Sec. 6.2)."""
         key = (c, micro_batch, other_group)
         hit = self._p2p.get(key)
         if hit is not None:
             return hit
-        mine = self._stage(c, micro_batch)
-        other_cfg = next(g for g in self.instance.cluster.node_groups if g.name == other_group)
-        other = Stage(first_layer=0, num_layers=1, recompute="none", replicas=(ReplicaGroup(
-            node_group=other_cfg.name, device=other_cfg.device, count=1, tp=1,
-            micro_batch_share=micro_batch, placement=(Placement(node=0, replicas=1),)),))
+        mine = Stage(first_layer=0, num_layers=1, recompute=c.recompute,
+                     replicas=self.replicas(c, micro_batch))
+        names = (other_group,) if isinstance(other_group, str) else other_group
+        reps = []
+        for name in names:
+            group = self.instance.cluster.group(name)
+            reps.append(ReplicaGroup(
+                node_group=group.name, device=group.device, count=1, tp=1,
+                micro_batch_share=1, placement=(Placement(node=0, replicas=1),)))
+        other = Stage(first_layer=0, num_layers=1, recompute="none", replicas=tuple(reps))
         value = self.cm.p2p_side_s(mine, other, micro_batch)
         self._p2p[key] = value
         return value
-
-    def _stage(self, c: StageConfig, micro_batch: int) -> Stage:
-        return Stage(first_layer=0, num_layers=1, recompute=c.recompute,
-                     replicas=(self.replica(c, micro_batch),))

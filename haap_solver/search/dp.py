@@ -119,8 +119,8 @@ def best_layer_split(instance: Instance, cache: CoefficientCache, configs: list[
     w = float(m - 1)
 
     # Links: fixed by the configurations.
-    links = [max(cache.p2p_side(configs[j], b, configs[j + 1].node_group),
-                 cache.p2p_side(configs[j + 1], b, configs[j].node_group))
+    links = [max(cache.p2p_side(configs[j], b, configs[j + 1].link_key),
+                 cache.p2p_side(configs[j + 1], b, configs[j].link_key))
              for j in range(p - 1)]
     link_sum = 2 * sum(links)
     link_max = max(links, default=0.0)

@@ -110,6 +110,10 @@ def _layers_within(co: StageCoefficients, cap_s: float, n_max: int) -> int:
     return lo
 
 
+def _key_order(key: str | tuple[str, ...]) -> tuple[str, ...]:
+    return (key,) if isinstance(key, str) else key
+
+
 def _pieces(coeffs: list[StageCoefficients], attr: str, k: int):  # type: ignore[no-untyped-def]
     out = []
     for co in coeffs:
@@ -150,8 +154,9 @@ def build_model(instance: Instance, cache: CoefficientCache, sub: SubProblem, sl
     lp.add({y: 1 for ys in sm.y for y in ys}, "==", L, "layers")
     # (4) GPU budget of every node group.
     for gname, g in groups.items():
-        row = {x: c.gpus for s, xs in zip(slots, sm.x, strict=True)
-               for x, c in zip(xs, s.candidates, strict=True) if c.node_group == gname}
+        # A mixed stage counts each replica group's GPUs in its own node group's row.
+        row = {x: c.gpus_in(gname) for s, xs in zip(slots, sm.x, strict=True)
+               for x, c in zip(xs, s.candidates, strict=True) if c.gpus_in(gname)}
         if row:
             lp.add(row, "<=", g.num_gpus, f"budget[{gname}]")
 
@@ -202,16 +207,18 @@ def build_model(instance: Instance, cache: CoefficientCache, sub: SubProblem, sl
         links.append(cj)
         for mine, my_x, other, other_x in ((a, sm.x[j], b, sm.x[j + 1]),
                                            (b, sm.x[j + 1], a, sm.x[j])):
-            for gname in sorted({c.node_group for c in other.candidates}):
-                vals = [cache.p2p_side(c, sub.micro_batch, gname) for c in mine.candidates]
+            # Keyed by the node group(s) of the other side: the link depends on them only.
+            for key in sorted({c.link_key for c in other.candidates}, key=_key_order):
+                vals = [cache.p2p_side(c, sub.micro_batch, key) for c in mine.candidates]
                 big = max(vals)
                 coeffs = {cj: 1.0}
                 for x, v in zip(my_x, vals, strict=True):
                     coeffs[x] = -v
                 for x, c in zip(other_x, other.candidates, strict=True):
-                    if c.node_group == gname:
+                    if c.link_key == key:
                         coeffs[x] = coeffs.get(x, 0.0) - big
-                lp.add(coeffs, ">=", -big, f"p2p[{j},{gname}]", time=True, active_weight=2.0,
+                name = key if isinstance(key, str) else "+".join(key)
+                lp.add(coeffs, ">=", -big, f"p2p[{j},{name}]", time=True, active_weight=2.0,
                        defines=cj)
         # (9) a link is a pipeline stage of its own in the steady state.
         if one_f_one_b:

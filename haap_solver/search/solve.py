@@ -17,6 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from haap_solver.cost.evaluate import CostModel, Evaluation
 from haap_solver.cost.memory import GIB
 from haap_solver.errors import HaapError, InfeasibleError
@@ -103,26 +105,32 @@ class SearchState:
     does not depend on what changed is recomputed.
     """
 
-    def __init__(self, instance: Instance, cost_model: CostModel | None = None):
+    def __init__(self, instance: Instance, cost_model: CostModel | None = None, *,
+                 mixed: bool = False):
         self.instance = instance
         self.cost_model = cost_model or CostModel(instance)
         self.cache = CoefficientCache(self.cost_model)
-        self._configs: dict[int, list[StageConfig]] = {}
+        self.mixed = mixed
+        """Whether mixed-type stages are candidates (set by solve(); caches are keyed by it)."""
+        self._configs: dict[tuple[int, bool], list[StageConfig]] = {}
+        self._mixed_space: dict[int, list[StageConfig]] = {}
         self.fitting: dict[int, int] = {}
-        self._capacity: dict[tuple[int, int], CapacityBound] = {}
-        self._positional: dict[tuple[int, str], PositionalBound] = {}
-        self._tails: dict[tuple[int, int, bool, int], list[tuple[float, float]]] = {}
+        self.mixed_counts: dict[int, tuple[int, int, int]] = {}
+        """Per micro-batch: mixed candidates generated, fitting memory, kept after dominance."""
+        self._capacity: dict[tuple[int, int, bool], CapacityBound] = {}
+        self._positional: dict[tuple[int, str, bool], PositionalBound] = {}
+        self._tails: dict[tuple[int, int, bool, int, bool], list[tuple[float, float]]] = {}
         self._micro_batches: list[int] | None = None
 
     def capacity_bound(self, micro_batch: int, p_max: int) -> CapacityBound:
-        key = (micro_batch, p_max)
+        key = (micro_batch, p_max, self.mixed)
         if key not in self._capacity:
             self._capacity[key] = CapacityBound(self.instance, self.cache, micro_batch,
                                                 self.configs(micro_batch), p_max)
         return self._capacity[key]
 
     def positional_bound(self, micro_batch: int, schedule: str) -> PositionalBound:
-        key = (micro_batch, schedule)
+        key = (micro_batch, schedule, self.mixed)
         if key not in self._positional:
             self._positional[key] = PositionalBound(self.instance, self.cache, micro_batch,
                                                     self.configs(micro_batch), schedule)
@@ -151,7 +159,7 @@ class SearchState:
         configs = self.configs(micro_batch)
         smallest = min(c.gpus for c in configs)
         room = self.instance.cluster.num_gpus - (num_stages - 1) * smallest
-        key = (micro_batch, layers, num_stages == 1, room)
+        key = (micro_batch, layers, num_stages == 1, room, self.mixed)
         hit = self._tails.get(key)
         if hit is not None:
             return hit
@@ -184,28 +192,89 @@ class SearchState:
         return self._micro_batches
 
     def configs(self, micro_batch: int) -> list[StageConfig]:
-        """Configurations that can hold at least one layer somewhere (memory-aware pruning)."""
-        hit = self._configs.get(micro_batch)
+        """Configurations that can hold at least one layer somewhere (memory-aware pruning) and
+        that no other one dominates; mixed-type ones too when `self.mixed`."""
+        key = (micro_batch, self.mixed)
+        hit = self._configs.get(key)
         if hit is None:
-            fits = [c for c in stage_configs(self.instance, micro_batch)
-                    if self.cache.max_layers(c, micro_batch, False, False, True, 1) >= 1
-                    or self.cache.max_layers(c, micro_batch, True, True, False, 1) >= 1]
-            self.fitting[micro_batch] = len(fits)
-            hit = self._undominated(fits, micro_batch)
-            self._configs[micro_batch] = hit
+            single = self._fitting_single(micro_batch)
+            other: list[str | tuple[str, ...]] = [g.name
+                                                  for g in self.instance.cluster.node_groups]
+            if self.mixed:
+                generated = self.mixed_space(micro_batch)
+                mixed = [c for c in generated if self._fits(c, micro_batch)]
+                # Neighbours may be mixed: dominance must hold towards them too.
+                other += sorted({c.groups for c in mixed})
+                kept = self._undominated(mixed, micro_batch, other)
+                self.mixed_counts[micro_batch] = (len(generated), len(mixed), len(kept))
+                hit = self._undominated(single, micro_batch, other) + kept
+            else:
+                hit = self._undominated(single, micro_batch, other)
+            self._configs[key] = hit
         return hit
 
-    def _undominated(self, configs: list[StageConfig], micro_batch: int) -> list[StageConfig]:
-        """Drop configurations another one dominates (ties: keep the first in a fixed order)."""
-        groups = [g.name for g in self.instance.cluster.node_groups]
-        order = sorted(configs, key=lambda c: (c.node_group, c.gpus, c.tp, c.recompute))
-        kept: list[StageConfig] = []
+    def _fits(self, c: StageConfig, micro_batch: int) -> bool:
+        return (self.cache.max_layers(c, micro_batch, False, False, True, 1) >= 1
+                or self.cache.max_layers(c, micro_batch, True, True, False, 1) >= 1)
+
+    def _fitting_single(self, micro_batch: int) -> list[StageConfig]:
+        fits = [c for c in stage_configs(self.instance, micro_batch)
+                if self._fits(c, micro_batch)]
+        self.fitting[micro_batch] = len(fits)
+        return fits
+
+    def mixed_space(self, micro_batch: int) -> list[StageConfig]:
+        """The mixed stage configurations of the search space at `micro_batch` (before memory
+        and dominance pruning), generated with the TP degrees and recomputation modes with which
+        some single-type stage of the node group fits memory (``CoefficientCache.
+        mixed_candidates``). Brute force enumerates exactly these."""
+        hit = self._mixed_space.get(micro_batch)
+        if hit is None:
+            hit = self.cache.mixed_candidates(micro_batch, self._fitting_single(micro_batch))
+            self._mixed_space[micro_batch] = hit
+        return hit
+
+    def _undominated(self, configs: list[StageConfig], micro_batch: int,
+                     other: list[str | tuple[str, ...]]) -> list[StageConfig]:
+        """Drop configurations another one dominates (ties: keep the first in a fixed order).
+        Only configurations on the same node group(s) can dominate each other."""
+        order = sorted(configs, key=lambda c: (c.groups, c.gpus, c.tp, c.recompute, c))
+        by_groups: dict[tuple[str, ...], list[StageConfig]] = {}
         for c in order:
-            if any(self.cache.dominates(k, c, micro_batch, groups) for k in kept):
-                continue
-            kept = [k for k in kept if not self.cache.dominates(c, k, micro_batch, groups)]
-            kept.append(c)
-        return kept
+            by_groups.setdefault(c.groups, []).append(c)
+        out: list[StageConfig] = []
+        for same in by_groups.values():
+            may = self._may_dominate(same, micro_batch)
+            kept: list[int] = []
+            for j, c in enumerate(same):
+                if any(may[k, j] and self.cache.dominates(same[k], c, micro_batch, other)
+                       for k in kept):
+                    continue
+                kept = [k for k in kept if not (
+                    may[j, k] and self.cache.dominates(c, same[k], micro_batch, other))]
+                kept.append(j)
+            out.extend(same[k] for k in kept)
+        return out
+
+    def _may_dominate(self, configs: list[StageConfig], micro_batch: int) -> np.ndarray:
+        """may[a, b]: necessary conditions for CoefficientCache.dominates(a, b), vectorised (no
+        more GPUs in any node group, middle-stage time no larger at 1 and L layers, room for no
+        fewer layers), so that the exact test runs on few pairs."""
+        L = self.instance.model.num_layers
+        groups = configs[0].groups if configs else ()
+        use = np.array([[c.gpus_in(g) for g in groups] for c in configs], dtype=float)
+        feats = []
+        for c in configs:
+            co = self.cache.coefficients(c, micro_batch, False, False, True)
+            feats.append((co.tau(1), co.tau(L),
+                          -self.cache.max_layers(c, micro_batch, False, False, True, 1)))
+        f = np.array(feats, dtype=float).reshape(len(configs), 3)
+        tol = np.abs(f) * 1e-12 + 1e-15
+        may = (use[:, None, :] <= use[None, :, :]).all(axis=2)
+        for k in range(f.shape[1]):
+            may &= f[:, None, k] <= f[None, :, k] + tol[None, :, k]
+        np.fill_diagonal(may, False)
+        return may
 
 
 def _convex_min(pieces: tuple[Any, ...], lo: int, hi: int) -> float:
@@ -236,11 +305,20 @@ def _layer_rate_bounds(state: SearchState, b: int,
     rho: dict[str, float] = {}
     per_layer_min = math.inf
     for c in configs:
-        co = state.cache.coefficients(c, b, False, False, True)
-        slope = min(p.slope for p in co.fwd_pieces) + min(p.slope for p in co.bwd_pieces)
-        slope = max(slope, 1e-30)
-        per_layer_min = min(per_layer_min, slope)
-        rho[c.node_group] = max(rho.get(c.node_group, 0.0), 1.0 / (slope * c.gpus))
+        # A mixed stage (Sec. 1.1): part j does the fraction w_j = count_j share_j / b of the
+        # work and n s_j <= tau_j <= T, so n = sum_j w_j n <= T sum_j rho_j gpus_j with
+        # rho_j = w_j / (s_j gpus_j): each part counts in its own group at that rate. Its stage
+        # time is at least n max_j s_j.
+        slowest = 0.0
+        for part, co in zip(c.replica_parts(b),
+                            state.cache.part_coefficients(c, b, False, False, True), strict=True):
+            slope = min(p.slope for p in co.fwd_pieces) + min(p.slope for p in co.bwd_pieces)
+            slope = max(slope, 1e-30)
+            slowest = max(slowest, slope)
+            work = part.count * part.share / b
+            rho[part.node_group] = max(rho.get(part.node_group, 0.0),
+                                       work / (slope * part.gpus))
+        per_layer_min = min(per_layer_min, slowest)
     capacity = sum(g.num_gpus * rho.get(g.name, 0.0) for g in inst.cluster.node_groups)
     best_rate = max(rho.values()) * inst.cluster.num_gpus
     return inst.model.num_layers / capacity, per_layer_min, best_rate
@@ -358,6 +436,9 @@ SEED_AFTER_SHARE = 0.5
 """The Metis-style seed costs seconds on 64 GPUs, more than the exact passes need where they close
 quickly: it runs only once this share of the time limit has passed without a proof."""
 
+MIXED_SINGLE_SHARE = 0.5
+"""With mixed-type stages, the share of the time limit the single-type space may take first."""
+
 DEFAULT_BACKEND = "auto"
 """CP-SAT for small models, HiGHS for large ones (backends.AUTO_CPSAT_MAX_VARS): each closes its
 kind faster in our measurements (docs/benchmarks.md)."""
@@ -366,7 +447,7 @@ kind faster in our measurements (docs/benchmarks.md)."""
 def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: float = 60.0,
           threads: int = 1, seed: int = 0, state: SearchState | None = None,
           max_stages: int | None = None, progress: Progress | None = None,
-          seed_with_baselines: bool = True) -> SolveResult:
+          seed_with_baselines: bool = True, mixed: bool = False) -> SolveResult:
     """Find the plan with the lowest iteration time the cost model gives, with a proof.
 
     The proof (status, bound, gap) covers the search space of formulations/stage-assignment.md.
@@ -375,12 +456,71 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
     without a proof (where the search proves its optimum before that, Metis is skipped).
     Their plans (which may lie outside that space, e.g. with stages that span device types) are
     kept if nothing in the space beats them.
+
+    `mixed`: the space also holds mixed-type stages (replica groups of two node groups in one
+    data-parallel stage, each with its own TP degree and batch share; formulations Sec. 1.1).
+    The single-type space is searched first (up to MIXED_SINGLE_SHARE of the time limit, less
+    where it is proven sooner); its best plan is the incumbent of the search over the whole
+    space, whose bound and gap are the ones reported. So a mixed search never returns a plan
+    worse than a single-type search given that share of the time.
     """
+    common = dict(backend=backend, threads=threads, seed=seed, max_stages=max_stages,
+                  progress=progress)
+    if not mixed:
+        return _solve(instance, time_limit_s=time_limit_s, state=state,
+                      seed_with_baselines=seed_with_baselines, mixed=False,
+                      **common)  # type: ignore[arg-type]
+    start = time.perf_counter()
+    state = state or SearchState(instance)
+    if not any(state.mixed_space(b) for b in state.micro_batches()):
+        # One device type, or no split fits: the single-type space is the whole space.
+        result = _solve(instance, time_limit_s=time_limit_s, state=state,
+                        seed_with_baselines=seed_with_baselines, mixed=False,
+                        **common)  # type: ignore[arg-type]
+        result.options["mixed"] = True
+        result.search_space["mixed_stage_configs"] = {
+            "generated": 0, "fitting_memory": 0, "after_pruning": 0}
+        result.wall_s = time.perf_counter() - start
+        return result
+    try:
+        single: SolveResult | None = _solve(
+            instance, time_limit_s=MIXED_SINGLE_SHARE * time_limit_s, state=state,
+            seed_with_baselines=seed_with_baselines, mixed=False,
+            **common)  # type: ignore[arg-type]
+    except InfeasibleError:
+        single = None  # no single-type plan; a mixed one may still fit
+    remaining = max(0.01, time_limit_s - (time.perf_counter() - start))
+    both = _solve(instance, time_limit_s=remaining, state=state, seed_with_baselines=False,
+                  mixed=True, incumbent=single, **common)  # type: ignore[arg-type]
+    if single is not None:
+        both.solved += single.solved
+        both.plans_costed += single.plans_costed
+        both.model_mismatch_s = max(both.model_mismatch_s, single.model_mismatch_s)
+        for key in ("hits", "misses"):
+            both.cache[key] = both.cache.get(key, 0) + single.cache.get(key, 0)
+        total = both.cache["hits"] + both.cache["misses"]
+        both.cache["hit_rate"] = both.cache["hits"] / total if total else 0.0
+        both.search_space["single_type_phase"] = {
+            "status": single.status, "iteration_time_s": single.iteration_time_s,
+            "gap": single.gap, "wall_s": single.wall_s}
+        if both.plan is single.plan and single.message:
+            both.message = single.message
+    both.wall_s = time.perf_counter() - start
+    return both
+
+
+def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: int, seed: int,
+           state: SearchState | None, max_stages: int | None, progress: Progress | None,
+           seed_with_baselines: bool, mixed: bool,
+           incumbent: SolveResult | None = None) -> SolveResult:
+    """One search over the single-type (or, with `mixed`, the whole) space; `incumbent` is a
+    plan already found (its warm start is then skipped: it covered the single-type stages)."""
     start = time.perf_counter()
     deadline = start + time_limit_s
     state = state or SearchState(instance)
     if state.instance is not instance:
         raise HaapError("the search state belongs to another instance")
+    state.mixed = mixed
     backend_fn = get_backend(backend)
     cm, cache = state.cost_model, state.cache
     hits0, misses0 = cache.hits + cm.cache_hits, cache.misses + cm.cache_misses
@@ -422,10 +562,17 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
         "subproblems_before_pruning": len(candidates) + pruned_memory,
         "subproblems_after_memory_pruning": len(candidates),
     }
+    if mixed:
+        space["mixed_stage_configs"] = {
+            key: sum(v[i] for v in state.mixed_counts.values())
+            for i, key in enumerate(("generated", "fitting_memory", "after_pruning"))}
 
     best_plan: Plan | None = None
     best_eval: Evaluation | None = None
     best_time = math.inf
+    if incumbent is not None and incumbent.plan is not None:
+        best_plan, best_eval = incumbent.plan, incumbent.evaluation
+        best_time = incumbent.iteration_time_s
     open_bounds: list[float] = []  # lower bounds of sub-problems not closed
     solved = pruned_bound = infeasible_memory = 0
     mismatch = 0.0
@@ -444,6 +591,8 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
         if slots is None:
             return None
         t_lb = state.bottleneck_floor(sub, p_cap)
+        if not math.isfinite(t_lb):
+            return None  # no plan of the sub-problem holds every layer (Sec. 4.3, 4.4)
         sm = build_model(instance, cache, sub, slots,
                          time_upper_bound_s=_time_ub(slots, sub, instance),
                          load_balance_floor_s=max(t_lb, floors[0]),
@@ -472,7 +621,7 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
     # Warm start (a heuristic, proves nothing): the most promising sub-problems restricted to
     # the few fastest configurations of each node group give a good incumbent quickly, which
     # makes the cap of Sec. 4.2 bite in the exact passes.
-    warm_until = start + 0.2 * time_limit_s
+    warm_until = start + (0.2 * time_limit_s if incumbent is None else 0.0)
     for cand in candidates[: 4 * len(instance.training.schedules) * 8]:
         if time.perf_counter() >= warm_until:
             break
@@ -596,7 +745,7 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
     cache_stats = {"hits": hits, "misses": misses,
                    "hit_rate": hits / (hits + misses) if hits + misses else 0.0}
     options = {"backend": backend, "time_limit_s": time_limit_s, "threads": threads,
-               "seed": seed}
+               "seed": seed, "mixed": mixed}
     common = dict(instance=instance.name, method=f"haap:{backend}", wall_s=wall,
                   subproblems=len(candidates), solved=solved, pruned_by_bound=pruned_bound,
                   pruned_by_memory=pruned_memory + infeasible_memory, search_space=space,
@@ -636,6 +785,8 @@ def _ranked_per_group(state: SearchState, sub: SubProblem,
     scores: dict[StageConfig, float] = {}
     for t_try in (1.02 * t_lb, 1.1 * t_lb):
         for c in state.configs(b):
+            if c.mixed:  # warm start: single-type stages only
+                continue
             n_mem = state.cache.max_layers(c, b, False, False, True, f)
             if n_mem < 1:
                 continue

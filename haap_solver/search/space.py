@@ -22,8 +22,38 @@ from haap_solver.training import Recompute, Schedule
 
 
 @dataclass(frozen=True, order=True)
+class ReplicaPart:
+    """One replica group of a mixed stage: `count` replicas of TP `tp` on one node group, each
+    taking `share` sequences of the micro-batch. Its GPU count is node-aligned in its group."""
+
+    node_group: str
+    device: str
+    tp: int
+    count: int
+    share: int
+    gpus_per_node: int
+
+    @property
+    def gpus(self) -> int:
+        return self.tp * self.count
+
+    @property
+    def single_node(self) -> bool:
+        return self.gpus <= self.gpus_per_node
+
+    def label(self) -> str:
+        return f"{self.node_group}:tp{self.tp}x{self.count}@{self.share}"
+
+
+@dataclass(frozen=True, order=True)
 class StageConfig:
-    """How one stage is run: on which node group, with which TP and DP, and what it recomputes."""
+    """How one stage is run: on which node group, with which TP and DP, and what it recomputes.
+
+    A *mixed* stage (``parts`` not empty) combines replica groups of several node groups, each
+    with its own TP degree and per-replica share of the micro-batch (formulations Sec. 1.1); then
+    `node_group` and `device` are '+'-joined labels, `dp` is the total replica count and `tp`,
+    `gpus_per_node` are 0: use `parts`, `groups` and `gpus_in`.
+    """
 
     node_group: str
     device: str
@@ -31,17 +61,90 @@ class StageConfig:
     dp: int
     recompute: Recompute
     gpus_per_node: int
+    parts: tuple[ReplicaPart, ...] = ()
+
+    @property
+    def mixed(self) -> bool:
+        return bool(self.parts)
 
     @property
     def gpus(self) -> int:
+        if self.parts:
+            return sum(p.gpus for p in self.parts)
         return self.tp * self.dp
 
     @property
+    def groups(self) -> tuple[str, ...]:
+        """The node groups the stage uses (sorted for a mixed stage)."""
+        if self.parts:
+            return tuple(sorted({p.node_group for p in self.parts}))
+        return (self.node_group,)
+
+    @property
+    def link_key(self) -> str | tuple[str, ...]:
+        """What a neighbour's point-to-point time towards this stage depends on: its node group,
+        or the node-group set of a mixed stage (cost model Sec. 6.2)."""
+        return self.groups if self.parts else self.node_group
+
+    def gpus_in(self, group: str) -> int:
+        """GPUs the stage uses in node group `group`."""
+        if self.parts:
+            return sum(p.gpus for p in self.parts if p.node_group == group)
+        return self.gpus if group == self.node_group else 0
+
+    @property
     def single_node(self) -> bool:
-        return self.gpus <= self.gpus_per_node
+        return not self.parts and self.gpus <= self.gpus_per_node
+
+    def replica_parts(self, micro_batch: int) -> tuple[ReplicaPart, ...]:
+        """The stage's replica groups (one for a single-type stage)."""
+        if self.parts:
+            return self.parts
+        return (ReplicaPart(node_group=self.node_group, device=self.device, tp=self.tp,
+                            count=self.dp, share=micro_batch // self.dp,
+                            gpus_per_node=self.gpus_per_node),)
 
     def label(self) -> str:
+        if self.parts:
+            return "+".join(p.label() for p in self.parts) + f":{self.recompute}"
         return f"{self.node_group}:tp{self.tp}xdp{self.dp}:{self.recompute}"
+
+
+def mixed_config(parts: tuple[ReplicaPart, ...], recompute: Recompute) -> StageConfig:
+    """The StageConfig of a mixed stage made of `parts`."""
+    return StageConfig(node_group="+".join(p.node_group for p in parts),
+                       device="+".join(p.device for p in parts), tp=0,
+                       dp=sum(p.count for p in parts), recompute=recompute, gpus_per_node=0,
+                       parts=parts)
+
+
+def mixed_shapes(instance: Instance, micro_batch: int) -> list[tuple[tuple[str, int, int], ...]]:
+    """Replica-group skeletons ((node group, tp, count), (node group, tp, count)) of mixed stages
+    at micro-batch `micro_batch` (formulations Sec. 1.1): two node groups of different device
+    types, counts powers of two, each part's GPUs a power of two dividing its node size (one node
+    per part at most: where a group can fill whole nodes it can host stages of its own), at least
+    one sequence per replica."""
+    groups = instance.cluster.node_groups
+    per_group: list[list[tuple[str, int, int]]] = []
+    for g in groups:
+        opts = []
+        for tp in tp_candidates(instance, g):
+            count = 1
+            while count < micro_batch and tp * count <= g.gpus_per_node:
+                if shape_allowed(g, tp * count):
+                    opts.append((g.name, tp, count))
+                count *= 2
+        per_group.append(opts)
+    out = []
+    for i in range(len(groups)):
+        for j in range(i + 1, len(groups)):
+            if groups[i].device == groups[j].device:
+                continue
+            for a in per_group[i]:
+                for b in per_group[j]:
+                    if a[2] + b[2] <= micro_batch:
+                        out.append((a, b))
+    return out
 
 
 def _is_pow2(n: int) -> bool:
@@ -95,10 +198,27 @@ def micro_batch_candidates(instance: Instance) -> list[int]:
     return [b for b in range(1, big + 1) if big % b == 0 and stage_configs(instance, b)]
 
 
-def canonical_placement(instance: Instance,
-                        configs: list[StageConfig]) -> list[tuple[Placement, ...]] | None:
-    """Place stages on nodes: whole-node stages on fresh nodes, then sub-node stages first-fit
-    decreasing. Returns one placement per stage, or None if a node group's budget is exceeded."""
+def canonical_placement(instance: Instance, configs: list[StageConfig]
+                        ) -> list[tuple[tuple[Placement, ...], ...]] | None:
+    """Place stages on nodes: whole-node replica groups on fresh nodes, then sub-node ones
+    first-fit decreasing, per node group. Returns per stage the placement of each of its replica
+    groups (one for a single-type stage), or None if a node group's budget is exceeded."""
+    pieces: list[ReplicaPart] = []
+    owner: list[tuple[int, int]] = []
+    for i, c in enumerate(configs):
+        for j, part in enumerate(c.replica_parts(1) if not c.parts else c.parts):
+            pieces.append(part)
+            owner.append((i, j))
+    placed = _place(instance, pieces)
+    if placed is None:
+        return None
+    out: list[list[tuple[Placement, ...]]] = [[] for _ in configs]
+    for (i, _), pl in zip(owner, placed, strict=True):
+        out[i].append(pl)
+    return [tuple(x) for x in out]
+
+
+def _place(instance: Instance, configs: list[ReplicaPart]) -> list[tuple[Placement, ...]] | None:
     result: list[tuple[Placement, ...] | None] = [None] * len(configs)
     by_group: dict[str, list[int]] = defaultdict(list)
     for i, c in enumerate(configs):
@@ -124,7 +244,7 @@ def canonical_placement(instance: Instance,
                 for node in range(next_node, group.num_nodes):
                     if free[node] >= c.gpus:
                         free[node] -= c.gpus
-                        result[i] = (Placement(node=node, replicas=c.dp),)
+                        result[i] = (Placement(node=node, replicas=c.count),)
                         break
                 else:
                     return None
@@ -139,11 +259,12 @@ def build_plan(instance: Instance, configs: list[StageConfig], layers: list[int]
         return None
     stages = []
     first = 0
-    for c, n, pl in zip(configs, layers, placements, strict=True):
+    for c, n, pls in zip(configs, layers, placements, strict=True):
         stages.append(Stage(
             first_layer=first, num_layers=n, recompute=c.recompute,
-            replicas=(ReplicaGroup(node_group=c.node_group, device=c.device, count=c.dp, tp=c.tp,
-                                   micro_batch_share=micro_batch // c.dp, placement=pl),),
+            replicas=tuple(ReplicaGroup(node_group=r.node_group, device=r.device, count=r.count,
+                                        tp=r.tp, micro_batch_share=r.share, placement=pl)
+                           for r, pl in zip(c.replica_parts(micro_batch), pls, strict=True)),
         ))
         first += n
     return Plan(instance=instance.name, schedule=schedule, micro_batch_size=micro_batch,
