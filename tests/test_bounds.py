@@ -18,9 +18,14 @@ from tiny_instances import tiny_instance
 
 from haap_solver.baselines.bruteforce import _sequences, compositions
 from haap_solver.instance import Instance
-from haap_solver.search.bounds import NEG, _group_history
+from haap_solver.search.bounds import NEG, _group_capacity, _group_history
 from haap_solver.search.formulation import SubProblem
-from haap_solver.search.solve import SearchState, _layer_rate_bounds, strong_lower_bound
+from haap_solver.search.solve import (
+    SearchState,
+    _layer_rate_bounds,
+    group_layer_rates,
+    strong_lower_bound,
+)
 from haap_solver.search.space import build_plan
 from haap_solver.validate import plan_violations
 
@@ -76,7 +81,40 @@ def _sub_problem_optima(instance: Instance, state: SearchState, sub: SubProblem,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(memory_bound_instances())
 def test_bounds_never_exceed_the_sub_problem_optimum(instance: Instance) -> None:
-    state = SearchState(instance)
+    assume(_check_bounds(SearchState(instance)))
+
+
+@st.composite
+def mixed_memory_bound_instances(draw: st.DrawFn) -> Instance:
+    """Two node groups of different device types, so that mixed-type stages exist."""
+    first, second = draw(st.permutations(PRESETS))[:2]
+    devices = [(first, draw(st.sampled_from([2.5, 3.0, 6.0]))),
+               (second, draw(st.sampled_from([2.0, 3.0, 6.0])))]
+    groups = [(0, 1, draw(st.sampled_from([1, 2]))), (1, 1, draw(st.sampled_from([1, 2])))]
+    recompute = draw(st.sampled_from([("none",), ("none", "full")]))
+    return tiny_instance(devices=devices, groups=groups, layers=draw(st.integers(3, 5)),
+                         hidden=draw(st.sampled_from([512, 1024])), heads=4,
+                         seq=draw(st.sampled_from([512, 1024])),
+                         batch=draw(st.sampled_from([2, 3, 4, 6, 8])), recompute=recompute,
+                         schedules=draw(st.sampled_from([("1f1b",), ("1f1b", "gpipe")])),
+                         zero=draw(st.sampled_from([0, 1])), overlap=draw(st.booleans()))
+
+
+@settings(max_examples=20, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(mixed_memory_bound_instances())
+def test_bounds_stay_valid_with_mixed_stages(instance: Instance) -> None:
+    """The same with mixed-type stages among the candidates: the capacity bound's relaxation
+    (Sec. 4.3), the GPU matrix of the positional LPs (Sec. 4.4-4.6) and the fluid rates of the
+    parts (Sec. 4.1)."""
+    state = SearchState(instance, mixed=True)
+    assume(any(c.mixed for b in state.micro_batches() for c in state.configs(b)))
+    assume(_check_bounds(state))
+
+
+def _check_bounds(state: SearchState) -> int:
+    """Check every bound of every enumerable sub-problem; returns how many were checked."""
+    instance = state.instance
     L = instance.model.num_layers
     p_cap = min(L, instance.cluster.num_gpus)
     checked = 0
@@ -100,7 +138,7 @@ def test_bounds_never_exceed_the_sub_problem_optimum(instance: Instance) -> None
                     # One state for all: what a bisection stopped early keeps must stay valid.
                     bound = strong_lower_bound(state, sub, floors, p_cap, incumbent)
                     assert bound <= best_time * (1 + 1e-9), (sub, incumbent, bound, best_time)
-    assume(checked)
+    return checked
 
 
 def test_positional_floor_sees_in_flight_memory() -> None:
@@ -206,3 +244,63 @@ def test_group_knapsack_matches_enumeration(gains: list[tuple[int, list[int]]], 
                 assert got < NEG / 2, (k, roles, got)
             else:
                 assert got == truth, (k, roles, got, truth)
+
+
+def _free_fill(free: list[tuple[int, float]], budget: int) -> float:
+    """Most layers of free items (reused freely, not stages) within `budget` GPUs."""
+    best = 0.0
+    for i, (w, n) in enumerate(free):
+        if w <= budget:
+            best = max(best, n + _free_fill(free[i:], budget - w))
+    return best
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(st.lists(st.tuples(st.sampled_from([1, 2, 4]),
+                          st.lists(st.sampled_from([0, 1, 2, 5]), min_size=3, max_size=3)),
+                max_size=3),
+       st.lists(st.tuples(st.sampled_from([1, 2, 4]), st.sampled_from([0.5, 1.5, 2.25])),
+                min_size=1, max_size=2),
+       st.sampled_from([2, 4, 8]), st.integers(1, 3))
+def test_group_capacity_with_free_items_matches_enumeration(
+        gains: list[tuple[int, list[int]]], free: list[tuple[int, float]], budget: int,
+        p_max: int) -> None:
+    """The mixed-stage relaxation (Sec. 4.3): free items (a mixed stage's share in a group other
+    than the one it counts in) fill the GPUs the stages leave, against enumeration."""
+    gains = [(w, n) for w, n in gains if w <= budget]
+    best = _group_capacity([(w, [float(v) for v in n]) for w, n in gains], budget, p_max, free)
+    for k in range(p_max + 1):
+        for roles in range(4):
+            truth = max((_knapsack_by_enumeration(gains, left, k, roles)
+                         + _free_fill(free, budget - left) for left in range(budget + 1)),
+                        default=-math.inf)
+            if math.isinf(truth) or truth < NEG / 2:
+                assert best[k, roles] < NEG / 2, (k, roles, best[k, roles])
+            else:
+                assert abs(best[k, roles] - truth) < 1e-9, (k, roles, best[k, roles], truth)
+
+
+@settings(max_examples=15, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(mixed_memory_bound_instances())
+def test_fluid_rates_cover_every_stage(instance: Instance) -> None:
+    """The lemma behind the fluid bound (Sec. 4.1) for every configuration, mixed ones included:
+    a stage of n layers and time tau has n <= tau sum_parts rho_g(part) gpus(part), and
+    tau >= n x the per-layer floor."""
+    state = SearchState(instance, mixed=True)
+    checked = 0
+    for b in state.micro_batches():
+        configs = state.configs(b)
+        if not configs:
+            continue
+        rho, per_layer = group_layer_rates(state, b, configs)
+        for c in configs:
+            co = state.cache.coefficients(c, b, False, False, True)
+            for n in range(1, instance.model.num_layers + 1):
+                tau = co.tau(n)
+                reach = tau * sum(rho[part.node_group] * part.gpus
+                                  for part in c.replica_parts(b))
+                assert n <= reach * (1 + 1e-9), (c.label(), n, reach)
+                assert n * per_layer <= tau * (1 + 1e-9), (c.label(), n, tau)
+                checked += c.mixed
+    assume(checked)

@@ -302,13 +302,23 @@ def _layer_rate_bounds(state: SearchState, b: int,
     rho_max(g): so T >= L / sum_g G_g rho_max(g). (formulations/stage-assignment.md, Sec. 4)
     """
     inst = state.instance
+    rho, per_layer_min = group_layer_rates(state, b, configs)
+    capacity = sum(g.num_gpus * rho.get(g.name, 0.0) for g in inst.cluster.node_groups)
+    best_rate = max(rho.values()) * inst.cluster.num_gpus
+    return inst.model.num_layers / capacity, per_layer_min, best_rate
+
+
+def group_layer_rates(state: SearchState, b: int,
+                      configs: list[StageConfig]) -> tuple[dict[str, float], float]:
+    """(rho per node group, per-layer time floor): every stage of n layers and time tau has
+    n <= tau sum_parts rho(group of part) gpus(part) and tau >= n x the floor (Sec. 4.1).
+
+    A mixed stage (Sec. 1.1): part j does the fraction w_j = count_j share_j / b of the work and
+    n s_j <= tau, so n = sum_j w_j n <= tau sum_j rho_j gpus_j with rho_j = w_j / (s_j gpus_j):
+    each part counts in its own group at that rate. Its stage time is at least n max_j s_j."""
     rho: dict[str, float] = {}
     per_layer_min = math.inf
     for c in configs:
-        # A mixed stage (Sec. 1.1): part j does the fraction w_j = count_j share_j / b of the
-        # work and n s_j <= tau_j <= T, so n = sum_j w_j n <= T sum_j rho_j gpus_j with
-        # rho_j = w_j / (s_j gpus_j): each part counts in its own group at that rate. Its stage
-        # time is at least n max_j s_j.
         slowest = 0.0
         for part, co in zip(c.replica_parts(b),
                             state.cache.part_coefficients(c, b, False, False, True), strict=True):
@@ -319,9 +329,7 @@ def _layer_rate_bounds(state: SearchState, b: int,
             rho[part.node_group] = max(rho.get(part.node_group, 0.0),
                                        work / (slope * part.gpus))
         per_layer_min = min(per_layer_min, slowest)
-    capacity = sum(g.num_gpus * rho.get(g.name, 0.0) for g in inst.cluster.node_groups)
-    best_rate = max(rho.values()) * inst.cluster.num_gpus
-    return inst.model.num_layers / capacity, per_layer_min, best_rate
+    return rho, per_layer_min
 
 
 def lower_bound(state: SearchState, sub: SubProblem, floors: tuple[float, float, float]) -> float:
