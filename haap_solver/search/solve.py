@@ -491,10 +491,11 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
         result.wall_s = time.perf_counter() - start
         return result
     try:
+        # The seeds get the budgets they would get in a single-type search of the whole limit.
         single: SolveResult | None = _solve(
             instance, time_limit_s=MIXED_SINGLE_SHARE * time_limit_s, state=state,
             seed_with_baselines=seed_with_baselines, mixed=False,
-            **common)  # type: ignore[arg-type]
+            seed_time_base_s=time_limit_s, **common)  # type: ignore[arg-type]
     except InfeasibleError:
         single = None  # no single-type plan; a mixed one may still fit
     remaining = max(0.01, time_limit_s - (time.perf_counter() - start))
@@ -520,9 +521,11 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
 def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: int, seed: int,
            state: SearchState | None, max_stages: int | None, progress: Progress | None,
            seed_with_baselines: bool, mixed: bool,
-           incumbent: SolveResult | None = None) -> SolveResult:
+           incumbent: SolveResult | None = None,
+           seed_time_base_s: float | None = None) -> SolveResult:
     """One search over the single-type (or, with `mixed`, the whole) space; `incumbent` is a
-    plan already found (its warm start is then skipped: it covered the single-type stages)."""
+    plan already found (its warm start is then skipped: it covered the single-type stages).
+    The baseline seeds' budgets are shares of `seed_time_base_s` (default: the time limit)."""
     start = time.perf_counter()
     deadline = start + time_limit_s
     state = state or SearchState(instance)
@@ -671,7 +674,7 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
         from haap_solver.baselines.uniform import uniform
 
         method = {"uniform": uniform, "metis": metis}[name]
-        budget = min(share * time_limit_s, deadline - time.perf_counter())
+        budget = min(share * (seed_time_base_s or time_limit_s), deadline - time.perf_counter())
         if budget <= 0:
             return
         base = method(instance, time_limit_s=max(0.05, budget), threads=threads, seed=seed,

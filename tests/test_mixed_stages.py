@@ -1,0 +1,190 @@
+"""Mixed-type stages (issue 5): the batch split, the stage costs, placement and the CLI.
+
+Brute force over plans with mixed stages is in test_bruteforce_agreement.py and the bounds'
+validity with mixed candidates in test_bounds.py; here the parts those rely on are checked
+against evaluate() and against enumeration.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from tiny_instances import tiny_instance
+
+from haap_solver.cli import main
+from haap_solver.cost.evaluate import CostModel
+from haap_solver.instance import Instance, load_instance
+from haap_solver.search.coefficients import MIXED_MIN_BUSY
+from haap_solver.search.solve import SearchState, solve
+from haap_solver.search.space import build_plan, mixed_shapes
+from haap_solver.validate import plan_violations
+
+ROOT = Path(__file__).resolve().parent.parent
+MIXED_WINS = ROOT / "instances" / "llama3.2-1b-h100x4-l40sx4.toml"
+PRESETS = ("A100-80G", "V100-32G", "T4", "A10", "H100", "L40S")
+
+
+@st.composite
+def two_type_instances(draw: st.DrawFn) -> Instance:
+    first, second = draw(st.permutations(PRESETS))[:2]
+    devices = [(first, draw(st.sampled_from([4.0, 16.0, None]))),
+               (second, draw(st.sampled_from([3.0, 16.0, None])))]
+    groups = [(0, draw(st.integers(1, 2)), draw(st.sampled_from([2, 4]))),
+              (1, 1, draw(st.sampled_from([1, 2, 4])))]
+    return tiny_instance(devices=devices, groups=groups, layers=draw(st.integers(2, 6)),
+                         hidden=draw(st.sampled_from([512, 1024])), heads=4,
+                         seq=draw(st.sampled_from([256, 1024])),
+                         batch=draw(st.sampled_from([4, 6, 8, 12, 16])),
+                         recompute=draw(st.sampled_from([("none",), ("none", "full")])),
+                         zero=draw(st.sampled_from([0, 1, 2, 3])), overlap=draw(st.booleans()))
+
+
+def _per_layer(cm: CostModel, device: str, tp: int, share: int, recompute: str) -> float:
+    lc = cm.layer_cost(device, tp, share, recompute)
+    return lc.fwd_s + lc.bwd_s + lc.tp_fwd_s + lc.tp_bwd_s
+
+
+@settings(max_examples=20, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(two_type_instances())
+def test_split_is_the_best_balanced_split_by_enumeration(instance: Instance) -> None:
+    """mixed_split against every integer split of every skeleton: the least slowest-replica time
+    among the splits that fit, kept only if balanced (Sec. 1.1)."""
+    state = SearchState(instance, mixed=True)
+    cm, cache = state.cost_model, state.cache
+    t = instance.training
+    checked = 0
+    for b in state.micro_batches():
+        for shape in mixed_shapes(instance, b):
+            counts = [c for _, _, c in shape]
+            devices = [instance.cluster.group(g).device for g, _, _ in shape]
+            tps = [tp for _, tp, _ in shape]
+            best = None
+            for shares in itertools.product(range(1, t.max_micro_batch_size + 1),
+                                            repeat=len(shape)):
+                if sum(c * s for c, s in zip(counts, shares, strict=True)) != b:
+                    continue
+                if any(not cm.replica_memory(
+                        device=d, tp=tp, share=s, dp=sum(counts), num_layers=1,
+                        recompute="none", params=cm.params_held(1, False, False, True),
+                        is_first=False, is_last=False, in_flight=1).fits
+                       for d, tp, s in zip(devices, tps, shares, strict=True)):
+                    continue
+                worst = max(_per_layer(cm, d, tp, s, "none")
+                            for d, tp, s in zip(devices, tps, shares, strict=True))
+                if best is None or worst < best[0] * (1 - 1e-12):
+                    best = (worst, shares)
+            got = cache.mixed_split(shape, b, "none")
+            if best is None:
+                assert got is None
+                continue
+            times = [_per_layer(cm, d, tp, s, "none")
+                     for d, tp, s in zip(devices, tps, best[1], strict=True)]
+            balanced = all(
+                own >= MIXED_MIN_BUSY * best[0]
+                or _per_layer(cm, d, tp, s + 1, "none") >= best[0]
+                for own, d, tp, s in zip(times, devices, tps, best[1], strict=True))
+            if not balanced:
+                assert got is None, shape
+                continue
+            assert got is not None, shape
+            assert sum(p.count * p.share for p in got) == b
+            got_worst = max(_per_layer(cm, p.device, p.tp, p.share, "none") for p in got)
+            assert math.isclose(got_worst, best[0], rel_tol=1e-12), (shape, got, best)
+            checked += 1
+    assume(checked)
+
+
+@settings(max_examples=15, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(two_type_instances(), st.sampled_from(["1f1b", "gpipe"]))
+def test_stage_pieces_reproduce_evaluate(instance: Instance, schedule: str) -> None:
+    """A mixed stage's affine pieces (the union of its parts', Sec. 1.1) give evaluate()'s forward,
+    backward and tail of that stage in every role, at every layer count."""
+    state = SearchState(instance, mixed=True)
+    cm, cache = state.cost_model, state.cache
+    L = instance.model.num_layers
+    checked = 0
+    for b in state.micro_batches():
+        mixed = [c for c in state.configs(b) if c.mixed]
+        singles = [c for c in state.configs(b) if not c.mixed]
+        for c in mixed[:4]:
+            for n in range(1, L):
+                # The mixed stage first, last, or alone; a single-type neighbour where it fits.
+                for seq, layers in (([c], [L]),
+                                    *(([c, s], [n, L - n]) for s in singles[:2]),
+                                    *(([s, c], [L - n, n]) for s in singles[:2])):
+                    plan = build_plan(instance, seq, layers, micro_batch=b,
+                                      schedule=schedule, note="test")  # type: ignore[arg-type]
+                    if plan is None:
+                        continue
+                    ev = cm.evaluate(plan)
+                    p = len(seq)
+                    k = seq.index(c)
+                    co = cache.coefficients(c, b, k == 0, k == p - 1, p > 1)
+                    stage = ev.stages[k]
+                    nk = layers[k]
+                    assert math.isclose(co.fwd(nk), stage.fwd_s, rel_tol=1e-9)
+                    assert math.isclose(co.bwd(nk), stage.bwd_s, rel_tol=1e-9)
+                    assert math.isclose(co.tau(nk), stage.fwd_s + stage.bwd_s, rel_tol=1e-9)
+                    assert math.isclose(co.tail(nk), stage.tail_s, rel_tol=1e-9, abs_tol=1e-15)
+                    fits = cache.max_layers(c, b, k == 0, k == p - 1, p > 1, stage.in_flight)
+                    violations = plan_violations(instance, plan, cost_model=cm)
+                    assert (nk <= fits) == (not any("GiB" in v for v in violations)), \
+                        (c.label(), nk, fits, violations)
+                    checked += 1
+    assume(checked)
+
+
+def test_placement_packs_mixed_parts_within_budgets() -> None:
+    """Two mixed stages and a single-type one share the nodes; one part too many is refused."""
+    inst = tiny_instance(devices=[("A100-80G", None), ("A10", None)],
+                         groups=[(0, 1, 4), (1, 1, 4)], layers=4, hidden=512, heads=4,
+                         seq=256, batch=8, recompute=("none",))
+    state = SearchState(inst, mixed=True)
+    configs = state.configs(8)
+    small = [c for c in configs if c.mixed and c.gpus_in("g0") == 1 and c.gpus_in("g1") == 1]
+    assert small, "expected a mixed stage of one GPU per group"
+    plan = build_plan(inst, [small[0], small[0]], [2, 2], micro_batch=8, schedule="1f1b")
+    assert plan is not None
+    assert plan_violations(inst, plan) == []
+    assert [len(s.replicas) for s in plan.stages] == [2, 2]
+    big = [c for c in configs if c.mixed and c.gpus_in("g1") == 4]
+    if big:
+        assert build_plan(inst, [big[0], small[0]], [2, 2], micro_batch=8,
+                          schedule="1f1b") is None
+
+
+def test_mixed_search_on_one_device_type_is_the_single_type_search() -> None:
+    inst = load_instance(ROOT / "instances" / "gpt3-1.3b-a100x8.toml")
+    single = solve(inst, time_limit_s=30)
+    both = solve(inst, time_limit_s=30, mixed=True)
+    assert both.search_space["mixed_stage_configs"]["generated"] == 0
+    assert both.iteration_time_s == single.iteration_time_s
+    assert both.options["mixed"] is True
+
+
+def test_cli_mixed_finds_the_mixed_stage(capsys: pytest.CaptureFixture[str]) -> None:
+    """The shipped instance where a mixed stage wins: proven optimal and faster than the best
+    single-type plan, with each replica group's share in the plan."""
+    assert main(["solve", str(MIXED_WINS), "--json", "--no-progress", "--mixed",
+                 "--time-limit", "60"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["status"] == "optimal"
+    assert data["options"]["mixed"] is True
+    assert data["search_space"]["mixed_stage_configs"]["after_pruning"] > 0
+    mixed_stages = [s for s in data["plan"]["stages"]
+                    if len({r["device"] for r in s["replicas"]}) > 1]
+    assert mixed_stages
+    single = solve(load_instance(MIXED_WINS), time_limit_s=60)
+    assert single.status == "optimal"
+    assert data["iteration_time_s"] < single.iteration_time_s * (1 - 1e-6)
+    assert main(["solve", str(MIXED_WINS), "--no-progress", "--mixed"]) == 0
+    err = capsys.readouterr().err
+    assert "L40S" in err and "H100" in err
