@@ -318,8 +318,12 @@ class PositionalBound:
     """
 
     def __init__(self, instance: Instance, cache: CoefficientCache, micro_batch: int,
-                 configs: list[StageConfig], schedule: str):
+                 configs: list[StageConfig], schedule: str, *, require_mixed: bool = False):
         self.instance = instance
+        self.require_mixed = require_mixed
+        """Only plans with a mixed-type stage count (Sec. 1.1, once the single-type space is
+        proven): both LPs get the row sum of z over mixed configurations >= 1."""
+        self.is_mixed = np.array([c.mixed for c in configs], dtype=bool)
         self.cache = cache
         self.b = micro_batch
         self.configs = configs
@@ -338,6 +342,8 @@ class PositionalBound:
         # _leaner[a, b]: a uses no more GPUs than b in every node group (a != b).
         self._leaner = ((self.use[:, None, :] <= self.use[None, :, :]).all(axis=2)
                         & ~np.eye(len(configs), dtype=bool))
+        if require_mixed:  # a single-type stage cannot stand in for the required mixed one
+            self._leaner &= ~(~self.is_mixed[:, None] & self.is_mixed[None, :])
         self._mem: dict[tuple[bool, bool, bool, int], np.ndarray] = {}
         self._bilinear: dict[tuple[bool, bool, bool], np.ndarray] = {}
         self._bracket: dict[int, tuple[int, int]] = {}
@@ -475,14 +481,17 @@ class PositionalBound:
             cols_cfg.extend(usable.tolist())
         nc = len(cols_n)
         cfg = np.array(cols_cfg)
-        # Rows: one per class (== multiplicity), one per node group (<= budget), fewest layers.
+        # Rows: one per class (== multiplicity), one per node group (<= budget), fewest layers,
+        # and with require_mixed one for the mixed stage.
         n_rows = len(classes) + len(self.groups) + 1
         use_col, use_group = np.nonzero(self.use[cfg])
+        mixed_cols = np.nonzero(self.is_mixed[cfg])[0] if self.require_mixed else \
+            np.zeros(0, dtype=int)
         rows_idx = np.concatenate([np.array(cols_class), len(classes) + use_group,
-                                   np.full(nc, n_rows - 1)])
-        cols_idx = np.concatenate([np.arange(nc), use_col, np.arange(nc)])
+                                   np.full(nc, n_rows - 1), np.full(len(mixed_cols), n_rows)])
+        cols_idx = np.concatenate([np.arange(nc), use_col, np.arange(nc), mixed_cols])
         vals = np.concatenate([np.ones(nc), self.use[cfg][use_col, use_group],
-                               np.array(cols_low, dtype=float)])
+                               np.array(cols_low, dtype=float), np.ones(len(mixed_cols))])
         order = np.lexsort((rows_idx, cols_idx))  # column-wise
         rows_idx, cols_idx, vals = rows_idx[order], cols_idx[order], vals[order]
         starts = np.searchsorted(cols_idx, np.arange(nc)).astype(np.int32)
@@ -490,6 +499,9 @@ class PositionalBound:
         inf = highspy.kHighsInf
         lower = np.concatenate([mult, np.full(len(self.groups) + 1, -inf)])
         upper = np.concatenate([mult, self.budget, [float(self.L)]])
+        if self.require_mixed:
+            lower = np.append(lower, 1.0)
+            upper = np.append(upper, inf)
         status, value = _solve_lp(lower, upper, -np.array(cols_n, dtype=float), starts,
                                   rows_idx, vals)
         if status == "infeasible":
@@ -542,12 +554,18 @@ class PositionalBound:
         layer_row = len(rows_lo)
         rows_lo.append(float(self.L))
         rows_hi.append(float(self.L))
+        mixed_row = len(rows_lo)
+        if self.require_mixed:
+            rows_lo.append(1.0)
+            rows_hi.append(inf)
         for k, (role, _, _, (most, _)) in enumerate(merged):
             for ci in self._undominated_at(role, most).tolist():
                 c = self.configs[ci]
                 pieces = self.cache.coefficients(c, self.b, *role).tau_pieces
                 zc = [(k, 1.0)] + [(len(classes) + int(g), float(self.use[ci, g]))
                                    for g in np.nonzero(self.use[ci])[0]]
+                if self.require_mixed and self.is_mixed[ci]:
+                    zc.append((mixed_row, 1.0))
                 yc = [(layer_row, 1.0)]
                 wc: list[tuple[int, float]] = []
                 # y - N z <= 0 and y - z >= 0

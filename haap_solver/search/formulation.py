@@ -124,8 +124,10 @@ def _pieces(coeffs: list[StageCoefficients], attr: str, k: int):  # type: ignore
 
 def build_model(instance: Instance, cache: CoefficientCache, sub: SubProblem, slots: list[Slot], *,
                 time_upper_bound_s: float, load_balance_floor_s: float = 0.0,
-                objective_cutoff_s: float | None = None) -> StageModel:
-    """Constraints (1)-(10) of formulations/stage-assignment.md for one sub-problem."""
+                objective_cutoff_s: float | None = None,
+                require_mixed: bool = False) -> StageModel:
+    """Constraints (1)-(10) of formulations/stage-assignment.md for one sub-problem; with
+    `require_mixed` also (M): some stage is a mixed-type one (Sec. 1.1)."""
     # Data.
     L = instance.model.num_layers
     p = sub.num_stages
@@ -245,5 +247,10 @@ def build_model(instance: Instance, cache: CoefficientCache, sub: SubProblem, sl
         else:  # max_i (f_i + b_i) <= F + B
             lp.add({F: 1, B: 1}, ">=", load_balance_floor_s, "redundant_load_balance",
                    time=True)
+    # (M) once the single-type space is proven, only plans with a mixed-type stage are left.
+    if require_mixed:
+        lp.add({x: 1 for s, xs in zip(slots, sm.x, strict=True)
+                for x, c in zip(xs, s.candidates, strict=True) if c.mixed},
+               ">=", 1, "some_mixed_stage")
     lp.objective_cutoff = objective_cutoff_s
     return sm

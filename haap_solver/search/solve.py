@@ -118,7 +118,10 @@ class SearchState:
         self.mixed_counts: dict[int, tuple[int, int, int]] = {}
         """Per micro-batch: mixed candidates generated, fitting memory, kept after dominance."""
         self._capacity: dict[tuple[int, int, bool], CapacityBound] = {}
-        self._positional: dict[tuple[int, str, bool], PositionalBound] = {}
+        self._positional: dict[tuple[int, str, bool, bool], PositionalBound] = {}
+        self.require_mixed = False
+        """Bound and model only plans with a mixed-type stage: set by solve() once the
+        single-type space is proven (its optimum is then the incumbent)."""
         self._tails: dict[tuple[int, int, bool, int, bool], list[tuple[float, float]]] = {}
         self._micro_batches: list[int] | None = None
 
@@ -130,10 +133,11 @@ class SearchState:
         return self._capacity[key]
 
     def positional_bound(self, micro_batch: int, schedule: str) -> PositionalBound:
-        key = (micro_batch, schedule, self.mixed)
+        key = (micro_batch, schedule, self.mixed, self.require_mixed)
         if key not in self._positional:
             self._positional[key] = PositionalBound(self.instance, self.cache, micro_batch,
-                                                    self.configs(micro_batch), schedule)
+                                                    self.configs(micro_batch), schedule,
+                                                    require_mixed=self.require_mixed)
         return self._positional[key]
 
     def bottleneck_floor(self, sub: SubProblem, p_max: int, stop: float = math.inf) -> float:
@@ -499,8 +503,13 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
     except InfeasibleError:
         single = None  # no single-type plan; a mixed one may still fit
     remaining = max(0.01, time_limit_s - (time.perf_counter() - start))
-    both = _solve(instance, time_limit_s=remaining, state=state, seed_with_baselines=False,
-                  mixed=True, incumbent=single, **common)  # type: ignore[arg-type]
+    # A proven single-type optimum leaves only plans with a mixed stage to rule out (M).
+    state.require_mixed = single is not None and single.status == "optimal"
+    try:
+        both = _solve(instance, time_limit_s=remaining, state=state, seed_with_baselines=False,
+                      mixed=True, incumbent=single, **common)  # type: ignore[arg-type]
+    finally:
+        state.require_mixed = False
     if single is not None:
         both.solved += single.solved
         both.plans_costed += single.plans_costed
@@ -599,7 +608,8 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
         # Sec. 4.2: a plan better than the incumbent has no stage slower than this.
         cap = _stage_time_cap(state, sub, floors, best_time)
         slots = build_slots(instance, cache, sub, configs, stage_time_cap_s=cap)
-        if slots is None:
+        if slots is None or (state.require_mixed and not any(
+                c.mixed for slot in slots for c in slot.candidates)):
             return None
         t_lb = state.bottleneck_floor(sub, p_cap)
         if not math.isfinite(t_lb):
@@ -607,7 +617,8 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
         sm = build_model(instance, cache, sub, slots,
                          time_upper_bound_s=_time_ub(slots, sub, instance),
                          load_balance_floor_s=max(t_lb, floors[0]),
-                         objective_cutoff_s=best_time if math.isfinite(best_time) else None)
+                         objective_cutoff_s=best_time if math.isfinite(best_time) else None,
+                         require_mixed=state.require_mixed)
         remaining = deadline - time.perf_counter()
         opts = SolveOptions(time_limit_s=max(min(remaining, budget), 0.01),
                             threads=opts_base.threads, seed=opts_base.seed)
