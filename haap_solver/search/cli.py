@@ -28,7 +28,7 @@ def _cfg_solve(p: argparse.ArgumentParser) -> None:
     p.add_argument("--mixed", action="store_true",
                    help="also search mixed-type stages: replica groups of two device types in "
                         "one data-parallel stage, each with its own TP degree and batch share "
-                        "(after the single-type space, which takes up to half the time limit)")
+                        "(after the single-type space, which takes up to 3/4 of the time limit)")
     p.add_argument("-o", "--output", metavar="PLAN.json", help="write the plan here")
     p.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
