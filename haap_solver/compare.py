@@ -237,9 +237,9 @@ def _cfg_bench(p: argparse.ArgumentParser) -> None:
     p.add_argument("--time-limit", type=float, default=None,
                    help="seconds per method (default 60, or 10 with --quick)")
     p.add_argument("--methods", type=_methods_arg, default=None,
-                   help="comma-separated methods (default: haap,haap-cpsat,haap-mixed,uniform,"
-                        "proportional,metis,bruteforce; --quick drops haap-cpsat and "
-                        "haap-mixed)")
+                   help="comma-separated methods (default: haap,haap-single,haap-cpsat,uniform,"
+                        "proportional,metis,bruteforce; --quick drops haap-single and "
+                        "haap-cpsat)")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--output", default="docs/benchmarks.md", help="Markdown report to write")
     p.add_argument("--img-dir", default="docs/img", help="where the plots go")
@@ -265,7 +265,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     limit = args.time_limit if args.time_limit is not None else (10.0 if args.quick else 60.0)
     methods = args.methods or ([m for m in ("haap", "uniform", "proportional", "metis",
                                             "bruteforce")] if args.quick else
-                               ["haap", "haap-cpsat", "haap-mixed", "uniform", "proportional",
+                               ["haap", "haap-single", "haap-cpsat", "uniform", "proportional",
                                 "metis", "bruteforce"])
     if "uniform" not in methods:
         methods.append("uniform")
@@ -374,11 +374,12 @@ def bench_report(rows: list[dict[str, Any]], instances: list[Instance], *, metho
         lines.append(f"| {k} | {info[k]} |")
     lines += ["", "## Methods", "",
               "- `haap`: the exact search (`haap_solver.search.solve`, `auto` backend: CP-SAT for "
-              "models of up to 400 variables, HiGHS above; seeded with the uniform-grid and "
-              "Metis-style plans)"
-              + ("; `haap-cpsat`: the same with CP-SAT" if "haap-cpsat" in methods else "")
-              + ("; `haap-mixed`: the same with mixed-type stages (`solve(mixed=True)`, see "
-                 "below)" if "haap-mixed" in methods else "") + ".",
+              "models of up to 400 variables, HiGHS above; mixed-type stages included; seeded "
+              "with the uniform-grid and Metis-style plans)"
+              + ("; `haap-single`: the same with single-type stages only (`mixed=False`, see "
+                 "below)" if "haap-single" in methods else "")
+              + ("; `haap-cpsat`: the same as `haap` with CP-SAT" if "haap-cpsat" in methods
+                 else "") + ".",
               "- `uniform`: the best Megatron-LM grid (DP x TP x PP, even layer split, one "
               "micro-batch size) over all legal grids, costed on the real devices.",
               "- `proportional`: that grid with layers split in proportion to stage speed, "
@@ -464,7 +465,7 @@ def bench_report(rows: list[dict[str, Any]], instances: list[Instance], *, metho
                      "stages, shapes that are not node-aligned) that is possible at optimum; "
                      "otherwise it means haap stopped at its time limit (see its status and "
                      "gap).")
-    if "haap-mixed" in methods:
+    if "haap-single" in methods:
         lines += mixed_section(rows, instances)
     lines += ["", "## Every method on every instance", "",
               "| instance | method | status | iteration s | tokens/s | MFU | vs uniform | gap "
@@ -497,18 +498,18 @@ def mixed_section(rows: list[dict[str, Any]], instances: list[Instance]) -> list
     iteration and search time side by side, and where a mixed stage wins (issue 5)."""
     by = {(r["instance"], r["method"]): r for r in rows}
     lines = ["", "## Mixed-type stages", "",
-             "`haap` searches single-type stages only; `haap-mixed` also lets a stage combine "
-             "replica groups of two device types, each with its own TP degree and batch share "
-             "(formulations/stage-assignment.md Sec. 1.1). It searches the single-type space "
-             "first (up to 3/4 of the time limit), then the whole space from that incumbent; its "
-             "status and gap refer to the whole space. Instances with one device type have no "
-             "mixed stage and are left out.", "",
+             "`haap-single` searches single-type stages only; `haap` (the default) also lets a "
+             "stage combine replica groups of two device types, each with its own TP degree and "
+             "batch share (formulations/stage-assignment.md Sec. 1.1). It searches the "
+             "single-type space first (up to 3/4 of the time limit), then the whole space from "
+             "that incumbent; its status and gap refer to the whole space. Instances with one "
+             "device type have no mixed stage and are left out.", "",
              "| instance | GPUs | single-type s | status (gap) | search s | with mixed s | "
              "status (gap) | search s | search ratio | mixed stages in the plan |",
              "|---|---:|---:|---|---:|---:|---|---:|---:|---|"]
     wins: list[str] = []
     for inst in instances:
-        h, m = by.get((inst.name, "haap")), by.get((inst.name, "haap-mixed"))
+        h, m = by.get((inst.name, "haap-single")), by.get((inst.name, "haap"))
         if h is None or m is None or len(inst.cluster.devices) < 2:
             continue
         ratio = m["search_s"] / h["search_s"] if h["search_s"] > 0 else math.nan

@@ -1,8 +1,9 @@
 """Every planning method behind one interface, so that all are compared alike.
 
 ``METHODS[name](instance, *, time_limit_s, threads, seed, cost_model=None) -> SolveResult``.
-"haap" is the exact search with its default backend (auto: CP-SAT for small models, HiGHS for
-large ones), "haap-cpsat" with CP-SAT only, "haap-mixed" with mixed-type stages; the others
+"haap" is the exact search with its defaults (backend auto: CP-SAT for small models, HiGHS for
+large ones; mixed-type stages included), "haap-single" the same with single-type stages only,
+"haap-cpsat" with CP-SAT only; the others
 are the baselines of ``haap_solver.baselines``. Pass one CostModel per instance to share its caches.
 """
 
@@ -18,7 +19,7 @@ from haap_solver.search.solve import SearchState, SolveResult
 Method = Callable[..., SolveResult]
 
 
-def _solver(backend: str, name: str, *, mixed: bool = False) -> Method:
+def _solver(backend: str, name: str, *, mixed: bool) -> Method:
     def run(instance: Instance, *, time_limit_s: float = 60.0, threads: int = 1, seed: int = 0,
             cost_model: CostModel | None = None, **kwargs: Any) -> SolveResult:
         from haap_solver.search.solve import solve
@@ -30,8 +31,8 @@ def _solver(backend: str, name: str, *, mixed: bool = False) -> Method:
         return result
 
     run.__name__ = name.replace("-", "_")
-    run.__doc__ = f"The exact search, {backend} backend" + (
-        ", mixed-type stages included." if mixed else ".")
+    run.__doc__ = f"The exact search, {backend} backend, " + (
+        "mixed-type stages included." if mixed else "single-type stages only.")
     return run
 
 
@@ -47,9 +48,9 @@ def _lazy(module: str, fn: str) -> Method:
 
 
 METHODS: dict[str, Method] = {
-    "haap": _solver("auto", "haap"),
-    "haap-cpsat": _solver("cpsat", "haap-cpsat"),
-    "haap-mixed": _solver("auto", "haap-mixed", mixed=True),
+    "haap": _solver("auto", "haap", mixed=True),
+    "haap-single": _solver("auto", "haap-single", mixed=False),
+    "haap-cpsat": _solver("cpsat", "haap-cpsat", mixed=True),
     "uniform": _lazy("haap_solver.baselines.uniform", "uniform"),
     "proportional": _lazy("haap_solver.baselines.proportional", "proportional"),
     "metis": _lazy("haap_solver.baselines.metis", "metis"),

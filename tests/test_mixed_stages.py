@@ -163,18 +163,17 @@ def test_placement_packs_mixed_parts_within_budgets() -> None:
 
 def test_mixed_search_on_one_device_type_is_the_single_type_search() -> None:
     inst = load_instance(ROOT / "instances" / "gpt3-1.3b-a100x8.toml")
-    single = solve(inst, time_limit_s=30)
-    both = solve(inst, time_limit_s=30, mixed=True)
+    single = solve(inst, time_limit_s=30, mixed=False)
+    both = solve(inst, time_limit_s=30)
     assert both.search_space["mixed_stage_configs"]["generated"] == 0
     assert both.iteration_time_s == single.iteration_time_s
     assert both.options["mixed"] is True
 
 
 def test_cli_mixed_finds_the_mixed_stage(capsys: pytest.CaptureFixture[str]) -> None:
-    """The shipped instance where a mixed stage wins: proven optimal and faster than the best
-    single-type plan, with each replica group's share in the plan."""
-    assert main(["solve", str(MIXED_WINS), "--json", "--no-progress", "--mixed",
-                 "--time-limit", "60"]) == 0
+    """The shipped instance where a mixed stage wins: proven optimal by default and faster than
+    the best single-type plan (--no-mixed), with each replica group's share in the plan."""
+    assert main(["solve", str(MIXED_WINS), "--json", "--no-progress", "--time-limit", "60"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["status"] == "optimal"
     assert data["options"]["mixed"] is True
@@ -182,9 +181,11 @@ def test_cli_mixed_finds_the_mixed_stage(capsys: pytest.CaptureFixture[str]) -> 
     mixed_stages = [s for s in data["plan"]["stages"]
                     if len({r["device"] for r in s["replicas"]}) > 1]
     assert mixed_stages
-    single = solve(load_instance(MIXED_WINS), time_limit_s=60)
-    assert single.status == "optimal"
-    assert data["iteration_time_s"] < single.iteration_time_s * (1 - 1e-6)
-    assert main(["solve", str(MIXED_WINS), "--no-progress", "--mixed"]) == 0
+    assert main(["solve", str(MIXED_WINS), "--json", "--no-progress", "--no-mixed"]) == 0
+    single = json.loads(capsys.readouterr().out)
+    assert single["status"] == "optimal"
+    assert single["options"]["mixed"] is False
+    assert data["iteration_time_s"] < single["iteration_time_s"] * (1 - 1e-6)
+    assert main(["solve", str(MIXED_WINS), "--no-progress"]) == 0
     err = capsys.readouterr().err
     assert "L40S" in err and "H100" in err

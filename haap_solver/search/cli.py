@@ -25,10 +25,11 @@ def _cfg_solve(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="solver random seed (default 0)")
     p.add_argument("--max-stages", type=int, default=None, metavar="P",
                    help="consider at most P pipeline stages")
-    p.add_argument("--mixed", action="store_true",
+    p.add_argument("--mixed", action=argparse.BooleanOptionalAction, default=True,
                    help="also search mixed-type stages: replica groups of two device types in "
-                        "one data-parallel stage, each with its own TP degree and batch share "
-                        "(after the single-type space, which takes up to 3/4 of the time limit)")
+                        "one data-parallel stage, each with its own TP degree and batch share, "
+                        "after the single-type space (which takes up to 3/4 of the time limit); "
+                        "default on, --no-mixed for single-type stages only")
     p.add_argument("-o", "--output", metavar="PLAN.json", help="write the plan here")
     p.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")

@@ -462,7 +462,7 @@ kind faster in our measurements (docs/benchmarks.md)."""
 def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: float = 60.0,
           threads: int = 1, seed: int = 0, state: SearchState | None = None,
           max_stages: int | None = None, progress: Progress | None = None,
-          seed_with_baselines: bool = True, mixed: bool = False) -> SolveResult:
+          seed_with_baselines: bool = True, mixed: bool = True) -> SolveResult:
     """Find the plan with the lowest iteration time the cost model gives, with a proof.
 
     The proof (status, bound, gap) covers the search space of formulations/stage-assignment.md.
@@ -472,9 +472,10 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
     Their plans (which may lie outside that space, e.g. with stages that span device types) are
     kept if nothing in the space beats them.
 
-    `mixed`: the space also holds mixed-type stages (replica groups of two node groups in one
-    data-parallel stage, each with its own TP degree and batch share; formulations Sec. 1.1).
-    The single-type space is searched first (up to MIXED_SINGLE_SHARE of the time limit, less
+    `mixed` (default): the space also holds mixed-type stages (replica groups of two device types
+    in one data-parallel stage, each with its own TP degree and batch share; formulations
+    Sec. 1.1); `mixed=False` searches single-type stages only. The single-type space is searched
+    first (up to MIXED_SINGLE_SHARE of the time limit, less
     where it is proven sooner); its best plan is the incumbent of the search over the whole
     space, whose bound and gap are the ones reported. So a mixed search never returns a plan
     worse than a single-type search given that share of the time.
@@ -564,6 +565,9 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
         raw_configs += len(raw)
         kept_configs += len(configs)
         fitting_configs += state.fitting.get(b, 0)
+        if mixed:  # (generated, fitting memory, kept) mixed configurations
+            raw_configs += state.mixed_counts.get(b, (0, 0, 0))[0]
+            fitting_configs += state.mixed_counts.get(b, (0, 0, 0))[1]
         if not configs:
             pruned_memory += p_cap * len(instance.training.schedules)
             continue

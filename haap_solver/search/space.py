@@ -8,6 +8,10 @@ With such shapes, first-fit decreasing packs any selection whose GPU count fits 
 budget, so the budget is the only placement constraint the solver needs, and every cost term that
 depends on placement (is the data-parallel ring inside one node?) is a function of the
 configuration alone.
+
+A *mixed* stage configuration (formulations Sec. 1.1) combines two replica groups (`ReplicaPart`)
+on node groups of different device types, each node-aligned in its own group, so the same packing
+argument holds part by part.
 """
 
 from __future__ import annotations
