@@ -72,6 +72,7 @@ class CapacityBound:
                 values.update(taus.tolist())
         self.t_values = sorted(values)
         self._cap: dict[int, np.ndarray] = {}
+        self._blocks: dict[str, tuple[_TauBlock, _TauBlock]] | None = None
 
     @staticmethod
     def _taus(cache: CoefficientCache, c: StageConfig, b: int, first: bool, last: bool,
@@ -91,26 +92,20 @@ class CapacityBound:
         if hit is not None:
             return hit
         t = self.t_values[t_index] * (1 + 1e-12)
+        if self._blocks is None:
+            self._blocks = {g: (_TauBlock([(gpus, per_role, 1.0) for gpus, per_role in items
+                                           if gpus <= self.budget[g]] + self.mixed_items[g]),
+                                _TauBlock(self.free_items[g]))
+                            for g, items in self.items.items()}
         total: np.ndarray | None = None
-        for g, items in self.items.items():
-            budget = self.budget[g]
-            gains: list[tuple[int, list[float]]] = []
-            for gpus, per_role in items:
-                if gpus > budget:
-                    continue
-                n = [float(np.searchsorted(taus, t, side="right")) for taus in per_role]
-                if any(n):
-                    gains.append((gpus, n))
-            for gpus, per_role, share in self.mixed_items[g]:
-                n = [share * float(np.searchsorted(taus, t, side="right")) for taus in per_role]
-                if any(n):
-                    gains.append((gpus, n))
-            free = []
-            for gpus, per_role, share in self.free_items[g]:
-                n = max(share * float(np.searchsorted(taus, t, side="right")) for taus in per_role)
-                if n > 0:
-                    free.append((gpus, n))
-            best = _group_capacity(gains, budget, self.p_max, free)
+        for g, (staged, free_block) in self._blocks.items():
+            n = staged.layers(t)  # (items, roles)
+            keep = n.any(axis=1)
+            gains = list(zip(staged.gpus[keep].tolist(), n[keep].tolist(), strict=True))
+            most = free_block.layers(t).max(axis=1, initial=0.0)
+            free = [(w, v) for w, v in zip(free_block.gpus.tolist(), most.tolist(), strict=True)
+                    if v > 0]
+            best = _group_capacity(gains, self.budget[g], self.p_max, free)
             total = best if total is None else _combine(total, best)
         assert total is not None
         out = total[:, FIRST | LAST].copy()
@@ -182,6 +177,26 @@ class CapacityBound:
 
 
 NEG = -1e18
+
+
+class _TauBlock:
+    """Items (GPUs, stage times per role at n = 1.. (non-decreasing), share of the layers) as
+    padded arrays, so that the layers each holds at a bottleneck T are one vectorised count."""
+
+    def __init__(self, items: list[tuple[int, list[np.ndarray], float]]):
+        self.gpus = np.array([w for w, _, _ in items], dtype=int)
+        self.share = np.array([f for _, _, f in items], dtype=float)
+        width = max([len(taus) for _, per_role, _ in items for taus in per_role] + [1])
+        roles = max([len(per_role) for _, per_role, _ in items] + [1])
+        self.taus = np.full((len(items), roles, width), np.inf)
+        for i, (_, per_role, _) in enumerate(items):
+            for r, taus in enumerate(per_role):
+                self.taus[i, r, : len(taus)] = taus
+
+    def layers(self, t: float) -> np.ndarray:
+        """(items, roles): share x the most layers with stage time <= t (searchsorted 'right'
+        on each non-decreasing row)."""
+        return self.share[:, None] * (self.taus <= t).sum(axis=2)
 
 
 def _group_capacity(gains: list[tuple[int, list[float]]], budget: int, p_max: int,

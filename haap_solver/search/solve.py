@@ -123,6 +123,7 @@ class SearchState:
         """Bound and model only plans with a mixed-type stage: set by solve() once the
         single-type space is proven (its optimum is then the incumbent)."""
         self._tails: dict[tuple[int, int, bool, int, bool], list[tuple[float, float]]] = {}
+        self._pairs: dict[tuple[int, int, bool, bool], list[tuple[int, float, float]]] = {}
         self._micro_batches: list[int] | None = None
 
     def capacity_bound(self, micro_batch: int, p_max: int) -> CapacityBound:
@@ -167,19 +168,9 @@ class SearchState:
         hit = self._tails.get(key)
         if hit is not None:
             return hit
-        roles = ((True, True, False),) if num_stages == 1 else (
-            (False, False, True), (True, False, True), (False, True, True))
-        pairs = []
-        for c in configs:
-            if c.gpus > room:
-                continue
-            for role in roles:
-                top = min(L, self.cache.max_layers(c, micro_batch, *role, 1))
-                if top < layers:
-                    continue
-                co = self.cache.coefficients(c, micro_batch, *role)
-                pairs.append((_convex_min(co.tau_pieces, layers, top),
-                              _convex_min(co.tail_pieces, layers, top)))
+        pairs = [(t_c, r_c) for gpus, t_c, r_c in self._tail_pairs(micro_batch, layers,
+                                                                   num_stages == 1)
+                 if gpus <= room]
         pairs.sort()
         out: list[tuple[float, float]] = []
         running = math.inf
@@ -188,6 +179,30 @@ class SearchState:
                 running = r_c
                 out.append((t_c, running))
         self._tails[key] = out
+        return out
+
+    def _tail_pairs(self, micro_batch: int, layers: int,
+                    only: bool) -> list[tuple[int, float, float]]:
+        """(GPUs, T_c, R_c) of every configuration and role that can hold `layers` layers (one
+        micro-batch in flight): what tail_staircase filters by the GPUs left (cached: it does
+        not depend on the stage count beyond `layers`)."""
+        key = (micro_batch, layers, only, self.mixed)
+        hit = self._pairs.get(key)
+        if hit is not None:
+            return hit
+        L = self.instance.model.num_layers
+        roles = ((True, True, False),) if only else (
+            (False, False, True), (True, False, True), (False, True, True))
+        out = []
+        for c in self.configs(micro_batch):
+            for role in roles:
+                top = min(L, self.cache.max_layers(c, micro_batch, *role, 1))
+                if top < layers:
+                    continue
+                co = self.cache.coefficients(c, micro_batch, *role)
+                out.append((c.gpus, _convex_min(co.tau_pieces, layers, top),
+                            _convex_min(co.tail_pieces, layers, top)))
+        self._pairs[key] = out
         return out
 
     def micro_batches(self) -> list[int]:
