@@ -244,12 +244,11 @@ class SearchState:
 
     def mixed_space(self, micro_batch: int) -> list[StageConfig]:
         """The mixed stage configurations of the search space at `micro_batch` (before memory
-        and dominance pruning), generated with the TP degrees and recomputation modes with which
-        some single-type stage of the node group fits memory (``CoefficientCache.
-        mixed_candidates``). Brute force enumerates exactly these."""
+        and dominance pruning; ``CoefficientCache.mixed_candidates``). Brute force enumerates
+        exactly these."""
         hit = self._mixed_space.get(micro_batch)
         if hit is None:
-            hit = self.cache.mixed_candidates(micro_batch, self._fitting_single(micro_batch))
+            hit = self.cache.mixed_candidates(micro_batch)
             self._mixed_space[micro_batch] = hit
         return hit
 
