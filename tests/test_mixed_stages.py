@@ -189,3 +189,6 @@ def test_cli_mixed_finds_the_mixed_stage(capsys: pytest.CaptureFixture[str]) -> 
     assert main(["solve", str(MIXED_WINS), "--no-progress"]) == 0
     err = capsys.readouterr().err
     assert "L40S" in err and "H100" in err
+    # The first phase is the single-type search: the same optimum as --no-mixed.
+    assert (f"single-type stages first: optimal {single['iteration_time_s']:.4f} s"
+            in " ".join(err.split()))

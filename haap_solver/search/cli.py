@@ -87,6 +87,14 @@ def cmd_solve(args: argparse.Namespace) -> int:
             f"{result.pruned_by_memory} by memory), {result.solved} models solved; cache hit rate "
             f"{result.cache['hit_rate']:.0%}; {result.ratio_to_compute_bound:.3f}x the "
             f"compute-bound limit ({result.compute_bound_s:.4f} s)")
+        phase = result.search_space.get("single_type_phase")
+        if phase:
+            mixed = result.search_space.get("mixed_stage_configs", {})
+            console.print(
+                f"single-type stages first: {phase['status']} {phase['iteration_time_s']:.4f} s "
+                f"in {phase['wall_s']:.2f} s; then with {mixed.get('after_pruning', 0)} mixed-type "
+                f"stage configurations ({mixed.get('generated', 0)} generated): the status, bound "
+                "and gap above cover both")
         if result.message:
             console.print(result.message)
         if args.output:
