@@ -49,11 +49,15 @@ def space_size(instance: Instance, *, mixed: bool = False,
     Sequences are the stage-configuration sequences whose GPUs fit the node groups' budgets,
     counted exactly on clusters of up to 64 GPUs, bounded by |configs|^p above that.
     """
+    return _space_size(instance, SearchState(instance, cost_model, mixed=True) if mixed else None)
+
+
+def _space_size(instance: Instance, state: SearchState | None) -> int:
+    """space_size over the single-type configurations, plus the mixed ones of `state`."""
     L = instance.model.num_layers
     p_max = min(L, instance.cluster.num_gpus)
     exact = instance.cluster.num_gpus <= 64
     names = [g.name for g in instance.cluster.node_groups]
-    state = SearchState(instance, cost_model, mixed=True) if mixed else None
     total = 0
     for b in micro_batch_candidates(instance):
         configs = _configs(instance, b, state)
@@ -129,13 +133,13 @@ def bruteforce(instance: Instance, *, time_limit_s: float = 600.0, threads: int 
     `mixed`: the space includes mixed-type stages (every candidate the search's generator makes,
     with its batch split, before any memory or dominance pruning), as ``solve(mixed=True)``."""
     cm = cost_model or CostModel(instance)
-    size = space_size(instance, mixed=mixed, cost_model=cm)
+    state = SearchState(instance, cm, mixed=True) if mixed else None
+    size = _space_size(instance, state)
     if size > max_plans:
         raise HaapError(f"bruteforce refuses {instance.name}: its search space has up to "
                         f"{size:.3g} plans, more than the limit of {max_plans:,} "
                         "(use it on small instances only)")
     best = Best(cm, time_limit_s)
-    state = SearchState(instance, cm, mixed=True) if mixed else None
     L = instance.model.num_layers
     p_max = min(L, instance.cluster.num_gpus)
     budget0 = {g.name: g.num_gpus for g in instance.cluster.node_groups}

@@ -73,6 +73,7 @@ class CapacityBound:
         self.t_values = sorted(values)
         self._cap: dict[int, np.ndarray] = {}
         self._blocks: dict[str, tuple[_TauBlock, _TauBlock]] | None = None
+        self._only_block = _TauBlock([(gpus, [taus], 1.0) for gpus, taus in self.only])
 
     @staticmethod
     def _taus(cache: CoefficientCache, c: StageConfig, b: int, first: bool, last: bool,
@@ -109,8 +110,7 @@ class CapacityBound:
             total = best if total is None else _combine(total, best)
         assert total is not None
         out = total[:, FIRST | LAST].copy()
-        out[1] = max([int(np.searchsorted(taus, t, side="right")) for gpus, taus in self.only
-                      if len(taus)] or [0])
+        out[1] = self._only_block.layers(t).max(initial=0.0)
         self._cap[t_index] = out
         return out
     def selection(self, t: float, p: int) -> list[tuple[StageConfig, int, int]] | None:

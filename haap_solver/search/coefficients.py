@@ -242,26 +242,17 @@ class CoefficientCache:
                                  tau_pieces=tau_pieces, tail_pieces=tail_pieces)
 
     # -- mixed stages (formulations Sec. 1.1) -----------------------------------------------------
-    def mixed_candidates(self, micro_batch: int,
-                         seeds: list[StageConfig] | None = None) -> list[StageConfig]:
+    def mixed_candidates(self, micro_batch: int) -> list[StageConfig]:
         """Every mixed stage configuration at `micro_batch`: each replica skeleton of
         `space.mixed_shapes` and recomputation mode, with the batch split `mixed_split` chooses;
-        skeletons without a split that fits memory are dropped.
-
-        `seeds` (the single-type configurations the memory-aware initialization keeps) restrict
-        the space: a part may use TP t on group g with recomputation r only if some seed on g
-        uses (t, r). None: no restriction. Cached per micro-batch and seed set."""
-        allowed = None if seeds is None else {(c.node_group, c.tp, c.recompute)
-                                              for c in seeds if not c.mixed}
-        key = ("mixed", micro_batch, None if allowed is None else frozenset(allowed))
+        skeletons without a balanced split that fits memory are dropped. Cached."""
+        key = ("mixed", micro_batch)
         hit = self._misc.get(key)
         if hit is not None:
             return hit  # type: ignore[return-value]
         out = []
         for shape in mixed_shapes(self.instance, micro_batch):
             for rc in self.instance.training.recompute:
-                if allowed is not None and any((g, tp, rc) not in allowed for g, tp, _ in shape):
-                    continue
                 parts = self.mixed_split(shape, micro_batch, rc)
                 if parts is not None:
                     out.append(mixed_config(parts, rc))
@@ -401,8 +392,8 @@ class CoefficientCache:
 
     def dominates(self, a: StageConfig, b: StageConfig, micro_batch: int,
                   other_groups: list[str | tuple[str, ...]]) -> bool:
-        """True when `a` is never worse than `b`: no more GPUs in any node group and no GPUs
-        outside `b`'s node groups, no slower in any time piece, no heavier in memory at any layer
+        """True when `a` is never worse than `b`: the same node group(s), no more GPUs in any of
+        them, no slower in any time piece, no heavier in memory at any layer
         count and micro-batches in flight (every replica group of `a` no fuller than some replica
         group of `b`), no slower point-to-point towards any neighbour (`other_groups`: the node
         groups, or node-group sets of mixed stages, a neighbour may use), in every pipeline role

@@ -496,21 +496,19 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
     """
     common = dict(backend=backend, threads=threads, seed=seed, max_stages=max_stages,
                   progress=progress)
-    if not mixed:
-        return _solve(instance, time_limit_s=time_limit_s, state=state,
-                      seed_with_baselines=seed_with_baselines, mixed=False,
-                      **common)  # type: ignore[arg-type]
     start = time.perf_counter()
     state = state or SearchState(instance)
-    if not any(state.mixed_space(b) for b in state.micro_batches()):
-        # One device type, or no split fits: the single-type space is the whole space.
+    if not mixed or not any(state.mixed_space(b) for b in state.micro_batches()):
+        # Single-type only, or no mixed stage exists here (one device type, or no split fits):
+        # the single-type space is the whole space.
         result = _solve(instance, time_limit_s=time_limit_s, state=state,
                         seed_with_baselines=seed_with_baselines, mixed=False,
                         **common)  # type: ignore[arg-type]
-        result.options["mixed"] = True
-        result.search_space["mixed_stage_configs"] = {
-            "generated": 0, "fitting_memory": 0, "after_pruning": 0}
-        result.wall_s = time.perf_counter() - start
+        if mixed:
+            result.options["mixed"] = True
+            result.search_space["mixed_stage_configs"] = {
+                "generated": 0, "fitting_memory": 0, "after_pruning": 0}
+            result.wall_s = time.perf_counter() - start
         return result
     try:
         # The seeds get the budgets they would get in a single-type search of the whole limit.
