@@ -11,13 +11,14 @@ optimal.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from tiny_instances import tiny_instance
 
 from haap_solver.baselines.bruteforce import _sequences, compositions
-from haap_solver.instance import Instance
+from haap_solver.instance import Instance, load_instance
 from haap_solver.search.bounds import NEG, _group_capacity, _group_history
 from haap_solver.search.formulation import SubProblem
 from haap_solver.search.solve import (
@@ -29,6 +30,7 @@ from haap_solver.search.solve import (
 from haap_solver.search.space import build_plan
 from haap_solver.validate import plan_violations
 
+INSTANCES = Path(__file__).resolve().parent.parent / "instances"
 PRESETS = ("A100-80G", "V100-32G", "T4", "H100")
 
 
@@ -319,3 +321,50 @@ def test_fluid_rates_cover_every_stage(instance: Instance) -> None:
                 assert n * per_layer <= tau * (1 + 1e-9), (c.label(), n, tau)
                 checked += c.mixed
     assume(checked)
+
+
+def _check_tail_pairs(instance: Instance,
+                      micro_batches: list[int] | None = None) -> tuple[int, int]:
+    """Compare every (T_c, R_c) pair of the tail staircase with a count-by-count minimum; returns
+    (pairs compared, pairs whose tail is least at a larger count than `layers`)."""
+    state = SearchState(instance, mixed=True)
+    L = instance.model.num_layers
+    roles_of = {True: ((True, True, False),),
+                False: ((False, False, True), (True, False, True), (False, True, True))}
+    compared = later = 0
+    for b in micro_batches or state.micro_batches():
+        for layers in range(1, L + 1):
+            for only, roles in roles_of.items():
+                expected = []
+                for c in state.configs(b):
+                    for role in roles:
+                        top = min(L, state.cache.max_layers(c, b, *role, 1))
+                        if top < layers:
+                            continue
+                        co = state.cache.coefficients(c, b, *role)
+                        counts = range(layers, top + 1)
+                        least_tail = min(co.tail(n) for n in counts)
+                        later += least_tail < co.tail(layers)
+                        expected.append((c.gpus, min(co.tau(n) for n in counts), least_tail))
+                assert sorted(state._tail_pairs(b, layers, only)) == sorted(expected)
+                compared += len(expected)
+    return compared, later
+
+
+@settings(max_examples=10, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(mixed_memory_bound_instances())
+def test_tail_pairs_are_the_least_time_and_tail_of_each_configuration(instance: Instance) -> None:
+    """The (T_c, R_c) pairs of the tail staircase (Sec. 4.5) are, for every configuration and role
+    that holds at least `layers` layers, the least stage time and the least tail over the layer
+    counts it may take from `layers` on, computed here one count at a time."""
+    compared, _ = _check_tail_pairs(instance)
+    assume(compared)
+
+
+def test_tail_pairs_where_the_tail_falls_with_more_layers() -> None:
+    """The same on a shipped instance where a longer stage hides more of its all-reduce, so the
+    least tail is not at the fewest layers (the case a plain lookup at `layers` gets wrong)."""
+    instance = load_instance(INSTANCES / "llama3.2-1b-h100x4-l40sx4.toml")
+    compared, later = _check_tail_pairs(instance, micro_batches=[4, 8])
+    assert compared and later

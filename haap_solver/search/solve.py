@@ -124,6 +124,8 @@ class SearchState:
         single-type space is proven (its optimum is then the incumbent)."""
         self._tails: dict[tuple[int, int, bool, int, bool], list[tuple[float, float]]] = {}
         self._pairs: dict[tuple[int, int, bool, bool], list[tuple[int, float, float]]] = {}
+        self._suffix: dict[tuple[int, tuple[bool, bool, bool], bool],
+                           tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self._micro_batches: list[int] | None = None
 
     def capacity_bound(self, micro_batch: int, p_max: int) -> CapacityBound:
@@ -190,20 +192,46 @@ class SearchState:
         hit = self._pairs.get(key)
         if hit is not None:
             return hit
-        L = self.instance.model.num_layers
         roles = ((True, True, False),) if only else (
             (False, False, True), (True, False, True), (False, True, True))
         out = []
-        for c in self.configs(micro_batch):
-            for role in roles:
-                top = min(L, self.cache.max_layers(c, micro_batch, *role, 1))
-                if top < layers:
-                    continue
-                co = self.cache.coefficients(c, micro_batch, *role)
-                out.append((c.gpus, _convex_min(co.tau_pieces, layers, top),
-                            _convex_min(co.tail_pieces, layers, top)))
+        for role in roles:
+            gpus, tau_min, tail_min = self._suffix_minima(micro_batch, role)
+            ok = np.isfinite(tau_min[:, layers - 1])
+            out.extend(zip(gpus[ok].tolist(), tau_min[ok, layers - 1].tolist(),
+                           tail_min[ok, layers - 1].tolist(), strict=True))
         self._pairs[key] = out
         return out
+
+    def _suffix_minima(self, micro_batch: int, role: tuple[bool, bool, bool]) -> tuple[
+            np.ndarray, np.ndarray, np.ndarray]:
+        """(GPUs, T, R) of every configuration in `role`, with T[c, n - 1] = min over n' in
+        [n, top_c] of its stage time and R likewise of its tail, top_c = min(L, the layers it
+        holds with one micro-batch in flight); inf for n > top_c. Both are maxima of affine
+        pieces, evaluated exactly at every integer layer count."""
+        key = (micro_batch, role, self.mixed)
+        hit = self._suffix.get(key)
+        if hit is not None:
+            return hit
+        L = self.instance.model.num_layers
+        configs = self.configs(micro_batch)
+        n = np.arange(1, L + 1, dtype=float)
+        tau = np.full((len(configs), L), np.inf)
+        tail = np.full((len(configs), L), np.inf)
+        for k, c in enumerate(configs):
+            top = min(L, self.cache.max_layers(c, micro_batch, *role, 1))
+            if top < 1:
+                continue
+            co = self.cache.coefficients(c, micro_batch, *role)
+            for row, pieces in ((tau, co.tau_pieces), (tail, co.tail_pieces)):
+                row[k, :top] = np.max([q.slope * n[:top] + q.intercept for q in pieces],
+                                      axis=0)
+        # Suffix minima: reverse, running minimum, reverse.
+        tau = np.minimum.accumulate(tau[:, ::-1], axis=1)[:, ::-1]
+        tail = np.minimum.accumulate(tail[:, ::-1], axis=1)[:, ::-1]
+        hit = (np.array([c.gpus for c in configs], dtype=int).reshape(len(configs)), tau, tail)
+        self._suffix[key] = hit
+        return hit
 
     def micro_batches(self) -> list[int]:
         if self._micro_batches is None:
@@ -293,20 +321,6 @@ class SearchState:
             may &= f[:, None, k] <= f[None, :, k] + tol[None, :, k]
         np.fill_diagonal(may, False)
         return may
-
-
-def _convex_min(pieces: tuple[Any, ...], lo: int, hi: int) -> float:
-    """Minimum over integers n in [lo, hi] of max(pieces)(n), a convex piecewise-linear function:
-    attained at an end or next to a crossing of two pieces."""
-    points = {lo, hi}
-    for a in pieces:
-        for b in pieces:
-            if a.slope > b.slope:
-                x = (b.intercept - a.intercept) / (a.slope - b.slope)
-                for n in (math.floor(x), math.ceil(x)):
-                    if lo <= n <= hi:
-                        points.add(n)
-    return min(max(q.at(n) for q in pieces) for n in points)
 
 
 def _layer_rate_bounds(state: SearchState, b: int,
