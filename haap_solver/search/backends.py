@@ -13,7 +13,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from haap_solver.errors import HaapError
 from haap_solver.search.lp import LinearProgram
@@ -198,6 +198,29 @@ def stdout_silenced() -> Iterator[None]:
         os.close(devnull)
 
 
+HIGHS_PRESOLVE_RULES_OFF = 1 << 14
+"""HiGHS presolve rules switched off (option presolve_rule_off): rule 14, Sparsify. In HiGHS 1.16
+it can loop without looking at the time limit: on one of our models (tests/data/
+highs-sparsify-hang.mps.xz) presolve ran for over 13 minutes under a 0.5 s limit, and
+cancelSolve() did not stop it either. Without the rule, that model stops at its limit."""
+
+
+def new_highs(*, threads: int, seed: int, time_limit_s: float | None = None) -> Any:
+    """A silent highspy.Highs with our fixed options (threads, seed, the presolve rules we
+    switch off, a time limit): every HiGHS model of the package, MIP or LP, is solved by one."""
+    import highspy
+
+    with stdout_silenced():  # HiGHS prints a banner on stdout, which is ours (JSON output)
+        h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    h.setOptionValue("threads", threads)
+    h.setOptionValue("random_seed", seed)
+    h.setOptionValue("presolve_rule_off", HIGHS_PRESOLVE_RULES_OFF)
+    if time_limit_s is not None:
+        h.setOptionValue("time_limit", time_limit_s)
+    return h
+
+
 def _clean(lp: LinearProgram, raw: list[float]) -> list[float]:
     """Round integer variables and recompute the epigraph (time) variables exactly."""
     rounded = [float(round(x)) if v.integer else x for v, x in zip(lp.vars, raw, strict=True)]
@@ -210,12 +233,7 @@ def _solve_highs(lp: LinearProgram, opts: SolveOptions, objective_floor_s: float
     import numpy as np
 
     start = time.perf_counter()
-    with stdout_silenced():  # HiGHS prints a banner on stdout, which is ours (JSON output)
-        h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    h.setOptionValue("time_limit", max(opts.time_limit_s, 0.01))
-    h.setOptionValue("threads", opts.threads)
-    h.setOptionValue("random_seed", opts.seed)
+    h = new_highs(threads=opts.threads, seed=opts.seed, time_limit_s=max(opts.time_limit_s, 0.01))
     h.setOptionValue("mip_rel_gap", opts.relative_gap)
     h.setOptionValue("mip_abs_gap", 0.0)
     n = len(lp.vars)

@@ -770,13 +770,9 @@ def _solve_lp(row_lo: np.ndarray, row_hi: np.ndarray, costs: np.ndarray, col_sta
     with one thread and seed 0. Returns ("optimal" | "infeasible" | "unknown", objective)."""
     import highspy
 
-    from haap_solver.search.backends import stdout_silenced
+    from haap_solver.search.backends import new_highs
 
-    with stdout_silenced():  # HiGHS prints a banner on stdout, which is ours (JSON output)
-        h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    h.setOptionValue("threads", 1)
-    h.setOptionValue("random_seed", 0)
+    h = new_highs(threads=1, seed=0)
     empty_i, empty_f = np.array([], dtype=np.int32), np.array([], dtype=np.float64)
     h.addRows(len(row_lo), row_lo.astype(float), row_hi.astype(float), 0, empty_i, empty_i,
               empty_f)
