@@ -18,7 +18,7 @@ from collections.abc import Callable
 import numpy as np
 
 from haap_solver.instance import Instance
-from haap_solver.search.coefficients import CoefficientCache, pieces_below
+from haap_solver.search.coefficients import CoefficientCache, pieces_below_pairs
 from haap_solver.search.space import StageConfig
 
 ROLES = ((False, False, True), (True, False, True), (False, True, True))  # middle, first, last
@@ -407,8 +407,8 @@ class PositionalBound:
             pieces = [self.cache.coefficients(c, self.b, *role).tau_pieces
                       for c in self.configs]
             faster = np.zeros_like(self._leaner)
-            for a, b in zip(*np.nonzero(self._leaner), strict=True):
-                faster[a, b] = pieces_below(pieces[a], pieces[b], L)
+            first, second = np.nonzero(self._leaner)
+            faster[first, second] = pieces_below_pairs(pieces, first, second, L)
             self._faster[role] = faster
         return _survivors(faster & (most[:, None] >= most[None, :]), most >= 1)
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from haap_solver.cost.evaluate import CostModel, ReplicaTerms
 from haap_solver.cost.memory import GIB, in_flight_micro_batches
 from haap_solver.errors import HaapError
@@ -67,6 +69,28 @@ def pieces_below(a: tuple[Affine, ...], b: tuple[Affine, ...], n_max: int) -> bo
                    for pb in b):
             return False
     return True
+
+
+def pieces_below_pairs(pieces: list[tuple[Affine, ...]], first: np.ndarray, second: np.ndarray,
+                       n_max: int) -> np.ndarray:
+    """``pieces_below(pieces[a], pieces[b], n_max)`` for every pair (a, b) of `first` x `second`
+    (element-wise), vectorised: the same arithmetic on every piece at both ends."""
+    width = max([len(ps) for ps in pieces] + [1])
+    at_one = np.full((len(pieces), width), np.nan)
+    at_max = np.full((len(pieces), width), np.nan)
+    for k, ps in enumerate(pieces):
+        at_one[k, : len(ps)] = [q.slope * 1 + q.intercept for q in ps]
+        at_max[k, : len(ps)] = [q.slope * n_max + q.intercept for q in ps]
+    out = np.zeros(len(first), dtype=bool)
+    for lo in range(0, len(first), 65536):  # chunks bound the (pairs, pieces, pieces) arrays
+        fa, sb = first[lo: lo + 65536], second[lo: lo + 65536]
+        a1, am = at_one[fa][:, :, None], at_max[fa][:, :, None]  # (pairs, pieces of a, 1)
+        b1, bm = at_one[sb][:, None, :], at_max[sb][:, None, :]  # (pairs, 1, pieces of b)
+        # NaN (padding) compares false: a padded piece of b covers nothing ...
+        covered = ((a1 <= b1 + 1e-15) & (am <= bm + 1e-15)).any(axis=2)
+        # ... and a padded piece of a needs no cover.
+        out[lo: lo + 65536] = (covered | np.isnan(at_one[fa])).all(axis=1)
+    return out
 
 
 MIXED_MIN_BUSY = 0.9
