@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import numpy as np
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from tiny_instances import tiny_instance
@@ -20,6 +21,7 @@ from tiny_instances import tiny_instance
 from haap_solver.baselines.bruteforce import _sequences, compositions
 from haap_solver.instance import Instance, load_instance
 from haap_solver.search.bounds import NEG, _group_capacity, _group_history
+from haap_solver.search.coefficients import Affine, pieces_below, pieces_below_pairs
 from haap_solver.search.formulation import SubProblem
 from haap_solver.search.solve import (
     SearchState,
@@ -368,3 +370,18 @@ def test_tail_pairs_where_the_tail_falls_with_more_layers() -> None:
     instance = load_instance(INSTANCES / "llama3.2-1b-h100x4-l40sx4.toml")
     compared, later = _check_tail_pairs(instance, micro_batches=[4, 8])
     assert compared and later
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(st.lists(st.lists(st.tuples(st.integers(-3, 3), st.integers(-3, 3)), min_size=1,
+                         max_size=4), min_size=2, max_size=6),
+       st.integers(1, 6))
+def test_pieces_below_pairs_matches_pieces_below(raw: list[list[tuple[int, int]]],
+                                                 n_max: int) -> None:
+    """The vectorised dominance test of the S(T) LP's column pruning gives pieces_below's answer
+    on every pair, pieces of unequal counts included (small integers make ties common)."""
+    pieces = [tuple(Affine(slope / 2, intercept / 2) for slope, intercept in ps) for ps in raw]
+    first, second = np.nonzero(~np.eye(len(pieces), dtype=bool))
+    vectorised = pieces_below_pairs(pieces, first, second, n_max)
+    assert vectorised.tolist() == [pieces_below(pieces[a], pieces[b], n_max)
+                                   for a, b in zip(first, second, strict=True)]
