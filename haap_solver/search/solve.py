@@ -402,12 +402,45 @@ def strong_lower_bound(state: SearchState, sub: SubProblem, floors: tuple[float,
     With an incumbent the bottleneck search stops once it proves that no plan of the
     sub-problem can beat it (Sec. 4.2); the value returned is then still a valid bound.
     """
+    t_floor = floors[0]
+    granular = state.capacity_bound(sub.micro_batch, p_max).bottleneck_floor(sub.num_stages)
+    if not math.isfinite(granular):
+        return math.inf
+    if math.isfinite(incumbent_s):
+        # The GPU-granular floor and the tail alone, no LP: enough to prune about half the
+        # sub-problems that reach this point in our measurements.
+        quick, _ = _floor_and_tail(state, sub, floors, max(t_floor, granular))
+        if quick >= incumbent_s:
+            return quick
     stop = _stage_time_cap(state, sub, floors, incumbent_s)
     t_cap = state.bottleneck_floor(sub, p_max, stop=stop)
     if not math.isfinite(t_cap):
         return math.inf
-    t_floor, layer_floor, rate = floors
-    t_low = max(t_floor, t_cap)
+    bound, bottleneck = _floor_and_tail(state, sub, floors, max(t_floor, t_cap))
+    # The positional LP with a tail threshold (Sec. 4.5) raised bounds by up to ~10% in our
+    # measurements and costs up to half a second on 16k GPUs: only where it may prune.
+    if TAIL_LP_WITHIN * incumbent_s <= bound < incumbent_s:
+        p = sub.num_stages
+        m = sub.num_micro_batches(state.instance)
+        fill = _fill_floor(state, sub, floors)
+        positional = state.positional_bound(sub.micro_batch, sub.schedule)
+        t_values = state.capacity_bound(sub.micro_batch, p_max).t_values
+
+        def cost_of_interval(t_lo: float, t_hi: float) -> float:
+            # Sec. 4.6: the stages' sum with bottleneck <= t_hi is at least S(t_hi).
+            stages = positional.stage_sum_floor(p, t_values[-1] if math.isinf(t_hi) else t_hi)
+            return max(fill, t_lo, stages) + (m - 1) * t_lo
+
+        bound = max(bound, positional.objective_floor(p, cost_of_interval, t_values, bottleneck,
+                                                      stop=incumbent_s))
+    return bound
+
+
+def _floor_and_tail(state: SearchState, sub: SubProblem, floors: tuple[float, float, float],
+                    t_low: float) -> tuple[float, float]:
+    """(bound, bottleneck floor) of a sub-problem whose bottleneck is known to be >= t_low:
+    `lower_bound` at that floor, and the tail staircase of strong_lower_bound (Sec. 4.5)."""
+    _, layer_floor, rate = floors
     plain = lower_bound(state, sub, (t_low, layer_floor, rate))
     L = state.instance.model.num_layers
     p = sub.num_stages
@@ -424,20 +457,7 @@ def strong_lower_bound(state: SearchState, sub: SubProblem, floors: tuple[float,
         best = min(best, cost_of_t(t) + r_min)
         if cost_of_t(t) >= best:
             break  # later entries have larger T_c
-    # The positional LP with a tail threshold (Sec. 4.5) raised bounds by up to ~10% in our
-    # measurements and costs up to half a second on 16k GPUs: only where it may prune.
-    if TAIL_LP_WITHIN * incumbent_s <= max(plain, best) < incumbent_s:
-        positional = state.positional_bound(sub.micro_batch, sub.schedule)
-        t_values = state.capacity_bound(sub.micro_batch, p_max).t_values
-
-        def cost_of_interval(t_lo: float, t_hi: float) -> float:
-            # Sec. 4.6: the stages' sum with bottleneck <= t_hi is at least S(t_hi).
-            stages = positional.stage_sum_floor(p, t_values[-1] if math.isinf(t_hi) else t_hi)
-            return max(fill, t_lo, stages) + (m - 1) * t_lo
-
-        best = max(best, positional.objective_floor(p, cost_of_interval, t_values, bottleneck,
-                                                    stop=incumbent_s))
-    return max(plain, best)
+    return max(plain, best), bottleneck
 
 
 def _stage_time_cap(state: SearchState, sub: SubProblem, floors: tuple[float, float, float],
