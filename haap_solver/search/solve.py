@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import heapq
 import math
 import time
 from collections.abc import Callable
@@ -489,9 +490,6 @@ TAIL_LP_WITHIN = 0.8
 """strong_lower_bound runs the tail-threshold LP walk only for sub-problems whose cheaper bound is
 within this factor of the incumbent (a speed heuristic; every bound stays valid)."""
 
-STRENGTHEN_SHARE = 0.4
-"""Share of the time limit the search may spend strengthening bounds before its first model."""
-
 SEED_AFTER_SHARE = 0.5
 """The Metis-style seed costs seconds on 64 GPUs, more than the exact passes need where they close
 quickly: it runs only once this share of the time limit has passed without a proof."""
@@ -759,57 +757,92 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
         cand.lower_bound = max(cand.lower_bound, strong_lower_bound(
             state, cand.sub, floors_by_b[cand.sub.micro_batch], p_cap, best_time))
 
-    # Strengthen the bounds first (up to a share of the time limit), then attack sub-problems
-    # best bound first: the optimum tends to sit in the sub-problem with the least strong bound,
-    # and once it is the incumbent its cap prunes most of the others without a model.
-    strengthen_until = start + STRENGTHEN_SHARE * time_limit_s
-    for cand in candidates:
-        if time.perf_counter() >= strengthen_until:
-            break
-        if cand.lower_bound < best_time * (1 - 1e-12):
-            strengthen(cand)
-    open_list = sorted(candidates, key=lambda c: (c.lower_bound, c.sub.num_stages,
-                                                  c.sub.micro_batch))
-    # Exact passes of growing per-sub-problem time budgets: easy sub-problems close at once and
-    # give incumbents whose cap (Sec. 4.2) then shrinks the hard ones.
-    budgets = [0.5, 2.0, 15.0, math.inf]
+    def closed_by_bound(cand: _Candidate) -> bool:
+        return cand.lower_bound >= best_time * (1 - 1e-12)
+
+    def stale(cand: _Candidate) -> bool:
+        """Not strengthened yet, or against an incumbent the search has since beaten by 0.1%."""
+        return cand.strengthened_with is None or best_time < 0.999 * cand.strengthened_with
+
+    def before_each(cand: _Candidate, done: int) -> None:
+        if pending_seeds and time.perf_counter() - start >= SEED_AFTER_SHARE * time_limit_s:
+            run_seed(*pending_seeds.pop(0))
+        if progress:
+            progress(done, len(candidates),
+                     f"p={cand.sub.num_stages} b={cand.sub.micro_batch} best={best_time:.4g}s")
+
+    def solve_one(cand: _Candidate, budget: float, still_open: list[_Candidate]) -> int:
+        """Solve the model of one sub-problem; 1 if that closed it, else 0 (kept open)."""
+        nonlocal infeasible_memory
+        res = attempt(cand.sub, state.configs(cand.sub.micro_batch), budget, cand.lower_bound)
+        if res is None:
+            infeasible_memory += 1
+            return 1
+        if res.status in ("feasible", "unknown"):
+            cand.lower_bound = max(cand.lower_bound, res.bound_s)
+            still_open.append(cand)
+            return 0
+        return 1
+
+    # First pass, best bound first with lazy strengthening: the sub-problem with the least bound
+    # is strengthened (Sec. 4.3-4.6) and goes back in the queue; once the least bound in the
+    # queue is a strong one, its model is solved (0.5 s budget). The optimum tends to sit in the
+    # sub-problem with the least strong bound, and once it is the incumbent the others are
+    # strengthened against it (cheaper, the walk stops there) or pruned on their cheap bound.
+    queue = [(c.lower_bound, c.sub.num_stages, c.sub.micro_batch, k)
+             for k, c in enumerate(candidates)]
+    heapq.heapify(queue)
+    still_open: list[_Candidate] = []
     done = 0
-    for budget in budgets:
-        still_open: list[_Candidate] = []
+    while queue:
+        index = heapq.heappop(queue)[3]
+        cand = candidates[index]
+        before_each(cand, done)
+        if closed_by_bound(cand):  # so is every sub-problem still queued
+            pruned_bound += 1 + len(queue)
+            done += 1 + len(queue)
+            break
+        if time.perf_counter() >= deadline:
+            still_open.append(cand)
+            still_open.extend(candidates[entry[3]] for entry in queue)
+            break
+        if stale(cand):
+            strengthen(cand)
+            if closed_by_bound(cand):
+                pruned_bound += 1
+                done += 1
+            else:
+                heapq.heappush(queue, (cand.lower_bound, cand.sub.num_stages,
+                                       cand.sub.micro_batch, index))
+            continue
+        done += solve_one(cand, 0.5, still_open)
+    # Further passes of growing per-sub-problem time budgets over what stayed open: easy
+    # sub-problems close at once and give incumbents whose cap (Sec. 4.2) shrinks the hard ones.
+    open_list = sorted((c for c in still_open if not closed_by_bound(c)),
+                       key=lambda c: (c.lower_bound, c.sub.num_stages, c.sub.micro_batch))
+    pruned_bound += len(still_open) - len(open_list)
+    for budget in [2.0, 15.0, math.inf]:
+        if not open_list or time.perf_counter() >= deadline:
+            break
+        still_open = []
         for cand in open_list:
-            if pending_seeds and time.perf_counter() - start >= SEED_AFTER_SHARE * time_limit_s:
-                run_seed(*pending_seeds.pop(0))
-            if progress:
-                progress(done, len(candidates),
-                         f"p={cand.sub.num_stages} b={cand.sub.micro_batch} best={best_time:.4g}s")
-            if cand.lower_bound >= best_time * (1 - 1e-12):
+            before_each(cand, done)
+            if closed_by_bound(cand):
                 pruned_bound += 1
                 done += 1
                 continue
-            if ((cand.strengthened_with is None or best_time < 0.999 * cand.strengthened_with)
-                    and time.perf_counter() < deadline):
+            if stale(cand) and time.perf_counter() < deadline:
                 strengthen(cand)
-                if cand.lower_bound >= best_time * (1 - 1e-12):
+                if closed_by_bound(cand):
                     pruned_bound += 1
                     done += 1
                     continue
             if deadline - time.perf_counter() <= 0:
                 still_open.append(cand)
                 continue
-            res = attempt(cand.sub, state.configs(cand.sub.micro_batch), budget,
-                          cand.lower_bound)
-            if res is None:
-                infeasible_memory += 1
-                done += 1
-            elif res.status in ("feasible", "unknown"):
-                cand.lower_bound = max(cand.lower_bound, res.bound_s)
-                still_open.append(cand)
-            else:
-                done += 1
-        open_list = [c for c in still_open if c.lower_bound < best_time * (1 - 1e-12)]
+            done += solve_one(cand, budget, still_open)
+        open_list = [c for c in still_open if not closed_by_bound(c)]
         pruned_bound += len(still_open) - len(open_list)
-        if not open_list or time.perf_counter() >= deadline:
-            break
     open_bounds.extend(c.lower_bound for c in open_list)
     if progress:
         progress(len(candidates), len(candidates), "done")
