@@ -198,16 +198,19 @@ def stdout_silenced() -> Iterator[None]:
         os.close(devnull)
 
 
-HIGHS_PRESOLVE_RULES_OFF = 1 << 14
-"""HiGHS presolve rules switched off (option presolve_rule_off): rule 14, Sparsify. In HiGHS 1.16
-it can loop without looking at the time limit: on one of our models (tests/data/
-highs-sparsify-hang.mps.xz) presolve ran for over 13 minutes under a 0.5 s limit, and
-cancelSolve() did not stop it either. Without the rule, that model stops at its limit."""
+MIP_PRESOLVE = "off"
+"""HiGHS's MIP presolve is off for our models. In HiGHS 1.16 it can loop in
+HPresolve::strengthenInequalities without looking at its clock or at cancelSolve(). Two of our
+stage-assignment models do this (tests/data/highs-presolve-hang-*.mps.xz): presolve ran past 13
+minutes on a 0.5 s limit. Switching presolve rules off only moves the loop: with rule 14
+(Sparsify) off, the first model stops and the second hangs. Without presolve, both stop at their
+limit, and search times change by a few percent (docs/benchmarks.md)."""
 
 
-def new_highs(*, threads: int, seed: int, time_limit_s: float | None = None) -> Any:
-    """A silent highspy.Highs with our fixed options (threads, seed, the presolve rules we
-    switch off, a time limit): every HiGHS model of the package, MIP or LP, is solved by one."""
+def new_highs(*, threads: int, seed: int, time_limit_s: float | None = None,
+              mip: bool = False) -> Any:
+    """A silent highspy.Highs with our fixed options (threads, seed, a time limit, and for a
+    `mip` MIP_PRESOLVE): every HiGHS model of the package, MIP or LP, is solved by one."""
     import highspy
 
     with stdout_silenced():  # HiGHS prints a banner on stdout, which is ours (JSON output)
@@ -215,9 +218,10 @@ def new_highs(*, threads: int, seed: int, time_limit_s: float | None = None) -> 
     h.setOptionValue("output_flag", False)
     h.setOptionValue("threads", threads)
     h.setOptionValue("random_seed", seed)
-    h.setOptionValue("presolve_rule_off", HIGHS_PRESOLVE_RULES_OFF)
     if time_limit_s is not None:
         h.setOptionValue("time_limit", time_limit_s)
+    if mip:
+        h.setOptionValue("presolve", MIP_PRESOLVE)
     return h
 
 
@@ -233,7 +237,8 @@ def _solve_highs(lp: LinearProgram, opts: SolveOptions, objective_floor_s: float
     import numpy as np
 
     start = time.perf_counter()
-    h = new_highs(threads=opts.threads, seed=opts.seed, time_limit_s=max(opts.time_limit_s, 0.01))
+    h = new_highs(threads=opts.threads, seed=opts.seed, time_limit_s=max(opts.time_limit_s, 0.01),
+                  mip=True)
     h.setOptionValue("mip_rel_gap", opts.relative_gap)
     h.setOptionValue("mip_abs_gap", 0.0)
     n = len(lp.vars)

@@ -490,6 +490,20 @@ TAIL_LP_WITHIN = 0.8
 """strong_lower_bound runs the tail-threshold LP walk only for sub-problems whose cheaper bound is
 within this factor of the incumbent (a speed heuristic; every bound stays valid)."""
 
+WARM_START_SUBPROBLEMS = (16, 32)
+"""Sub-problems (per schedule) the warm start tries: on clusters of up to WARM_START_LARGE_GPUS
+GPUs, and above. Where a strong bound costs milliseconds, the dives of the first pass find the
+incumbent sooner than more warm-start models do (gpt3-2.7b-a100-40gx8-v100x8: 2.4 s -> 1.6 s in
+all); on large clusters every bound costs 0.1-1 s, and the better incumbent of more models pays
+(llama3-405b-6types-x16384 at 30 s: 15.65 s with 16, 14.83 s with 32)."""
+
+WARM_START_LARGE_GPUS = 256
+
+DIVE_FIRST = 8
+DIVE_EVERY = 32
+"""In the first pass, after this many strengthenings without a model, the sub-problem with the
+least strong bound so far is solved out of turn (a dive for an early incumbent)."""
+
 SEED_AFTER_SHARE = 0.5
 """The Metis-style seed costs seconds on 64 GPUs, more than the exact passes need where they close
 quickly: it runs only once this share of the time limit has passed without a proof."""
@@ -695,7 +709,8 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
     # the few fastest configurations of each node group give a good incumbent quickly, which
     # makes the cap of Sec. 4.2 bite in the exact passes.
     warm_until = start + (0.2 * time_limit_s if incumbent is None else 0.0)
-    for cand in candidates[: 4 * len(instance.training.schedules) * 8]:
+    warm_count = WARM_START_SUBPROBLEMS[total_gpus > WARM_START_LARGE_GPUS]
+    for cand in candidates[: warm_count * len(instance.training.schedules)]:
         if time.perf_counter() >= warm_until:
             break
         ranked = _ranked_per_group(state, cand.sub, p_cap)
@@ -794,17 +809,23 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
     heapq.heapify(queue)
     still_open: list[_Candidate] = []
     done = 0
+    taken: set[int] = set()  # solved out of turn (a dive), still in the queue
+    since_model = 0
+    dived = False
     while queue:
         index = heapq.heappop(queue)[3]
+        if index in taken:
+            continue
         cand = candidates[index]
         before_each(cand, done)
         if closed_by_bound(cand):  # so is every sub-problem still queued
-            pruned_bound += 1 + len(queue)
-            done += 1 + len(queue)
+            rest = sum(1 for entry in queue if entry[3] not in taken)
+            pruned_bound += 1 + rest
+            done += 1 + rest
             break
         if time.perf_counter() >= deadline:
             still_open.append(cand)
-            still_open.extend(candidates[entry[3]] for entry in queue)
+            still_open.extend(candidates[entry[3]] for entry in queue if entry[3] not in taken)
             break
         if stale(cand):
             strengthen(cand)
@@ -814,7 +835,20 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
             else:
                 heapq.heappush(queue, (cand.lower_bound, cand.sub.num_stages,
                                        cand.sub.micro_batch, index))
+            since_model += 1
+            if since_model >= (DIVE_EVERY if dived else DIVE_FIRST):
+                dived = True
+                # A dive: the least strong bound so far is where the optimum tends to sit; its
+                # plan as the incumbent early makes the strengthening still to come cheaper.
+                since_model = 0
+                strong = [entry for entry in queue
+                          if entry[3] not in taken and not stale(candidates[entry[3]])]
+                if strong:
+                    pick = min(strong)[3]
+                    taken.add(pick)
+                    done += solve_one(candidates[pick], 0.5, still_open)
             continue
+        since_model = 0
         done += solve_one(cand, 0.5, still_open)
     # Further passes of growing per-sub-problem time budgets over what stayed open: easy
     # sub-problems close at once and give incumbents whose cap (Sec. 4.2) shrinks the hard ones.
