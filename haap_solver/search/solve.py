@@ -705,17 +705,14 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
                 best_time, best_plan, best_eval = ev.iteration_time_s, plan, ev
         return res
 
-    # Warm start (a heuristic, proves nothing): the most promising sub-problems restricted to
-    # the few fastest configurations of each node group give a good incumbent quickly, which
-    # makes the cap of Sec. 4.2 bite in the exact passes.
-    warm_until = start + (0.2 * time_limit_s if incumbent is None else 0.0)
-    warm_count = WARM_START_SUBPROBLEMS[total_gpus > WARM_START_LARGE_GPUS]
-    for cand in candidates[: warm_count * len(instance.training.schedules)]:
-        if time.perf_counter() >= warm_until:
-            break
+    def warm(cand: _Candidate) -> None:
+        """Heuristic plans for one sub-problem (they prove nothing): capacity-bound seeds,
+        constructed plans and a model restricted to the two best configurations per node group,
+        which solves in a fraction of the full model's time."""
+        nonlocal best_time, best_plan, best_eval, plans_costed
         ranked = _ranked_per_group(state, cand.sub, p_cap)
         if not ranked:
-            continue
+            return
         bound = state.capacity_bound(cand.sub.micro_batch, p_cap)
         t_lb = bound.bottleneck_floor(cand.sub.num_stages)  # (cheap; seeds prove nothing)
         seeds = []
@@ -735,9 +732,18 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
             plans_costed += 1
             if ev.iteration_time_s < best_time:
                 best_time, best_plan, best_eval = ev.iteration_time_s, plan, ev
-        if time.perf_counter() < warm_until:
+        if time.perf_counter() < deadline:
             attempt(cand.sub, [c for cs in ranked.values() for c in cs[:2]], 0.5,
                     cand.lower_bound)
+
+    # Warm start: the most promising sub-problems by their cheap bound give a good incumbent
+    # quickly, which makes the cap of Sec. 4.2 bite in the exact passes.
+    warm_until = start + (0.2 * time_limit_s if incumbent is None else 0.0)
+    warm_count = WARM_START_SUBPROBLEMS[total_gpus > WARM_START_LARGE_GPUS]
+    for cand in candidates[: warm_count * len(instance.training.schedules)]:
+        if time.perf_counter() >= warm_until:
+            break
+        warm(cand)
 
     seeded = ""
     seed_plans: list[Plan] = []
@@ -809,23 +815,19 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
     heapq.heapify(queue)
     still_open: list[_Candidate] = []
     done = 0
-    taken: set[int] = set()  # solved out of turn (a dive), still in the queue
     since_model = 0
     dived = False
     while queue:
         index = heapq.heappop(queue)[3]
-        if index in taken:
-            continue
         cand = candidates[index]
         before_each(cand, done)
         if closed_by_bound(cand):  # so is every sub-problem still queued
-            rest = sum(1 for entry in queue if entry[3] not in taken)
-            pruned_bound += 1 + rest
-            done += 1 + rest
+            pruned_bound += 1 + len(queue)
+            done += 1 + len(queue)
             break
         if time.perf_counter() >= deadline:
             still_open.append(cand)
-            still_open.extend(candidates[entry[3]] for entry in queue if entry[3] not in taken)
+            still_open.extend(candidates[entry[3]] for entry in queue)
             break
         if stale(cand):
             strengthen(cand)
@@ -838,15 +840,13 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
             since_model += 1
             if since_model >= (DIVE_EVERY if dived else DIVE_FIRST):
                 dived = True
-                # A dive: the least strong bound so far is where the optimum tends to sit; its
-                # plan as the incumbent early makes the strengthening still to come cheaper.
+                # A dive: the least strong bound so far is where the optimum tends to sit;
+                # its warm-start plans as the incumbent early make the strengthening still to
+                # come cheaper. The sub-problem itself stays in the queue.
                 since_model = 0
-                strong = [entry for entry in queue
-                          if entry[3] not in taken and not stale(candidates[entry[3]])]
+                strong = [entry for entry in queue if not stale(candidates[entry[3]])]
                 if strong:
-                    pick = min(strong)[3]
-                    taken.add(pick)
-                    done += solve_one(candidates[pick], 0.5, still_open)
+                    warm(candidates[min(strong)[3]])
             continue
         since_model = 0
         done += solve_one(cand, 0.5, still_open)
