@@ -497,7 +497,13 @@ def test_solve_results(name: str, instance: Instance) -> None:
             assert res.best_bound_s <= res.iteration_time_s + 1e-9
             assert res.gap <= 1e-6
         again = solve(instance, backend=backend, time_limit_s=30, threads=1, seed=0)
-        assert again.plan == res.plan, f"{backend} is not deterministic"
+        # The same plan; its provenance note may differ where an equally fast plan came first
+        # from a seed in one run and from a model in the other (CBC runs as a subprocess, and
+        # its first call in a process can miss a warm-start model's 0.5 s budget).
+        assert again.plan is not None
+        assert replace(again.plan, note="") == replace(res.plan, note=""), \
+            f"{backend} is not deterministic"
+        assert again.iteration_time_s == res.iteration_time_s
         times[backend] = (res.iteration_time_s, res.gap)
     best = min(t for t, _ in times.values())
     for backend, (t, gap) in times.items():
