@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import heapq
-import json
 import math
 import time
 from collections.abc import Callable
@@ -702,7 +701,7 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
             plans_costed += 1
             assert res.objective_s is not None
             mismatch = max(mismatch, abs(ev.iteration_time_s - res.objective_s))
-            if _beats(ev.iteration_time_s, plan, best_time, best_plan):
+            if ev.iteration_time_s < best_time:
                 best_time, best_plan, best_eval = ev.iteration_time_s, plan, ev
         return res
 
@@ -731,7 +730,7 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
                 continue
             ev = cm.evaluate(plan)
             plans_costed += 1
-            if _beats(ev.iteration_time_s, plan, best_time, best_plan):
+            if ev.iteration_time_s < best_time:
                 best_time, best_plan, best_eval = ev.iteration_time_s, plan, ev
         if time.perf_counter() < deadline:
             attempt(cand.sub, [c for cs in ranked.values() for c in cs[:2]], 0.5,
@@ -764,8 +763,7 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
         base = method(instance, time_limit_s=max(0.05, budget), threads=threads, seed=seed,
                       cost_model=cm)
         plans_costed += base.plans_costed
-        if base.plan is not None and _beats(base.iteration_time_s, base.plan, best_time,
-                                            best_plan):
+        if base.plan is not None and base.iteration_time_s < best_time:
             check_plan(instance, base.plan, cost_model=cm)
             best_time, best_plan, best_eval = base.iteration_time_s, base.plan, base.evaluation
             seeded = name
@@ -912,18 +910,6 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
     return SolveResult(plan=best_plan, evaluation=best_eval, status=status,
                        iteration_time_s=best_time, best_bound_s=bound, gap=gap, message=message,
                        **common)  # type: ignore[arg-type]
-
-
-def _beats(time_s: float, plan: Plan, best_s: float, best: Plan | None) -> bool:
-    """Whether a plan of evaluate() time `time_s` replaces the incumbent: faster, or exactly as
-    fast and first in a fixed order of plans (provenance note included). So which of two equally
-    fast plans is returned does not depend on the order the search found them in, which time
-    limits may change (a warm-start model that finishes in one run and not in the next)."""
-    if time_s < best_s:
-        return True
-    if time_s > best_s or best is None:
-        return False
-    return json.dumps(plan.to_dict(), sort_keys=True) < json.dumps(best.to_dict(), sort_keys=True)
 
 
 def _ranked_per_group(state: SearchState, sub: SubProblem,
