@@ -141,10 +141,6 @@ class CoefficientCache:
         self.misses = 0
 
     # -- helpers ---------------------------------------------------------------------------------
-    def replica(self, c: StageConfig, micro_batch: int) -> ReplicaGroup:
-        """A replica group of `c` placed the canonical way (for the placement-aware cost terms)."""
-        return self.replicas(c, micro_batch)[0]
-
     def replicas(self, c: StageConfig, micro_batch: int) -> tuple[ReplicaGroup, ...]:
         """The replica groups of `c` (several for a mixed stage), placed the canonical way."""
         key = ("reps", c, micro_batch)

@@ -98,6 +98,10 @@ class _Candidate:
     """The incumbent the strong bound was computed against (None: not yet): the bound's
     incumbent-dependent parts (Sec. 4.2, 4.5) are redone once a clearly better plan is found."""
 
+    def rank(self) -> tuple[float, int, int]:
+        """Best bound first; ties to fewer stages, then to the smaller micro-batch."""
+        return self.lower_bound, self.sub.num_stages, self.sub.micro_batch
+
 
 class SearchState:
     """Reusable state of the search on one instance: cost model and coefficient cache.
@@ -407,17 +411,17 @@ def strong_lower_bound(state: SearchState, sub: SubProblem, floors: tuple[float,
     granular = state.capacity_bound(sub.micro_batch, p_max).bottleneck_floor(sub.num_stages)
     if not math.isfinite(granular):
         return math.inf
-    if math.isfinite(incumbent_s):
-        # The GPU-granular floor and the tail alone, no LP: enough to prune about half the
-        # sub-problems that reach this point in our measurements.
-        quick, _ = _floor_and_tail(state, sub, floors, max(t_floor, granular))
-        if quick >= incumbent_s:
-            return quick
+    # The GPU-granular floor and the tail alone, no LP: enough to prune about half the
+    # sub-problems that reach this point in our measurements.
+    bound, bottleneck = _floor_and_tail(state, sub, floors, max(t_floor, granular))
+    if bound >= incumbent_s:
+        return bound
     stop = _stage_time_cap(state, sub, floors, incumbent_s)
-    t_cap = state.bottleneck_floor(sub, p_max, stop=stop)
+    t_cap = state.bottleneck_floor(sub, p_max, stop=stop)  # >= granular (Sec. 4.3 and 4.4)
     if not math.isfinite(t_cap):
         return math.inf
-    bound, bottleneck = _floor_and_tail(state, sub, floors, max(t_floor, t_cap))
+    if t_cap > granular:  # the positional floor raised it: the same with that floor
+        bound, bottleneck = _floor_and_tail(state, sub, floors, max(t_floor, t_cap))
     # The positional LP with a tail threshold (Sec. 4.5) raised bounds by up to ~10% in our
     # measurements and costs up to half a second on 16k GPUs: only where it may prune.
     if TAIL_LP_WITHIN * incumbent_s <= bound < incumbent_s:
@@ -501,8 +505,9 @@ WARM_START_LARGE_GPUS = 256
 
 DIVE_FIRST = 8
 DIVE_EVERY = 32
-"""In the first pass, after this many strengthenings without a model, the sub-problem with the
-least strong bound so far is solved out of turn (a dive for an early incumbent)."""
+"""In the first pass, after DIVE_FIRST strengthenings without a model, then after every
+DIVE_EVERY, the warm-start step runs on the sub-problem with the least strong bound so far (a
+dive for an early incumbent; the sub-problem stays queued)."""
 
 SEED_AFTER_SHARE = 0.5
 """The Metis-style seed costs seconds on 64 GPUs, more than the exact passes need where they close
@@ -638,7 +643,7 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
             for p in range(p_min, p_cap + 1):
                 sub = SubProblem(p, b, schedule)
                 candidates.append(_Candidate(sub, lower_bound(state, sub, floors)))
-    candidates.sort(key=lambda c: (c.lower_bound, c.sub.num_stages, c.sub.micro_batch))
+    candidates.sort(key=_Candidate.rank)
     space = {
         "micro_batch_sizes": len(state.micro_batches()),
         "stage_configs_before_pruning": raw_configs,
@@ -810,8 +815,7 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
     # queue is a strong one, its model is solved (0.5 s budget). The optimum tends to sit in the
     # sub-problem with the least strong bound, and once it is the incumbent the others are
     # strengthened against it (cheaper, the walk stops there) or pruned on their cheap bound.
-    queue = [(c.lower_bound, c.sub.num_stages, c.sub.micro_batch, k)
-             for k, c in enumerate(candidates)]
+    queue = [(*c.rank(), k) for k, c in enumerate(candidates)]
     heapq.heapify(queue)
     still_open: list[_Candidate] = []
     done = 0
@@ -835,8 +839,7 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
                 pruned_bound += 1
                 done += 1
             else:
-                heapq.heappush(queue, (cand.lower_bound, cand.sub.num_stages,
-                                       cand.sub.micro_batch, index))
+                heapq.heappush(queue, (*cand.rank(), index))
             since_model += 1
             if since_model >= (DIVE_EVERY if dived else DIVE_FIRST):
                 dived = True
@@ -852,8 +855,7 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
         done += solve_one(cand, 0.5, still_open)
     # Further passes of growing per-sub-problem time budgets over what stayed open: easy
     # sub-problems close at once and give incumbents whose cap (Sec. 4.2) shrinks the hard ones.
-    open_list = sorted((c for c in still_open if not closed_by_bound(c)),
-                       key=lambda c: (c.lower_bound, c.sub.num_stages, c.sub.micro_batch))
+    open_list = sorted((c for c in still_open if not closed_by_bound(c)), key=_Candidate.rank)
     pruned_bound += len(still_open) - len(open_list)
     for budget in [2.0, 15.0, math.inf]:
         if not open_list or time.perf_counter() >= deadline:

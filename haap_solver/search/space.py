@@ -210,7 +210,7 @@ def canonical_placement(instance: Instance, configs: list[StageConfig]
     pieces: list[ReplicaPart] = []
     owner: list[tuple[int, int]] = []
     for i, c in enumerate(configs):
-        for j, part in enumerate(c.replica_parts(1) if not c.parts else c.parts):
+        for j, part in enumerate(c.replica_parts(1)):  # (placement ignores the shares)
             pieces.append(part)
             owner.append((i, j))
     placed = _place(instance, pieces)
