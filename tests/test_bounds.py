@@ -20,8 +20,13 @@ from tiny_instances import tiny_instance
 
 from haap_solver.baselines.bruteforce import _sequences, compositions
 from haap_solver.instance import Instance, load_instance
-from haap_solver.search.bounds import NEG, _group_capacity, _group_history
-from haap_solver.search.coefficients import Affine, pieces_below, pieces_below_pairs
+from haap_solver.search.bounds import NEG, PositionalBound, _group_capacity, _group_history
+from haap_solver.search.coefficients import (
+    Affine,
+    hull_candidates,
+    pieces_below,
+    pieces_below_pairs,
+)
 from haap_solver.search.formulation import SubProblem
 from haap_solver.search.solve import (
     SearchState,
@@ -385,3 +390,115 @@ def test_pieces_below_pairs_matches_pieces_below(raw: list[list[tuple[int, int]]
     vectorised = pieces_below_pairs(pieces, first, second, n_max)
     assert vectorised.tolist() == [pieces_below(pieces[a], pieces[b], n_max)
                                    for a, b in zip(first, second, strict=True)]
+
+
+def _continuous_stage_sum(positional: PositionalBound, p: int, t: float) -> float:
+    """The S(T) LP as first written (Sec. 4.6 before the hull formulation): per class and usable
+    configuration a stage share z, layers y in [z, N z] (continuous) and w above every affine
+    piece of tau; no column pruning. Solved by scipy, independently of the search's LP code."""
+    from scipy.optimize import linprog
+
+    merged = positional._merged(p, t * (1 + 1e-12), math.inf)
+    cols: list[tuple[int, int, int, tuple[Affine, ...]]] = []  # (class, config, N, pieces)
+    for k, (role, _, _, (most, _)) in enumerate(merged):
+        for ci in np.nonzero(most >= 1)[0]:
+            pieces = positional.cache.coefficients(positional.configs[ci], positional.b,
+                                                   *role).tau_pieces
+            cols.append((k, int(ci), int(most[ci]), pieces))
+    n_var = 3 * len(cols)  # z, y, w per column
+    eq_rows, eq_rhs, ub_rows, ub_rhs = [], [], [], []
+    for k, (_, _, mult, _) in enumerate(merged):
+        eq_rows.append([1.0 if j % 3 == 0 and cols[j // 3][0] == k else 0.0
+                        for j in range(n_var)])
+        eq_rhs.append(float(mult))
+    eq_rows.append([1.0 if j % 3 == 1 else 0.0 for j in range(n_var)])
+    eq_rhs.append(float(positional.L))
+    for g in range(len(positional.groups)):
+        ub_rows.append([positional.use[cols[j // 3][1], g] if j % 3 == 0 else 0.0
+                        for j in range(n_var)])
+        ub_rhs.append(float(positional.budget[g]))
+    if positional.require_mixed:
+        ub_rows.append([-1.0 if j % 3 == 0 and positional.is_mixed[cols[j // 3][1]] else 0.0
+                        for j in range(n_var)])
+        ub_rhs.append(-1.0)
+    for i, (_, _, top, pieces) in enumerate(cols):
+        z, y, w = 3 * i, 3 * i + 1, 3 * i + 2
+        for coeffs in ({y: 1.0, z: -float(top)}, {z: 1.0, y: -1.0}):  # y <= N z, y >= z
+            ub_rows.append([coeffs.get(j, 0.0) for j in range(n_var)])
+            ub_rhs.append(0.0)
+        for piece in pieces:  # a y + b z - w <= 0
+            ub_rows.append([{y: piece.slope, z: piece.intercept, w: -1.0}.get(j, 0.0)
+                            for j in range(n_var)])
+            ub_rhs.append(0.0)
+    cost = [1.0 if j % 3 == 2 else 0.0 for j in range(n_var)]
+    res = linprog(cost, A_ub=ub_rows, b_ub=ub_rhs, A_eq=eq_rows, b_eq=eq_rhs, method="highs")
+    return math.inf if res.status == 2 else float(res.fun)
+
+
+def _check_stage_sums(state: SearchState) -> int:
+    """S(T) of every enumerable sub-problem against its valid plans (S(T) at a plan's bottleneck
+    may not exceed the plan's sum of stage times) and against the continuous LP (the hull
+    formulation may only be tighter). Returns how many plans were compared."""
+    instance = state.instance
+    L = instance.model.num_layers
+    budget = {g.name: g.num_gpus for g in instance.cluster.node_groups}
+    compared = 0
+    for b in state.micro_batches():
+        for schedule in instance.training.schedules:
+            positional = state.positional_bound(b, schedule)
+            for p in range(1, min(L, instance.cluster.num_gpus) + 1):
+                sums: dict[float, float] = {}  # least sum of stage times per plan bottleneck
+                for seq in _sequences(state.configs(b), p, dict(budget)):
+                    if state.require_mixed and not any(c.mixed for c in seq):
+                        continue
+                    for layers in compositions(L, p):
+                        plan = build_plan(instance, seq, layers, micro_batch=b,
+                                          schedule=schedule,  # type: ignore[arg-type]
+                                          note="test")
+                        if plan is None or plan_violations(instance, plan,
+                                                           cost_model=state.cost_model):
+                            continue
+                        taus = [state.cache.coefficients(c, b, i == 0, i == p - 1, p > 1).tau(n)
+                                for i, (c, n) in enumerate(zip(seq, layers, strict=True))]
+                        sums[max(taus)] = min(sums.get(max(taus), math.inf), sum(taus))
+                for t, least in sums.items():
+                    floor = positional.stage_sum_floor(p, t)
+                    assert floor <= least * (1 + 1e-9), (b, schedule, p, t, floor, least)
+                    reference = _continuous_stage_sum(positional, p, t)
+                    assert floor >= reference - 1e-9 * max(1.0, abs(reference)), (floor,
+                                                                                   reference)
+                    compared += 1
+    return compared
+
+
+@settings(max_examples=12, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(mixed_memory_bound_instances(), st.booleans())
+def test_stage_sum_floor_against_plans_and_the_continuous_lp(instance: Instance,
+                                                             require_mixed: bool) -> None:
+    """S(T) (Sec. 4.6), mixed-type stages among the candidates, with and without row (M)."""
+    state = SearchState(instance, mixed=True)
+    state.require_mixed = require_mixed
+    assume(_check_stage_sums(state))
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(st.lists(st.tuples(st.integers(0, 12), st.integers(-30, 30)), min_size=1, max_size=5),
+       st.integers(1, 24))
+def test_hull_candidates_span_the_lower_hull(raw: list[tuple[int, int]], count: int) -> None:
+    """The S(T) LP keeps only hull_candidates (plus the last count that fits) of each stage's
+    points (n, tau(n)): for every last count N, each integer point must lie on or above the line
+    between the kept points either side of it, so the hull of the kept points is the hull of
+    all of them (the LP would otherwise over-estimate the stage sum)."""
+    pieces = tuple(Affine(slope / 4, intercept / 4) for slope, intercept in raw)
+    tau = [max(p.at(n) for p in pieces) for n in range(1, count + 1)]
+    candidates = hull_candidates(pieces, count)
+    for top in range(1, count + 1):
+        kept = [n for n in range(1, top) if candidates[n - 1]] + [top]
+        for n in range(1, top + 1):
+            left = max(k for k in kept if k <= n)
+            right = min(k for k in kept if k >= n)
+            if left == right:
+                continue
+            line = tau[left - 1] + (tau[right - 1] - tau[left - 1]) * (n - left) / (right - left)
+            assert line <= tau[n - 1] + 1e-9, (pieces, top, n, line, tau[n - 1])

@@ -18,7 +18,11 @@ from collections.abc import Callable
 import numpy as np
 
 from haap_solver.instance import Instance
-from haap_solver.search.coefficients import CoefficientCache, pieces_below_pairs
+from haap_solver.search.coefficients import (
+    CoefficientCache,
+    hull_candidates,
+    pieces_below_pairs,
+)
 from haap_solver.search.space import StageConfig
 
 ROLES = ((False, False, True), (True, False, True), (False, True, True))  # middle, first, last
@@ -353,6 +357,7 @@ class PositionalBound:
         self._rows: dict[tuple[bool, bool, bool], tuple[np.ndarray, np.ndarray]] = {}
         self._tail_values: np.ndarray | None = None
         self._sums: dict[tuple[int, float], float] = {}
+        self._hull: dict[tuple[bool, bool, bool], tuple[np.ndarray, np.ndarray]] = {}
         self._faster: dict[tuple[bool, bool, bool], np.ndarray] = {}
         # _leaner[a, b]: a uses no more GPUs than b in every node group (a != b).
         self._leaner = ((self.use[:, None, :] <= self.use[None, :, :]).all(axis=2)
@@ -475,8 +480,6 @@ class PositionalBound:
         With a finite tail threshold `r` (Sec. 4.5) a configuration may only take layer counts
         whose tail is <= r as well, and the fewest layers the chosen stages must hold may not
         exceed L (a further valid row)."""
-        import highspy
-
         t = t * (1 + 1e-12)
         r = r * (1 + 1e-12)
         cols_n: list[float] = []
@@ -494,31 +497,11 @@ class PositionalBound:
             cols_low.extend(fewest[usable].tolist())
             cols_class.extend([k] * len(usable))
             cols_cfg.extend(usable.tolist())
-        nc = len(cols_n)
-        cfg = np.array(cols_cfg)
-        # Rows: one per class (== multiplicity), one per node group (<= budget), fewest layers,
-        # and with require_mixed one for the mixed stage.
-        n_rows = len(classes) + len(self.groups) + 1
-        use_col, use_group = np.nonzero(self.use[cfg])
-        mixed_cols = np.nonzero(self.is_mixed[cfg])[0] if self.require_mixed else \
-            np.zeros(0, dtype=int)
-        rows_idx = np.concatenate([np.array(cols_class), len(classes) + use_group,
-                                   np.full(nc, n_rows - 1), np.full(len(mixed_cols), n_rows)])
-        cols_idx = np.concatenate([np.arange(nc), use_col, np.arange(nc), mixed_cols])
-        vals = np.concatenate([np.ones(nc), self.use[cfg][use_col, use_group],
-                               np.array(cols_low, dtype=float), np.ones(len(mixed_cols))])
-        order = np.lexsort((rows_idx, cols_idx))  # column-wise
-        rows_idx, cols_idx, vals = rows_idx[order], cols_idx[order], vals[order]
-        starts = np.searchsorted(cols_idx, np.arange(nc)).astype(np.int32)
-        mult = np.array([k for _, _, k in classes], dtype=float)
-        inf = highspy.kHighsInf
-        lower = np.concatenate([mult, np.full(len(self.groups) + 1, -inf)])
-        upper = np.concatenate([mult, self.budget, [float(self.L)]])
-        if self.require_mixed:
-            lower = np.append(lower, 1.0)
-            upper = np.append(upper, inf)
-        status, value = _solve_lp(lower, upper, -np.array(cols_n, dtype=float), starts,
-                                  rows_idx, vals)
+        status, value = self._assignment_lp(
+            [mult for _, _, mult in classes], np.array(cols_class, dtype=int),
+            np.array(cols_cfg, dtype=int),
+            np.array(cols_low, dtype=float), -np.array(cols_n, dtype=float),
+            layers_lo=-math.inf, layers_hi=float(self.L))
         if status == "infeasible":
             return -math.inf
         if status != "optimal":
@@ -536,80 +519,65 @@ class PositionalBound:
             self._tail_values = np.unique(np.concatenate(vals))
         return self._tail_values
 
+    def _hull_points(self, role: tuple[bool, bool, bool]) -> tuple[np.ndarray, np.ndarray]:
+        """(tau, vertex): every configuration's stage time at n = 1..W layers (inf beyond what
+        fits with one micro-batch in flight) and which n may be a vertex of the lower convex hull
+        of its integer points (hull_candidates)."""
+        hit = self._hull.get(role)
+        if hit is None:
+            tau_m, _ = self._matrices(role)
+            width = tau_m.shape[1]
+            n = np.arange(1, width + 1, dtype=float)
+            tau = np.full(tau_m.shape, np.inf)
+            vertex = np.zeros(tau_m.shape, dtype=bool)
+            for k, c in enumerate(self.configs):
+                fits = int(np.isfinite(tau_m[k]).sum())
+                if fits == 0:
+                    continue
+                pieces = self.cache.coefficients(c, self.b, *role).tau_pieces
+                tau[k, :fits] = np.max([pc.slope * n[:fits] + pc.intercept for pc in pieces],
+                                       axis=0)
+                vertex[k, :fits] = hull_candidates(pieces, fits)
+            hit = (tau, vertex)
+            self._hull[role] = hit
+        return hit
+
     def stage_sum_floor(self, p: int, t: float) -> float:
         """S(T): least sum of stage times over the LP relaxation of the plans whose bottleneck is
-        at most T (Sec. 4.6); -inf-safe: 0 when the LP cannot be solved.
+        at most T (Sec. 4.6); 0 when the LP cannot be solved (no claim), inf when infeasible.
 
-            min  sum_{k,c} w_kc
-            s.t. w_kc >= a_j y_kc + b_j z_kc   for every affine piece j of tau_c (role of k)
-                 z_kc <= y_kc <= N_{c,k}(T) z_kc,  sum_{k,c} y_kc = L,
-                 sum_c z_kc = mult_k,  sum_{k, c in g} gpus(c) z_kc <= G_g,  y, z, w >= 0
+        A stage of configuration c in class k with n layers is the point (1, n, tau_c(n)); the LP
+        takes convex combinations of those points, one weight per vertex of their lower convex
+        hull (n integer in [1, N_{c,k}(T)]):
+
+            min  sum_{k,c,n} tau_c(n) l_kcn
+            s.t. sum_{c,n} l_kcn = mult_k,   sum_{k,c,n} n l_kcn = L,
+                 sum_{k,c,n} gpus_g(c) l_kcn <= G_g,   l >= 0
         """
-        import highspy
-
         key = (p, t)
         hit = self._sums.get(key)
         if hit is not None:
             return hit
         t = t * (1 + 1e-12)
-        merged = self._merged(p, t, math.inf)
-        classes = [(role, f, mult) for role, f, mult, _ in merged]
-        cols_cost: list[float] = []
-        col_rows: list[list[tuple[int, float]]] = []
-        rows_lo: list[float] = []
-        rows_hi: list[float] = []
-        inf = highspy.kHighsInf
-        n_groups = len(self.groups)
-        # Row layout: classes, groups, the layer total, then per-column rows added on the fly.
-        for _, _, mult in classes:
-            rows_lo.append(float(mult))
-            rows_hi.append(float(mult))
-        rows_lo.extend([-inf] * n_groups)
-        rows_hi.extend(self.budget.tolist())
-        layer_row = len(rows_lo)
-        rows_lo.append(float(self.L))
-        rows_hi.append(float(self.L))
-        mixed_row = len(rows_lo)
-        if self.require_mixed:
-            rows_lo.append(1.0)
-            rows_hi.append(inf)
-        for k, (role, _, _, (most, _)) in enumerate(merged):
-            for ci in self._undominated_at(role, most).tolist():
-                c = self.configs[ci]
-                pieces = self.cache.coefficients(c, self.b, *role).tau_pieces
-                zc = [(k, 1.0)] + [(len(classes) + int(g), float(self.use[ci, g]))
-                                   for g in np.nonzero(self.use[ci])[0]]
-                if self.require_mixed and self.is_mixed[ci]:
-                    zc.append((mixed_row, 1.0))
-                yc = [(layer_row, 1.0)]
-                wc: list[tuple[int, float]] = []
-                # y - N z <= 0 and y - z >= 0
-                for lo, hi, cz in ((-inf, 0.0, -float(most[ci])), (0.0, inf, -1.0)):
-                    r = len(rows_lo)
-                    rows_lo.append(lo)
-                    rows_hi.append(hi)
-                    zc.append((r, cz))
-                    yc.append((r, 1.0))
-                for piece in pieces:  # w - a y - b z >= 0
-                    r = len(rows_lo)
-                    rows_lo.append(0.0)
-                    rows_hi.append(inf)
-                    wc.append((r, 1.0))
-                    yc.append((r, -piece.slope))
-                    zc.append((r, -piece.intercept))
-                col_rows.extend([zc, yc, wc])
-                cols_cost.extend([0.0, 0.0, 1.0])  # z, y, w
-        if not col_rows:
-            self._sums[key] = math.inf
-            return math.inf
-        starts, idx, vals = [], [], []
-        for entries in col_rows:
-            starts.append(len(idx))
-            for r, v in entries:
-                idx.append(r)
-                vals.append(v)
-        status, objective = _solve_lp(np.array(rows_lo), np.array(rows_hi), np.array(cols_cost),
-                                      np.array(starts), np.array(idx), np.array(vals))
+        mult: list[int] = []
+        cols_class, cols_cfg, cols_n, cols_cost = [], [], [], []
+        for k, (role, _, count, (most, _)) in enumerate(self._merged(p, t, math.inf)):
+            mult.append(count)
+            usable = self._undominated_at(role, most)
+            if len(usable) == 0:
+                self._sums[key] = math.inf
+                return math.inf
+            tau, vertex = self._hull_points(role)
+            top = most[usable][:, None] - 1  # index of N_{c,k}(T)
+            idx = np.arange(tau.shape[1])[None, :]
+            rows, cols = np.nonzero((vertex[usable] & (idx < top)) | (idx == top))
+            cols_class.append(np.full(len(rows), k))
+            cols_cfg.append(usable[rows])
+            cols_n.append(cols + 1.0)
+            cols_cost.append(tau[usable[rows], cols])
+        status, objective = self._assignment_lp(
+            mult, np.concatenate(cols_class), np.concatenate(cols_cfg), np.concatenate(cols_n),
+            np.concatenate(cols_cost), layers_lo=float(self.L), layers_hi=float(self.L))
         if status == "infeasible":
             value = math.inf
         elif status == "optimal":
@@ -618,6 +586,37 @@ class PositionalBound:
             value = 0.0  # no proof either way: claim nothing
         self._sums[key] = value
         return value
+
+    def _assignment_lp(self, mult: list[int], col_class: np.ndarray, col_cfg: np.ndarray,
+                       col_layers: np.ndarray, costs: np.ndarray, *, layers_lo: float,
+                       layers_hi: float) -> tuple[str, float]:
+        """min costs . x over x >= 0 with, per position class k, sum of its columns = mult_k;
+        per node group, the GPUs of the columns' configurations <= its budget; the columns'
+        layers within [layers_lo, layers_hi]; with require_mixed, at least one mixed column."""
+        import highspy
+
+        nc, n_class, n_groups = len(costs), len(mult), len(self.groups)
+        n_rows = n_class + n_groups + 1
+        use = self.use[col_cfg]
+        use_col, use_group = np.nonzero(use)
+        mixed_cols = np.nonzero(self.is_mixed[col_cfg])[0] if self.require_mixed else \
+            np.zeros(0, dtype=int)
+        rows_idx = np.concatenate([col_class, n_class + use_group, np.full(nc, n_rows - 1),
+                                   np.full(len(mixed_cols), n_rows)])
+        cols_idx = np.concatenate([np.arange(nc), use_col, np.arange(nc), mixed_cols])
+        vals = np.concatenate([np.ones(nc), use[use_col, use_group], col_layers,
+                               np.ones(len(mixed_cols))])
+        order = np.lexsort((rows_idx, cols_idx))  # column-wise
+        rows_idx, cols_idx, vals = rows_idx[order], cols_idx[order], vals[order]
+        starts = np.searchsorted(cols_idx, np.arange(nc)).astype(np.int32)
+        inf = highspy.kHighsInf
+        counts = np.array(mult, dtype=float)
+        lower = np.concatenate([counts, np.full(n_groups, -inf), [layers_lo]])
+        upper = np.concatenate([counts, self.budget, [layers_hi]])
+        if self.require_mixed:
+            lower = np.append(lower, 1.0)
+            upper = np.append(upper, inf)
+        return _solve_lp(lower, upper, costs.astype(float), starts, rows_idx, vals)
 
     def _cannot_beat(self, p: int, cost_of_interval: Callable[[float, float], float],
                      t_values: list[float], t_idx: int, stop: float, depth: int = 4) -> bool:

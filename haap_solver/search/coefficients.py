@@ -71,6 +71,25 @@ def pieces_below(a: tuple[Affine, ...], b: tuple[Affine, ...], n_max: int) -> bo
     return True
 
 
+def hull_candidates(pieces: tuple[Affine, ...], count: int) -> np.ndarray:
+    """Which n = 1..count (index n - 1) may be a vertex of the lower convex hull of the integer
+    points (n, max(pieces)(n)): n = 1 and the integers either side of every crossing of two
+    pieces. Between two such n the max is one affine piece, so the points in between are
+    collinear and none is a vertex; n = count, the other end, is for the caller to add (it
+    depends on how many layers fit)."""
+    vertex = np.zeros(count, dtype=bool)
+    if count:
+        vertex[0] = True
+    for i, pa in enumerate(pieces):
+        for pb in pieces[i + 1:]:
+            if pa.slope != pb.slope:
+                x = (pb.intercept - pa.intercept) / (pa.slope - pb.slope)
+                for at in (math.floor(x), math.ceil(x)):
+                    if 1 <= at <= count:
+                        vertex[at - 1] = True
+    return vertex
+
+
 def pieces_below_pairs(pieces: list[tuple[Affine, ...]], first: np.ndarray, second: np.ndarray,
                        n_max: int) -> np.ndarray:
     """``pieces_below(pieces[a], pieces[b], n_max)`` for every pair (a, b) of `first` x `second`
