@@ -20,7 +20,13 @@ from tiny_instances import tiny_instance
 
 from haap_solver.baselines.bruteforce import _sequences, compositions
 from haap_solver.instance import Instance, load_instance
-from haap_solver.search.bounds import NEG, PositionalBound, _group_capacity, _group_history
+from haap_solver.search.bounds import (
+    NEG,
+    PositionalBound,
+    _group_capacity,
+    _group_history,
+    _survivors,
+)
 from haap_solver.search.coefficients import (
     Affine,
     hull_candidates,
@@ -502,3 +508,36 @@ def test_hull_candidates_span_the_lower_hull(raw: list[tuple[int, int]], count: 
                 continue
             line = tau[left - 1] + (tau[right - 1] - tau[left - 1]) * (n - left) / (right - left)
             assert line <= tau[n - 1] + 1e-9, (pieces, top, n, line, tau[n - 1])
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(st.data(), st.booleans())
+def test_undominated_by_room_matches_the_pairwise_test(data: st.DataObject,
+                                                       require_mixed: bool) -> None:
+    """The capacity LP's column pruning (per use class, Pareto fronts) keeps exactly the
+    configurations the pairwise definition keeps: usable, and no usable one with no more GPUs in
+    any group, room for no fewer layers and needing no more beats it (ties: lower index)."""
+    positional = _mixed_positional(require_mixed)
+    n, L = len(positional.configs), positional.L
+    most = np.array(data.draw(st.lists(st.integers(0, min(L, 4)), min_size=n, max_size=n)))
+    fewest = np.array([data.draw(st.integers(1, int(k))) if k else 0 for k in most])
+    beats = (positional._leaner & (most[:, None] >= most[None, :])
+             & (fewest[:, None] <= fewest[None, :]))
+    expected = _survivors(beats, most >= 1)
+    assert positional._undominated_by_room(most, fewest).tolist() == expected.tolist()
+
+
+_POSITIONAL: dict[bool, PositionalBound] = {}
+
+
+def _mixed_positional(require_mixed: bool) -> PositionalBound:
+    """The positional bound of a shipped instance with single-type and mixed configurations."""
+    if require_mixed not in _POSITIONAL:
+        state = SearchState(load_instance(INSTANCES / "llama3.2-1b-h100x4-l40sx4.toml"),
+                            mixed=True)
+        state.require_mixed = require_mixed
+        b = max(state.micro_batches(), key=lambda b: len(state.configs(b)))
+        _POSITIONAL[require_mixed] = state.positional_bound(b, "1f1b")
+    positional = _POSITIONAL[require_mixed]
+    assert positional.is_mixed.any() and not positional.is_mixed.all()
+    return positional

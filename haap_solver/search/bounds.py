@@ -364,6 +364,16 @@ class PositionalBound:
                         & ~np.eye(len(configs), dtype=bool))
         if require_mixed:  # a single-type stage cannot stand in for the required mixed one
             self._leaner &= ~(~self.is_mixed[:, None] & self.is_mixed[None, :])
+        # The same relation between the distinct GPU-use vectors (use classes; a single-type and
+        # a mixed configuration never share one): _class_leaner[u, v], u leaner than v, u != v.
+        uses, use_class = np.unique(self.use, axis=0, return_inverse=True)
+        self._use_class = use_class.reshape(-1).astype(np.int64)
+        class_mixed = np.zeros(len(uses), dtype=bool)
+        class_mixed[self._use_class[self.is_mixed]] = True
+        self._class_leaner = ((uses[:, None, :] <= uses[None, :, :]).all(axis=2)
+                              & ~np.eye(len(uses), dtype=bool))
+        if require_mixed:
+            self._class_leaner &= ~(~class_mixed[:, None] & class_mixed[None, :])
         self._mem: dict[tuple[bool, bool, bool, int], np.ndarray] = {}
         self._bilinear: dict[tuple[bool, bool, bool], np.ndarray] = {}
         self._bracket: dict[int, tuple[int, int]] = {}
@@ -395,11 +405,30 @@ class PositionalBound:
 
     def _undominated_by_room(self, most: np.ndarray, fewest: np.ndarray) -> np.ndarray:
         """Configurations usable at a position that no other one dominates for the capacity LP:
-        same node group, no more GPUs, room for no fewer layers, needing no more (ties: the lower
-        index stays). Dropping them leaves the LP's optimum unchanged."""
-        usable = most >= 1
-        return _survivors(self._leaner & (most[:, None] >= most[None, :])
-                          & (fewest[:, None] <= fewest[None, :]), usable)
+        no more GPUs in any node group, room for no fewer layers, needing no more (ties: the
+        lower index stays). Dropping them leaves the LP's optimum unchanged.
+
+        Computed per use class (configurations with the same GPUs in every group): its Pareto
+        front in (most, fewest) by one sort, then the fronts against each other through
+        _class_leaner; the same set as the pairwise test, without a configurations-squared
+        matrix per call."""
+        idx = np.nonzero(most >= 1)[0]
+        if len(idx) == 0:
+            return idx
+        cls = self._use_class[idx]
+        order = np.lexsort((idx, fewest[idx], -most[idx], cls))
+        idx, cls = idx[order], cls[order]
+        # Within a class (most descending), a configuration is on the front iff it needs
+        # strictly fewer layers than every one before it. The shift makes the values fall at each
+        # new class, so one running minimum restarts there.
+        shifted = fewest[idx].astype(np.int64) - cls * (self.L + 2)
+        before = np.minimum.accumulate(np.concatenate([[np.iinfo(np.int64).max], shifted[:-1]]))
+        front = idx[shifted < before]
+        fc = self._use_class[front]
+        beats = (self._class_leaner[fc[:, None], fc[None, :]]
+                 & (most[front][:, None] >= most[front][None, :])
+                 & (fewest[front][:, None] <= fewest[front][None, :]))
+        return np.sort(front[~beats.any(axis=0)])
 
     def _undominated_at(self, role: tuple[bool, bool, bool], most: np.ndarray) -> np.ndarray:
         """Configurations usable at a position (most >= 1) that no other usable one dominates
