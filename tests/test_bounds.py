@@ -37,7 +37,9 @@ from haap_solver.search.formulation import SubProblem
 from haap_solver.search.solve import (
     SearchState,
     _layer_rate_bounds,
+    fluid_fill,
     group_layer_rates,
+    lower_bound,
     strong_lower_bound,
 )
 from haap_solver.search.space import build_plan
@@ -163,6 +165,8 @@ def _check_bounds(state: SearchState) -> int:
                 checked += 1
                 floor = state.bottleneck_floor(sub, p_cap)
                 assert floor <= best_bottleneck * (1 + 1e-9), (sub, floor, best_bottleneck)
+                cheap = lower_bound(state, sub, floors)
+                assert cheap <= best_time * (1 + 1e-9), (sub, cheap, best_time)
                 for incumbent in (math.inf, 2 * best_time, 1.2 * best_time, 1.05 * best_time,
                                   best_time, 0.7 * best_time):
                     # One state for all: what a bisection stopped early keeps must stay valid.
@@ -444,12 +448,16 @@ def _continuous_stage_sum(positional: PositionalBound, p: int, t: float) -> floa
 def _check_stage_sums(state: SearchState) -> int:
     """S(T) of every enumerable sub-problem against its valid plans (S(T) at a plan's bottleneck
     may not exceed the plan's sum of stage times) and against the continuous LP (the hull
-    formulation may only be tighter). Returns how many plans were compared."""
+    formulation may only be tighter); the fluid fill and the stage-count rate (Sec. 4.1) against
+    every plan. Returns how many bottleneck values were compared."""
     instance = state.instance
     L = instance.model.num_layers
     budget = {g.name: g.num_gpus for g in instance.cluster.node_groups}
     compared = 0
     for b in state.micro_batches():
+        if not state.configs(b):
+            continue
+        floors = _layer_rate_bounds(state, b, state.configs(b))
         for schedule in instance.training.schedules:
             positional = state.positional_bound(b, schedule)
             for p in range(1, min(L, instance.cluster.num_gpus) + 1):
@@ -467,6 +475,12 @@ def _check_stage_sums(state: SearchState) -> int:
                         taus = [state.cache.coefficients(c, b, i == 0, i == p - 1, p > 1).tau(n)
                                 for i, (c, n) in enumerate(zip(seq, layers, strict=True))]
                         sums[max(taus)] = min(sums.get(max(taus), math.inf), sum(taus))
+                        # The fluid bounds of Sec. 4.1 hold for every plan.
+                        _, layer_floor, rate = floors
+                        fluid = fluid_fill(L, p, layer_floor, rate, np.array([max(taus)]))[0]
+                        assert fluid <= sum(taus) * (1 + 1e-9), (p, b, fluid, sum(taus))
+                        reach = state.rate_by_stage_count(b)[p]
+                        assert L / reach <= max(taus) * (1 + 1e-9), (p, b, L / reach, taus)
                 for t, least in sums.items():
                     floor = positional.stage_sum_floor(p, t)
                     assert floor <= least * (1 + 1e-9), (b, schedule, p, t, floor, least)
@@ -482,7 +496,8 @@ def _check_stage_sums(state: SearchState) -> int:
 @given(mixed_memory_bound_instances(), st.booleans())
 def test_stage_sum_floor_against_plans_and_the_continuous_lp(instance: Instance,
                                                              require_mixed: bool) -> None:
-    """S(T) (Sec. 4.6), mixed-type stages among the candidates, with and without row (M)."""
+    """S(T) (Sec. 4.6) and the fluid bounds (Sec. 4.1), mixed-type stages among the candidates,
+    with and without row (M)."""
     state = SearchState(instance, mixed=True)
     state.require_mixed = require_mixed
     assume(_check_stage_sums(state))
@@ -541,3 +556,15 @@ def _mixed_positional(require_mixed: bool) -> PositionalBound:
     positional = _POSITIONAL[require_mixed]
     assert positional.is_mixed.any() and not positional.is_mixed.all()
     return positional
+
+
+def test_fluid_fill_by_hand() -> None:
+    """fluid_fill on a case solved by hand: 4 layers in 2 stages, s = 0.2, C = 8, T = 0.55. A
+    stage holds at most T / s = 2.75 layers, so only the split (2, 2) is left, each stage at its
+    best tau = 0.5 (2 / tau + 2 / tau = C, and 0.4 <= tau <= T): the sum is 1. The
+    Cauchy-Schwarz fill, which allows (3, 1), gives (sqrt(3) + 1)^2 / 8 = 0.93."""
+    capped, free = fluid_fill(4, 2, 0.2, 8.0, np.array([0.55, np.inf]))
+    schwarz = (math.sqrt(3) + 1) ** 2 / 8
+    assert schwarz + 0.02 < capped <= 1.0 + 1e-12  # (a grid of multipliers: 0.99)
+    assert free <= schwarz + 1e-12
+    assert math.isinf(fluid_fill(4, 2, 0.2, 8.0, np.array([0.35]))[0])  # stages of <= 1 layer
