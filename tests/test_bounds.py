@@ -568,3 +568,27 @@ def test_fluid_fill_by_hand() -> None:
     assert schwarz + 0.02 < capped <= 1.0 + 1e-12  # (a grid of multipliers: 0.99)
     assert free <= schwarz + 1e-12
     assert math.isinf(fluid_fill(4, 2, 0.2, 8.0, np.array([0.35]))[0])  # stages of <= 1 layer
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(st.data(), st.booleans())
+def test_layer_ranges_match_their_definition(data: st.DataObject, finite_tail: bool) -> None:
+    """The positional LPs' layer range of every configuration at a position (most and fewest
+    layers with stage time <= t, tail <= r and memory within capacity), read off the per-role
+    table, against the definition applied to the time and tail matrices directly."""
+    positional = _mixed_positional(False)
+    role = data.draw(st.sampled_from([(True, False, True), (False, False, True),
+                                      (False, True, True), (True, True, False)]))
+    in_flight = data.draw(st.integers(1, 4))
+    tau_m, tail_m = positional._matrices(role)
+    t = data.draw(st.sampled_from(sorted(set(tau_m[np.isfinite(tau_m)].tolist()))))
+    tails = sorted(set(tail_m[np.isfinite(tail_m)].tolist()))
+    r = data.draw(st.sampled_from(tails)) if finite_tail else math.inf
+    most, fewest = positional._layers(role, in_flight, positional._layer_table(role, t, r))
+    room = positional._room(role, in_flight)
+    ok = ((tau_m <= t) & (tail_m <= r)
+          & (np.arange(tau_m.shape[1])[None, :] < room[:, None]))
+    for c in range(len(positional.configs)):
+        counts = np.nonzero(ok[c])[0] + 1
+        expected = (counts.max(), counts.min()) if len(counts) else (0, 0)
+        assert (most[c], fewest[c]) == expected, (c, most[c], fewest[c], expected)

@@ -442,14 +442,13 @@ def _fill_floor(state: SearchState, sub: SubProblem, floors: tuple[float, float,
     return max(L * layer_floor, (math.sqrt(L - p + 1) + p - 1) ** 2 / rate)
 
 
-FLUID_GRID = (1.03, 32)
+FLUID_GRID = (1.02, 48)
 """Bottleneck grid of `bottleneck_costs`: ratio between neighbours and number of steps above the
-floor (up to 2.6x the floor; above, only the fill without a bottleneck cap counts). With the 16
+floor (up to 2.6x the floor; above, only the fill without a bottleneck cap counts). With the 32
 multipliers below, the cheap bounds of all 1,920 sub-problems of gpt3-175b-4types-x1024 take
-0.75 s and the least is 10.60 s; (1.04, 24) with 32 multipliers: 1.3 s, 10.58 s; (1.08, 8) with
-12: 0.2 s, 10.42 s."""
+0.18 s and the least is 10.70 s; (1.03, 32) with 16 multipliers: 0.15 s, 10.60 s."""
 
-_FLUID_MULTIPLIERS = np.concatenate([[0.0], np.geomspace(1e-3, 1e3, 15)])
+_FLUID_MULTIPLIERS = np.concatenate([[0.0], np.geomspace(1e-3, 1e3, 31)])
 """Lagrange multipliers tried by `fluid_fill`, in units of T^2 p / L (any one gives a valid
 bound)."""
 
@@ -463,18 +462,21 @@ def fluid_fill(layers: int, stages: int, layer_floor: float, rate: float,
     (s = layer_floor) and sum_i n_i / tau_i <= C (= rate). For a multiplier mu >= 0,
     min sum_i [tau_i + mu n_i / tau_i] - mu C is a lower bound (weak duality); the inner
     minimum over tau_i is psi(n_i) = t + mu n_i / t at t = clip(sqrt(mu n_i), n_i s, T), concave
-    in n_i, so over {1 <= n_i <= N = floor(T / s), sum n_i = L} it is least at a vertex: k stages
-    with N layers, one with the rest, the others with one. The best multiplier of a grid is
-    taken. Unlike the Cauchy-Schwarz fill, it sees that no stage may exceed the bottleneck,
-    which rules out the one-long-stage pipelines that bound assumes."""
+    in n_i, so over {1 <= n_i <= N = floor(T / s), sum n_i = L} it is least at a vertex. All
+    vertices are one split up to order: k stages with N layers, one with the rest, the others
+    with one, k = min(floor((L - p) / (N - 1)), p - 1). The best multiplier of a grid is taken.
+    Unlike the Cauchy-Schwarz fill, it sees that no stage may exceed the bottleneck, which rules
+    out the one-long-stage pipelines that bound assumes."""
     L, p, s = layers, stages, layer_floor
-    t = np.asarray(caps, dtype=float).reshape(-1, 1, 1)
+    t = np.asarray(caps, dtype=float).reshape(-1, 1)
     finite = np.where(np.isfinite(t), t, 0.0)
-    mu = _FLUID_MULTIPLIERS[None, :, None] * finite * finite * p / L
+    mu = _FLUID_MULTIPLIERS[None, :] * finite * finite * p / L
     most = np.minimum(L - p + 1, np.floor(t / s * (1 + 1e-12)))
-    k = np.arange(p, dtype=float)[None, None, :]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        k = np.where(most > 1, np.minimum(np.floor((L - p) / np.maximum(most - 1, 1)), p - 1),
+                     0.0)
     rest = L - k * most - (p - 1 - k)
-    valid = (rest >= 1) & (rest <= most)
+    feasible = (most >= 1) & (k <= p - 1) & (rest >= 1) & (rest <= most)
 
     def psi(n: np.ndarray) -> np.ndarray:
         tau = np.clip(np.sqrt(mu * n), n * s, np.maximum(t, n * s))
@@ -482,11 +484,8 @@ def fluid_fill(layers: int, stages: int, layer_floor: float, rate: float,
 
     with np.errstate(invalid="ignore"):
         total = (k * psi(most) + (p - 1 - k) * psi(np.ones_like(most))
-                 + psi(np.clip(rest, 1, None)))
-    total = np.where(valid, total, np.inf).min(axis=2) - mu[..., 0] * rate
-    out = total.max(axis=1)
-    feasible = (most[:, 0, 0] >= 1) & (p * most[:, 0, 0] >= L)
-    return np.where(feasible, out, np.inf).reshape(np.shape(caps))
+                 + psi(np.clip(rest, 1, None)) - mu * rate)
+    return np.where(feasible[:, 0], total.max(axis=1), np.inf).reshape(np.shape(caps))
 
 
 class BottleneckCosts:
