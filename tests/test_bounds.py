@@ -23,6 +23,7 @@ from haap_solver.instance import Instance, load_instance
 from haap_solver.search.bounds import (
     NEG,
     PositionalBound,
+    _combine,
     _group_capacity,
     _group_history,
     _survivors,
@@ -584,11 +585,28 @@ def test_layer_ranges_match_their_definition(data: st.DataObject, finite_tail: b
     t = data.draw(st.sampled_from(sorted(set(tau_m[np.isfinite(tau_m)].tolist()))))
     tails = sorted(set(tail_m[np.isfinite(tail_m)].tolist()))
     r = data.draw(st.sampled_from(tails)) if finite_tail else math.inf
-    most, fewest = positional._layers(role, in_flight, positional._layer_table(role, t, r))
     room = positional._room(role, in_flight)
+    most, fewest = positional._layers(room[None, :], positional._layer_table(role, t, r))
+    most, fewest = most[0], fewest[0]
     ok = ((tau_m <= t) & (tail_m <= r)
           & (np.arange(tau_m.shape[1])[None, :] < room[:, None]))
     for c in range(len(positional.configs)):
         counts = np.nonzero(ok[c])[0] + 1
         expected = (counts.max(), counts.min()) if len(counts) else (0, 0)
         assert (most[c], fewest[c]) == expected, (c, most[c], fewest[c], expected)
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(st.integers(1, 6), st.data())
+def test_combine_is_the_max_plus_convolution(n: int, data: st.DataObject) -> None:
+    """Node groups combine by c[k, f] = max over k1 + k2 = k and disjoint role sets f1 | f2 = f
+    of a[k1, f1] + b[k2, f2] (Sec. 4.3), here by enumeration; NEG marks what cannot be had."""
+    values = st.one_of(st.just(NEG), st.integers(0, 9).map(float))
+    a, b = (np.array(data.draw(st.lists(st.lists(values, min_size=4, max_size=4), min_size=n,
+                                        max_size=n))) for _ in range(2))
+    got = _combine(a, b)
+    for k in range(n):
+        for f in range(4):
+            best = max([a[k1, f1] + b[k - k1, f2] for k1 in range(k + 1) for f1 in range(4)
+                        for f2 in range(4) if not f1 & f2 and f1 | f2 == f] + [NEG])
+            assert got[k, f] == best, (k, f, got[k, f], best)

@@ -303,15 +303,18 @@ def _backtrack(hist: np.ndarray, gains: list[tuple[int, list[int]]], cfgs: list[
 
 
 def _combine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """c[k, f] = max over k1 + k2 <= k and disjoint f1 | f2 = f of a[k1, f1] + b[k2, f2]."""
+    """c[k, f] = max over k1 + k2 = k and disjoint f1 | f2 = f of a[k1, f1] + b[k2, f2]."""
     n = a.shape[0]
+    lag = np.arange(n)[None, :] - np.arange(n)[:, None]  # [k1, k] -> k2 = k - k1
+    ok = lag >= 0
+    lag = np.where(ok, lag, 0)
+    shifted = [np.where(ok, b[lag, f2], NEG) for f2 in range(4)]  # [k1, k] -> b[k - k1, f2]
     out = np.full_like(a, NEG)
     for f1 in range(4):
         for f2 in range(4):
-            if f1 & f2:
-                continue
-            for i in range(n):
-                np.maximum(out[i:, f1 | f2], a[i, f1] + b[: n - i, f2], out=out[i:, f1 | f2])
+            if not f1 & f2:
+                best = (a[:, f1][:, None] + shifted[f2]).max(axis=0)
+                np.maximum(out[:, f1 | f2], best, out=out[:, f1 | f2])
     return out
 
 
@@ -359,6 +362,8 @@ class PositionalBound:
         self._sums: dict[tuple[int, float], float] = {}
         self._hull: dict[tuple[bool, bool, bool], tuple[np.ndarray, np.ndarray]] = {}
         self._counts: dict[tuple[tuple[bool, bool, bool], float], np.ndarray] = {}
+        self._by_role: dict[int, list[tuple[tuple[bool, bool, bool], list[int], np.ndarray,
+                                            np.ndarray]]] = {}
         self._faster: dict[tuple[bool, bool, bool], np.ndarray] = {}
         # _leaner[a, b]: a uses no more GPUs than b in every node group (a != b).
         self._leaner = ((self.use[:, None, :] <= self.use[None, :, :]).all(axis=2)
@@ -393,19 +398,45 @@ class PositionalBound:
         """The position classes of a p-stage pipeline with their layer ranges at (t, r), classes
         of one role whose ranges coincide merged into one (their in-flight counts no longer
         matter: memory does not bind there), which keeps the LPs small on long pipelines."""
-        merged: dict[tuple[object, ...], list[object]] = {}
-        tables: dict[tuple[bool, bool, bool], tuple[np.ndarray, np.ndarray]] = {}
-        for role, f, mult in self._classes(p):
-            if role not in tables:
-                tables[role] = self._layer_table(role, t, r)
-            most, fewest = self._layers(role, f, tables[role])
-            key = (role, most.tobytes(), fewest.tobytes())
-            hit = merged.get(key)
-            if hit is None:
-                merged[key] = [role, f, mult, (most, fewest)]
-            else:
-                hit[2] = int(hit[2]) + mult  # type: ignore[call-overload]
-        return [tuple(v) for v in merged.values()]  # type: ignore[misc]
+        out: list[tuple[tuple[bool, bool, bool], int, int, tuple[np.ndarray, np.ndarray]]] = []
+        for role, flights, mults, room in self._role_classes(p):
+            most, fewest = self._layers(room, self._layer_table(role, t, r))
+            merged: dict[bytes, int] = {}  # row of (most, fewest) -> index in out
+            for k in range(len(flights)):
+                key = most[k].tobytes() + fewest[k].tobytes()
+                at = merged.get(key)
+                if at is None:
+                    merged[key] = len(out)
+                    out.append((role, flights[k], int(mults[k]), (most[k], fewest[k])))
+                else:
+                    hit = out[at]
+                    out[at] = (hit[0], hit[1], hit[2] + int(mults[k]), hit[3])
+        return out
+
+    def _role_classes(self, p: int) -> list[
+            tuple[tuple[bool, bool, bool], list[int], np.ndarray, np.ndarray]]:
+        """The position classes of a p-stage pipeline grouped by role (in pipeline order): the
+        role, its classes' in-flight counts and multiplicities, and the layers each
+        configuration's memory allows at each (rows: classes)."""
+        hit = self._by_role.get(p)
+        if hit is None:
+            roles: dict[tuple[bool, bool, bool], list[tuple[int, int]]] = {}
+            for role, f, mult in self._classes(p):
+                roles.setdefault(role, []).append((f, mult))
+            hit = []
+            for role, items in roles.items():
+                flights = [f for f, _ in items]
+                room = np.stack([self._room_at(role, f) for f in flights])
+                hit.append((role, flights, np.array([k for _, k in items]), room))
+            self._by_role[p] = hit
+        return hit
+
+    def _room_at(self, role: tuple[bool, bool, bool], in_flight: int) -> np.ndarray:
+        mem = self._mem.get((*role, in_flight))
+        if mem is None:
+            mem = self._room(role, in_flight)
+            self._mem[(*role, in_flight)] = mem
+        return mem
 
     def _undominated_by_room(self, most: np.ndarray, fewest: np.ndarray) -> np.ndarray:
         """Configurations usable at a position that no other one dominates for the capacity LP:
@@ -507,22 +538,21 @@ class PositionalBound:
         first = np.where(ok.any(axis=1), np.argmax(ok, axis=1), width)
         return last, first
 
-    def _layers(self, role: tuple[bool, bool, bool], in_flight: int,
-                table: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-        """(most, fewest) layers each configuration may hold at this position with stage time
-        <= t, tail <= r and memory within capacity (0, 0 where no count qualifies), from the
-        role's _layer_table at (t, r)."""
-        mem = self._mem.get((*role, in_flight))
-        if mem is None:
-            mem = self._room(role, in_flight)
-            self._mem[(*role, in_flight)] = mem
+    @staticmethod
+    def _layers(room: np.ndarray, table: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray,
+                                                                              np.ndarray]:
+        """(most, fewest) layers each configuration (columns) may hold at each position class of
+        one role (rows, whose memory allows `room` layers) with stage time <= t, tail <= r and
+        memory within capacity (0, 0 where no count qualifies), from the role's _layer_table at
+        (t, r)."""
         last, first = table
         if last.ndim == 1:  # r = inf: the counts of the prefix
-            most = np.minimum(last, mem)
+            most = np.minimum(last[None, :], room)
             return most, np.minimum(most, 1)
-        top = np.minimum(mem, last.shape[1]) - 1  # largest 0-based count memory allows
-        most = np.where(top >= 0, last[np.arange(len(top)), np.maximum(top, 0)] + 1, 0)
-        fewest = np.where(most > 0, first + 1, 0)
+        top = np.minimum(room, last.shape[1]) - 1  # largest 0-based count memory allows
+        columns = np.arange(room.shape[1])[None, :]
+        most = np.where(top >= 0, last[columns, np.maximum(top, 0)] + 1, 0)
+        fewest = np.where(most > 0, first[None, :] + 1, 0)
         return most, fewest
 
     def capacity(self, p: int, t: float, r: float = math.inf) -> float:
