@@ -142,6 +142,11 @@ def _dedup(pieces: tuple[Affine, ...]) -> tuple[Affine, ...]:
     return tuple(dict.fromkeys(pieces))
 
 
+_AFFINE_TERMS = ("fwd_s", "tp_fwd_s", "bwd_s", "tp_bwd_s", "zero_fwd_s", "zero_bwd_s", "end_comm_s",
+                 "optimizer_s")
+"""The ReplicaTerms fields a stage's affine pieces are built from (each read at n = 1, 2, 3)."""
+
+
 def _affine(f1: float, f2: float) -> Affine:
     return Affine(f2 - f1, 2 * f1 - f2)
 
@@ -238,13 +243,15 @@ class CoefficientCache:
                    t3: ReplicaTerms) -> StageCoefficients:
         """Affine pieces of one replica group from its terms at n = 1, 2 (checked at n = 3)."""
 
-        def aff(name: str) -> Affine:
+        affine: dict[str, Affine] = {}
+        for name in _AFFINE_TERMS:
             a = _affine(getattr(t1, name), getattr(t2, name))
             v3 = getattr(t3, name)
             if abs(a.at(3) - v3) > 1e-9 * max(1.0, abs(v3)):
                 raise HaapError(f"internal error: {name} of {c.label()} is not affine in the "
                                 "layer count; the exact search relies on it")
-            return a
+            affine[name] = a
+        aff = affine.__getitem__
 
         fwd = Affine(aff("fwd_s").slope + aff("tp_fwd_s").slope,
                      aff("fwd_s").intercept + aff("tp_fwd_s").intercept)
