@@ -523,10 +523,13 @@ class PositionalBound:
                      r: float) -> tuple[np.ndarray, np.ndarray]:
         """What every position of one role shares at (t, r), whatever its micro-batches in
         flight: per configuration and layer count n, the largest n' <= n whose stage time is
-        <= t and tail <= r (-1: none), and the smallest such n' at all (width: none); 0-based."""
+        <= t and tail <= r (-1: none), and the smallest such n' at all (width: none); 0-based.
+        With r = inf the qualifying counts are a prefix, and the table is their number per
+        configuration (cached per (role, t): the bisections probe the same t for many p) and an
+        empty array."""
         tau_m, tail_m = self._matrices(role)
         width = tau_m.shape[1]
-        if math.isinf(r):  # rows do not decrease: the qualifying counts are a prefix
+        if math.isinf(r):  # rows do not decrease
             counts = self._counts.get((role, t))
             if counts is None:
                 counts = (tau_m <= t).sum(axis=1)
