@@ -36,8 +36,10 @@ from haap_solver.search.coefficients import (
 )
 from haap_solver.search.formulation import SubProblem
 from haap_solver.search.solve import (
+    BottleneckCosts,
     SearchState,
     _layer_rate_bounds,
+    _stage_time_cap,
     fluid_fill,
     group_layer_rates,
     lower_bound,
@@ -68,10 +70,10 @@ def memory_bound_instances(draw: st.DrawFn) -> Instance:
 
 
 def _sub_problem_optima(instance: Instance, state: SearchState, sub: SubProblem,
-                        limit: int = 4000) -> tuple[float, float] | None:
-    """(least iteration time, least bottleneck) over every valid plan of the sub-problem (with
-    state.require_mixed: with a mixed-type stage), by enumeration; None when it has no valid plan
-    or more than `limit` plans."""
+                        limit: int = 4000) -> tuple[float, float, float] | None:
+    """(least iteration time, least bottleneck, bottleneck of the fastest plan) over every valid
+    plan of the sub-problem (with state.require_mixed: with a mixed-type stage), by enumeration;
+    None when it has no valid plan or more than `limit` plans."""
     cm = state.cost_model
     L, p, b = instance.model.num_layers, sub.num_stages, sub.micro_batch
     budget = {g.name: g.num_gpus for g in instance.cluster.node_groups}
@@ -89,13 +91,15 @@ def _sub_problem_optima(instance: Instance, state: SearchState, sub: SubProblem,
                               note="test")
             if plan is None or plan_violations(instance, plan, cost_model=cm):
                 continue
-            best_time = min(best_time, cm.evaluate(plan).iteration_time_s)
             taus = [state.cache.coefficients(c, b, i == 0, i == p - 1, p > 1).tau(n)
                     for i, (c, n) in enumerate(zip(seq, layers, strict=True))]
+            iteration = cm.evaluate(plan).iteration_time_s
+            if iteration < best_time:
+                best_time, fastest_bottleneck = iteration, max(taus)
             best_bottleneck = min(best_bottleneck, max(taus))
     if not math.isfinite(best_time):
         return None
-    return best_time, best_bottleneck
+    return best_time, best_bottleneck, fastest_bottleneck
 
 
 @settings(max_examples=25, deadline=None, derandomize=True,
@@ -162,12 +166,16 @@ def _check_bounds(state: SearchState) -> int:
                 truth = _sub_problem_optima(instance, state, sub)
                 if truth is None:
                     continue
-                best_time, best_bottleneck = truth
+                best_time, best_bottleneck, fastest_bottleneck = truth
                 checked += 1
                 floor = state.bottleneck_floor(sub, p_cap)
                 assert floor <= best_bottleneck * (1 + 1e-9), (sub, floor, best_bottleneck)
                 cheap = lower_bound(state, sub, floors)
                 assert cheap <= best_time * (1 + 1e-9), (sub, cheap, best_time)
+                for incumbent in (2 * best_time, 1.2 * best_time, 1.05 * best_time):
+                    # The fastest plan beats these incumbents: its bottleneck is within the cap.
+                    cap = _stage_time_cap(state, sub, floors, incumbent)
+                    assert fastest_bottleneck <= cap * (1 + 1e-9), (sub, incumbent, cap)
                 for incumbent in (math.inf, 2 * best_time, 1.2 * best_time, 1.05 * best_time,
                                   best_time, 0.7 * best_time):
                     # One state for all: what a bisection stopped early keeps must stay valid.
@@ -610,3 +618,19 @@ def test_combine_is_the_max_plus_convolution(n: int, data: st.DataObject) -> Non
             best = max([a[k1, f1] + b[k - k1, f2] for k1 in range(k + 1) for f1 in range(4)
                         for f2 in range(4) if not f1 & f2 and f1 | f2 == f] + [NEG])
             assert got[k, f] == best, (k, f, got[k, f], best)
+
+
+@settings(max_examples=100, deadline=None, derandomize=True)
+@given(st.lists(st.integers(0, 30), min_size=2, max_size=6), st.integers(1, 4),
+       st.integers(1, 60))
+def test_cap_below_is_the_end_of_the_last_interval_that_may_beat(fills: list[int], m: int,
+                                                                  stop: int) -> None:
+    """BottleneckCosts.cap_below (Sec. 4.2): every bottleneck in an interval whose bound is below
+    `stop` is at most the cap, and the cap is the end of such an interval (or inf)."""
+    grid = np.arange(1.0, len(fills) + 1)  # intervals [1, 2), [2, 3), ..., [n, inf)
+    costs = BottleneckCosts(grid, np.array(fills, dtype=float), m)
+    bounds = np.maximum(np.array(fills, dtype=float), grid) + (m - 1) * grid
+    cap = costs.cap_below(float(stop))
+    ends = [*grid[1:].tolist(), math.inf]
+    may = [end for bound, end in zip(bounds, ends, strict=True) if bound < stop]
+    assert cap == (max(may) if may else grid[0])

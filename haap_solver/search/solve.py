@@ -504,7 +504,20 @@ class BottleneckCosts:
         return float((np.maximum(self.fills[keep], lo) + (self.m - 1) * lo).min())
 
     def least(self) -> float:
-        return float((np.maximum(self.fills, self.grid) + (self.m - 1) * self.grid).min())
+        return float(self._interval_bounds().min())
+
+    def cap_below(self, stop: float) -> float:
+        """A bottleneck no plan costing less than `stop` exceeds: the upper end of the last
+        interval whose bound is below `stop` (inf if the unbounded one is)."""
+        below = self._interval_bounds() < stop
+        if below[-1]:
+            return math.inf
+        if not below.any():
+            return float(self.grid[0])  # no plan costs less than stop at all
+        return float(self.grid[1:][np.nonzero(below[:-1])[0].max()])
+
+    def _interval_bounds(self) -> np.ndarray:
+        return np.maximum(self.fills, self.grid) + (self.m - 1) * self.grid
 
 
 def bottleneck_costs(state: SearchState, sub: SubProblem, floors: tuple[float, float, float],
@@ -591,13 +604,17 @@ def _floor_and_tail(state: SearchState, sub: SubProblem, floors: tuple[float, fl
 def _stage_time_cap(state: SearchState, sub: SubProblem, floors: tuple[float, float, float],
                     incumbent_s: float) -> float:
     """Sec. 4.2: a plan better than the incumbent U has (m - 1) T + fill <= objective < U and
-    m T <= objective < U, so no stage time per micro-batch above this."""
+    m T <= objective < U, so no stage time per micro-batch above this; with the fluid fill of
+    Sec. 4.1, bottleneck interval by interval (BottleneckCosts.cap_below), often less."""
     if not math.isfinite(incumbent_s):
         return math.inf
     m = sub.num_micro_batches(state.instance)
     cap = incumbent_s / m
     if m > 1:
         cap = min(cap, (incumbent_s - _fill_floor(state, sub, floors)) / (m - 1))
+    bottleneck = _cheap_bottleneck(state, sub, floors)
+    if math.isfinite(bottleneck):  # the same with the fluid fill (Sec. 4.1), interval by interval
+        cap = min(cap, bottleneck_costs(state, sub, floors, bottleneck).cap_below(incumbent_s))
     return cap
 
 
