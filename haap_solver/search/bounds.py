@@ -23,6 +23,7 @@ from haap_solver.search.coefficients import (
     CoefficientCache,
     hull_candidates,
     pieces_below_pairs,
+    pieces_max,
 )
 from haap_solver.search.space import StageConfig
 
@@ -88,7 +89,7 @@ class CapacityBound:
             return np.zeros(0)
         co = cache.coefficients(c, b, first, last, multi)
         n = np.arange(1, n_max + 1, dtype=float)
-        taus = np.max([piece.slope * n + piece.intercept for piece in co.tau_pieces], axis=0)
+        taus = pieces_max(co.tau_pieces, n)
         return np.maximum.accumulate(taus)  # capacity must be monotone in T
 
     def capacity(self, t_index: int) -> np.ndarray:
@@ -428,17 +429,10 @@ class PositionalBound:
             hit = []
             for role, items in roles.items():
                 flights = [f for f, _ in items]
-                room = np.stack([self._room_at(role, f) for f in flights])
+                room = np.stack([self._room(role, f) for f in flights])
                 hit.append((role, flights, np.array([k for _, k in items]), room))
             self._by_role[p] = hit
         return hit
-
-    def _room_at(self, role: tuple[bool, bool, bool], in_flight: int) -> np.ndarray:
-        mem = self._mem.get((*role, in_flight))
-        if mem is None:
-            mem = self._room(role, in_flight)
-            self._mem[(*role, in_flight)] = mem
-        return mem
 
     def _undominated_by_room(self, most: np.ndarray, fewest: np.ndarray) -> np.ndarray:
         """Configurations usable at a position that no other one dominates for the capacity LP:
@@ -503,7 +497,11 @@ class PositionalBound:
     def _room(self, role: tuple[bool, bool, bool], in_flight: int) -> np.ndarray:
         """Layers each configuration's memory allows at a position (CoefficientCache.max_layers),
         for all configurations at once from the bilinear memory form (Sec. 2), rounded up at
-        floating-point ties: a bound may over-estimate room, never under-estimate it."""
+        floating-point ties: a bound may over-estimate room, never under-estimate it. Cached
+        per (role, in-flight count)."""
+        hit = self._mem.get((*role, in_flight))
+        if hit is not None:
+            return hit
         coef = self._bilinear.get(role)
         if coef is None:  # (configs, parts, 4); a padding part (all zero) never binds
             forms = [self.cache.memory_bilinear(c, self.b, *role) for c in self.configs]
@@ -519,7 +517,9 @@ class PositionalBound:
         with np.errstate(divide="ignore", invalid="ignore"):
             most = np.where(slope > 0, np.floor((1 - a - c * f) / slope + 1e-9), np.inf)
         most = np.where(one > 1 + 1e-9, 0.0, most)
-        return np.clip(most.min(axis=1), 0, self.L).astype(int)
+        hit = np.clip(most.min(axis=1), 0, self.L).astype(int)
+        self._mem[(*role, in_flight)] = hit
+        return hit
 
     def _layer_table(self, role: tuple[bool, bool, bool], t: float,
                      r: float) -> tuple[np.ndarray, np.ndarray]:
@@ -621,8 +621,7 @@ class PositionalBound:
                 if fits == 0:
                     continue
                 pieces = self.cache.coefficients(c, self.b, *role).tau_pieces
-                tau[k, :fits] = np.max([pc.slope * n[:fits] + pc.intercept for pc in pieces],
-                                       axis=0)
+                tau[k, :fits] = pieces_max(pieces, n[:fits])
                 vertex[k, :fits] = hull_candidates(pieces, fits)
             hit = (tau, vertex)
             self._hull[role] = hit

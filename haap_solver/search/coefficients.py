@@ -61,6 +61,11 @@ class StageCoefficients:
         return max(p.at(n) for p in self.tail_pieces)
 
 
+def pieces_max(pieces: tuple[Affine, ...], n: np.ndarray) -> np.ndarray:
+    """max over the pieces of slope * n + intercept, at every layer count of `n` at once."""
+    return np.max([q.slope * n + q.intercept for q in pieces], axis=0)
+
+
 def pieces_below(a: tuple[Affine, ...], b: tuple[Affine, ...], n_max: int) -> bool:
     """max(a) <= max(b) on [1, n_max]: every piece of `a` lies below one piece of `b` at both ends
     (then below it everywhere, affine functions). A sufficient test."""

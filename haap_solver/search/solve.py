@@ -27,7 +27,7 @@ from haap_solver.instance import Instance
 from haap_solver.plan import Plan
 from haap_solver.search.backends import SolveOptions, get_backend
 from haap_solver.search.bounds import CapacityBound, PositionalBound
-from haap_solver.search.coefficients import CoefficientCache, StageCoefficients
+from haap_solver.search.coefficients import CoefficientCache, StageCoefficients, pieces_max
 from haap_solver.search.formulation import SubProblem, build_model, build_slots
 from haap_solver.search.heuristic import construct, seed_from_capacity
 from haap_solver.search.space import StageConfig, build_plan, micro_batch_candidates, stage_configs
@@ -230,8 +230,7 @@ class SearchState:
                 continue
             co = self.cache.coefficients(c, micro_batch, *role)
             for row, pieces in ((tau, co.tau_pieces), (tail, co.tail_pieces)):
-                row[k, :top] = np.max([q.slope * n[:top] + q.intercept for q in pieces],
-                                      axis=0)
+                row[k, :top] = pieces_max(pieces, n[:top])
         # Suffix minima: reverse, running minimum, reverse.
         tau = np.minimum.accumulate(tau[:, ::-1], axis=1)[:, ::-1]
         tail = np.minimum.accumulate(tail[:, ::-1], axis=1)[:, ::-1]
@@ -275,7 +274,7 @@ class SearchState:
             if g.name in fastest:
                 room = g.num_gpus * rho.get(g.name, 0.0)
                 gains.append(np.clip(room - fastest[g.name] * steps, 0.0, fastest[g.name]))
-        capacity = sum(g.num_gpus * rho.get(g.name, 0.0) for g in self.instance.cluster.node_groups)
+        capacity = _cluster_rate(self.instance, rho)
         ranked = -np.sort(-np.concatenate(gains)) if gains else np.zeros(L)
         hit = np.minimum(np.concatenate([[0.0], np.cumsum(ranked[:L])]), capacity)
         self._stage_rates[key] = hit
@@ -376,10 +375,14 @@ def _layer_rate_bounds(state: SearchState, b: int,
     n_i / tau_i <= rho(c_i) gpus(c_i), and summing over stages sum_i n_i / tau_i <= C =
     sum_g G_g rho_max(g); with tau_i <= T, T >= L / C. (formulations/stage-assignment.md, Sec. 4)
     """
-    inst = state.instance
     rho, per_layer_min = group_layer_rates(state, b, configs)
-    capacity = sum(g.num_gpus * rho.get(g.name, 0.0) for g in inst.cluster.node_groups)
-    return inst.model.num_layers / capacity, per_layer_min, capacity
+    capacity = _cluster_rate(state.instance, rho)
+    return state.instance.model.num_layers / capacity, per_layer_min, capacity
+
+
+def _cluster_rate(instance: Instance, rho: dict[str, float]) -> float:
+    """C = sum_g G_g rho_g: the layers per second the whole cluster advances at best (Sec. 4.1)."""
+    return sum(g.num_gpus * rho.get(g.name, 0.0) for g in instance.cluster.node_groups)
 
 
 def group_layer_rates(state: SearchState, b: int,
