@@ -375,7 +375,7 @@ def bench_report(rows: list[dict[str, Any]], instances: list[Instance], *, metho
     lines += ["", "## Methods", "",
               "- `haap`: the exact search (`haap_solver.search.solve`, `auto` backend: CP-SAT for "
               "models of up to 400 variables, HiGHS above; mixed-type stages included; seeded "
-              "with the uniform-grid and Metis-style plans)"
+              "with the uniform-grid plan and, where it lingers, the Metis-style one)"
               + ("; `haap-single`: the same with single-type stages only (`mixed=False`, see "
                  "below)" if "haap-single" in methods else "")
               + ("; `haap-cpsat`: the same as `haap` with CP-SAT" if "haap-cpsat" in methods

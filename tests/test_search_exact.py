@@ -545,3 +545,39 @@ def test_layer_split_matches_restricted_milp_on_a_shipped_instance() -> None:
                     assert plan is not None and not plan_violations(inst, plan, cost_model=cm)
                     assert rel(cm.evaluate(plan).iteration_time_s, got[1]) <= 1e-9
     assert checked >= 10
+
+
+@pytest.mark.parametrize("grid_has_plan", [True, False])
+def test_metis_seed_runs_only_where_the_search_has_not_beaten_the_grid(
+        monkeypatch: pytest.MonkeyPatch, grid_has_plan: bool) -> None:
+    """The Metis-style seed (Sec. 6, Seeds) runs at its turn unless the search's own incumbent
+    already beats the uniform-grid seed. The grid seed is faked: its real plan (the optimum of
+    the toy instance, which no plan of the search beats strictly), or no plan at all (which any
+    plan beats)."""
+    import importlib
+
+    solve_module = importlib.import_module("haap_solver.search.solve")
+    uniform_module = importlib.import_module("haap_solver.baselines.uniform")
+    metis_module = importlib.import_module("haap_solver.baselines.metis")
+    inst = load_instance(SMALL_DIR / "toy-gpt-6l-a100x2-t4x2.toml")
+    real_uniform, real_metis = uniform_module.uniform, metis_module.metis
+    grid = real_uniform(inst, time_limit_s=30)
+    assert grid.plan is not None
+    if not grid_has_plan:
+        grid = replace(grid, plan=None, evaluation=None, iteration_time_s=math.inf)
+    calls: list[str] = []
+
+    def fake_uniform(*args: object, **kwargs: object) -> object:
+        calls.append("uniform")
+        return grid
+
+    def counted_metis(*args: object, **kwargs: object) -> object:
+        calls.append("metis")
+        return real_metis(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(uniform_module, "uniform", fake_uniform)
+    monkeypatch.setattr(metis_module, "metis", counted_metis)
+    monkeypatch.setattr(solve_module, "SEED_AFTER_SHARE", 0.0)  # Metis's turn comes at once
+    res = solve(inst, time_limit_s=30, mixed=False)
+    assert res.plan is not None and res.status == "optimal"
+    assert calls == (["uniform", "metis"] if grid_has_plan else ["uniform"])
