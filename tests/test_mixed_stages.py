@@ -192,3 +192,31 @@ def test_cli_mixed_finds_the_mixed_stage(capsys: pytest.CaptureFixture[str]) -> 
     # The first phase is the single-type search: the same optimum as --no-mixed.
     assert (f"single-type stages first: optimal {single['iteration_time_s']:.4f} s"
             in " ".join(err.split()))
+
+
+@pytest.mark.parametrize("name", ["llama3.2-1b-h100x4-l40sx4", "gpt3-2.7b-a100-40gx8-v100x8"])
+def test_replica_group_caches_change_no_coefficient(name: str) -> None:
+    """Pieces and memory are cached per replica group (device, TP, share, and the stage's DP
+    degree, recomputation, role and ring), shared by every mixed stage with that group: a cache
+    warmed by all candidates gives each one exactly what a fresh cache gives it alone."""
+    from haap_solver.search.coefficients import CoefficientCache
+
+    inst = load_instance(ROOT / "instances" / f"{name}.toml")
+    cm = CostModel(inst)
+    warm = CoefficientCache(cm)
+    roles = ((True, True, False), (True, False, True), (False, True, True), (False, False, True))
+    checked = 0
+    for b in SearchState(inst).micro_batches():
+        candidates = warm.mixed_candidates(b)
+        for c, role in itertools.product(candidates, roles):
+            warm.coefficients(c, b, *role)
+            warm.memory_bilinear(c, b, *role)
+            warm.max_layers(c, b, *role, 2)
+        for c, role in itertools.product(candidates, roles):
+            fresh = CoefficientCache(cm)
+            assert warm.part_coefficients(c, b, *role) == fresh.part_coefficients(c, b, *role)
+            assert warm.coefficients(c, b, *role) == fresh.coefficients(c, b, *role)
+            assert warm.memory_bilinear(c, b, *role) == fresh.memory_bilinear(c, b, *role)
+            assert warm.max_layers(c, b, *role, 2) == fresh.max_layers(c, b, *role, 2)
+            checked += 1
+    assert checked > 100

@@ -193,17 +193,25 @@ class CoefficientCache:
     def stage_params(self, n: int, first: bool, last: bool, multi_stage: bool) -> float:
         return self.cm.params_held(n, first, last, multi_stage)
 
+    def dp_link(self, c: StageConfig, micro_batch: int) -> tuple[float, float]:
+        """(GB/s, latency s) of the stage's data-parallel ring (CostModel.dp_link; cached)."""
+        key = ("link", c, micro_batch)
+        hit = self._misc.get(key)
+        if hit is None:
+            hit = self.cm.dp_link(self.replicas(c, micro_batch)) if c.dp > 1 else (1.0, 0.0)
+            self._misc[key] = hit
+        return hit  # type: ignore[return-value]
+
     def terms(self, c: StageConfig, micro_batch: int, n: int, first: bool, last: bool,
               multi_stage: bool) -> list[ReplicaTerms]:
         """CostModel.replica_terms of every replica group of `c` (one unless mixed), as
         evaluate() computes them: the data-parallel degree and ring are the whole stage's."""
-        reps = self.replicas(c, micro_batch)
-        gb_s, lat = self.cm.dp_link(reps) if c.dp > 1 else (1.0, 0.0)
+        gb_s, lat = self.dp_link(c, micro_batch)
         params = self.stage_params(n, first, last, multi_stage)
         return [self.cm.replica_terms(
             device=r.device, tp=r.tp, share=r.micro_batch_share, dp=c.dp, recompute=c.recompute,
             num_layers=n, params=params, is_first=first, is_last=last, dp_gb_s=gb_s,
-            dp_latency_s=lat) for r in reps]
+            dp_latency_s=lat) for r in self.replicas(c, micro_batch)]
 
     # -- coefficients ------------------------------------------------------------------------------
     def coefficients(self, c: StageConfig, micro_batch: int, first: bool, last: bool,
@@ -233,16 +241,33 @@ class CoefficientCache:
 
     def part_coefficients(self, c: StageConfig, micro_batch: int, first: bool, last: bool,
                           multi_stage: bool) -> list[StageCoefficients]:
-        """Affine pieces of each replica group of `c` on its own (one entry unless mixed)."""
+        """Affine pieces of each replica group of `c` on its own (one entry unless mixed).
+
+        A replica group's terms depend on its device, TP degree and share, and on the stage's
+        data-parallel degree, recomputation, role and ring, not on the other groups: mixed stages
+        share groups (three mixed candidates per distinct group at 1,024 GPUs), so the pieces are
+        cached per group under that key."""
         key = ("parts", c, micro_batch, first, last, multi_stage)
         hit = self._misc.get(key)
         if hit is not None:
             return hit  # type: ignore[return-value]
-        t1s, t2s, t3s = (self.terms(c, micro_batch, n, first, last, multi_stage)
-                         for n in (1, 2, 3))
-        out = [self._pieces_of(c, t1, t2, t3) for t1, t2, t3 in zip(t1s, t2s, t3s, strict=True)]
+        gb_s, lat = self.dp_link(c, micro_batch)
+        out = []
+        for r in self.replicas(c, micro_batch):
+            part_key = ("part", r.device, r.tp, r.micro_batch_share, c.dp, c.recompute, first,
+                        last, multi_stage, gb_s, lat)
+            pieces = self._misc.get(part_key)
+            if pieces is None:
+                t1, t2, t3 = (self.cm.replica_terms(
+                    device=r.device, tp=r.tp, share=r.micro_batch_share, dp=c.dp,
+                    recompute=c.recompute, num_layers=n,
+                    params=self.stage_params(n, first, last, multi_stage), is_first=first,
+                    is_last=last, dp_gb_s=gb_s, dp_latency_s=lat) for n in (1, 2, 3))
+                pieces = self._pieces_of(c, t1, t2, t3)
+                self._misc[part_key] = pieces
+            out.append(pieces)
         self._misc[key] = out
-        return out
+        return out  # type: ignore[return-value]
 
     def _pieces_of(self, c: StageConfig, t1: ReplicaTerms, t2: ReplicaTerms,
                    t3: ReplicaTerms) -> StageCoefficients:
@@ -395,6 +420,17 @@ class CoefficientCache:
 
     def _part_max_layers(self, c: StageConfig, r: ReplicaPart, first: bool, last: bool,
                          multi_stage: bool, in_flight: int) -> int:
+        # Cached per replica group: its memory does not depend on the stage's other groups.
+        key = ("maxp", r.device, r.tp, r.share, c.dp, c.recompute, first, last, multi_stage,
+               in_flight)
+        hit = self._misc.get(key)
+        if hit is None:
+            hit = self._part_max_layers_uncached(c, r, first, last, multi_stage, in_flight)
+            self._misc[key] = hit
+        return hit  # type: ignore[return-value]
+
+    def _part_max_layers_uncached(self, c: StageConfig, r: ReplicaPart, first: bool, last: bool,
+                                  multi_stage: bool, in_flight: int) -> int:
         total = self.instance.model.num_layers
 
         def used(n: int) -> tuple[float, float]:
@@ -425,6 +461,12 @@ class CoefficientCache:
             return hit  # type: ignore[return-value]
         out = []
         for r in c.replica_parts(micro_batch):
+            part_key = ("memp", r.device, r.tp, r.share, c.dp, c.recompute, first, last,
+                        multi_stage)
+            form = self._misc.get(part_key)
+            if form is not None:  # the same replica group in another stage: cached per group
+                out.append(form)
+                continue
             cap = self.instance.device(r.device).memory_gib * GIB
 
             def mem(n: int, f: int, r: ReplicaPart = r, cap: float = cap) -> float:
@@ -437,7 +479,9 @@ class CoefficientCache:
             d = m22 - m21 - m12 + m11
             b = m21 - m11 - d
             cc = m12 - m11 - d
-            out.append((m11 - b - cc - d, b, cc, d))
+            form = (m11 - b - cc - d, b, cc, d)
+            self._misc[part_key] = form
+            out.append(form)
         self._misc[key] = out
         return out
 
