@@ -489,7 +489,8 @@ class PositionalBound:
             for k, (c, r) in enumerate(zip(self.configs, taus, strict=True)):
                 tau_m[k, : len(r)] = r
                 co = self.cache.coefficients(c, self.b, *role)
-                tail_m[k, : len(r)] = [co.tail(n) for n in range(1, len(r) + 1)]
+                tail_m[k, : len(r)] = pieces_max(co.tail_pieces,
+                                                 np.arange(1, len(r) + 1, dtype=float))
             hit = (tau_m, tail_m)
             self._rows[role] = hit
         return hit
