@@ -10,10 +10,12 @@ optimal.
 
 from __future__ import annotations
 
+import itertools
 import math
 from pathlib import Path
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from tiny_instances import tiny_instance
@@ -22,6 +24,7 @@ from haap_solver.baselines.bruteforce import _sequences, compositions
 from haap_solver.instance import Instance, load_instance
 from haap_solver.search.bounds import (
     NEG,
+    ROLES,
     PositionalBound,
     _combine,
     _group_capacity,
@@ -456,9 +459,9 @@ def _continuous_stage_sum(positional: PositionalBound, p: int, t: float) -> floa
 
 def _check_stage_sums(state: SearchState) -> int:
     """S(T) of every enumerable sub-problem against its valid plans (S(T) at a plan's bottleneck
-    may not exceed the plan's sum of stage times) and against the continuous LP (the hull
-    formulation may only be tighter); the fluid fill and the stage-count rate (Sec. 4.1) against
-    every plan. Returns how many bottleneck values were compared."""
+    may not exceed the plan's sum of stage times and pipeline links) and against the continuous
+    LP (the hull formulation may only be tighter); the fluid fill and the stage-count rate
+    (Sec. 4.1) against every plan. Returns how many bottleneck values were compared."""
     instance = state.instance
     L = instance.model.num_layers
     budget = {g.name: g.num_gpus for g in instance.cluster.node_groups}
@@ -483,7 +486,12 @@ def _check_stage_sums(state: SearchState) -> int:
                             continue
                         taus = [state.cache.coefficients(c, b, i == 0, i == p - 1, p > 1).tau(n)
                                 for i, (c, n) in enumerate(zip(seq, layers, strict=True))]
-                        sums[max(taus)] = min(sums.get(max(taus), math.inf), sum(taus))
+                        # The objective's 2 sum_j c_j: each link is its slower side (model (8)).
+                        links = [max(state.cache.p2p_side(a, b, z.link_key),
+                                     state.cache.p2p_side(z, b, a.link_key))
+                                 for a, z in itertools.pairwise(seq)]
+                        sums[max(taus)] = min(sums.get(max(taus), math.inf),
+                                              sum(taus) + 2 * sum(links))
                         # The fluid bounds of Sec. 4.1 hold for every plan.
                         _, layer_floor, rate = floors
                         fluid = fluid_fill(L, p, layer_floor, rate, np.array([max(taus)]))[0]
@@ -634,3 +642,31 @@ def test_cap_below_is_the_end_of_the_last_interval_that_may_beat(fills: list[int
     ends = [*grid[1:].tolist(), math.inf]
     may = [end for bound, end in zip(bounds, ends, strict=True) if bound < stop]
     assert cap == (max(may) if may else grid[0])
+
+
+@pytest.mark.parametrize("require_mixed", [False, True])
+def test_stage_sum_pruning_leaves_s_unchanged(monkeypatch: pytest.MonkeyPatch,
+                                              require_mixed: bool) -> None:
+    """S(T) drops a configuration another one beats in GPUs, room, stage time and least link
+    side (_undominated_at): the LP optimum must be the one over every usable configuration, for
+    every micro-batch, stage count and a spread of bottlenecks. On this Ethernet cluster the
+    link sides differ enough that pruning on stage time alone changes S."""
+    state = SearchState(load_instance(INSTANCES / "llama3.2-1b-rtx4090-a10.toml"), mixed=True)
+    state.require_mixed = require_mixed
+    pruned: dict[tuple[int, int, float], float] = {}
+    for b in state.micro_batches():
+        if not state.configs(b):
+            continue
+        positional = state.positional_bound(b, "1f1b")
+        t_values = sorted({float(v) for role in ROLES
+                           for v in positional._matrices(role)[0].ravel() if np.isfinite(v)})
+        for q in (0.05, 0.1, 0.2, 0.3, 0.4, 0.6, 0.8, 1.0):
+            t = t_values[int(q * (len(t_values) - 1))]
+            for p in range(1, min(positional.L, 12) + 1):
+                pruned[(b, p, t)] = positional.stage_sum_floor(p, t)
+        positional._sums.clear()
+    monkeypatch.setattr(PositionalBound, "_undominated_at",
+                        lambda self, role, most: np.nonzero(most >= 1)[0])
+    for (b, p, t), value in pruned.items():
+        full = state.positional_bound(b, "1f1b").stage_sum_floor(p, t)
+        assert value == pytest.approx(full, rel=1e-9, abs=1e-12), (b, p, t, value, full)

@@ -386,6 +386,19 @@ class PositionalBound:
         self._mem: dict[tuple[bool, bool, bool, int], np.ndarray] = {}
         self._bilinear: dict[tuple[bool, bool, bool], np.ndarray] = {}
         self._bracket: dict[int, tuple[int, int]] = {}
+        self._link_floor: np.ndarray | None = None
+
+    def link_floor(self) -> np.ndarray:
+        """pi(c): the least point-to-point side time of configuration c towards any neighbour
+        (any node group, or the node-group set of any mixed candidate). A pipeline link c_j is at
+        least either side's time, so c_j >= (pi(c_j) + pi(c_{j+1})) / 2 and the objective's
+        2 sum_j c_j >= sum_i deg_i pi(c_i), deg_i the stage's neighbours (Sec. 4.6)."""
+        if self._link_floor is None:
+            sides = sorted({*self.groups, *(c.link_key for c in self.configs)}, key=str)
+            self._link_floor = np.array(
+                [min(self.cache.p2p_side(c, self.b, h) for h in sides) for c in self.configs],
+                dtype=float).reshape(len(self.configs))
+        return self._link_floor
 
     def _classes(self, p: int) -> list[tuple[tuple[bool, bool, bool], int, int]]:
         """(role, in-flight, multiplicity) of the positions of a p-stage pipeline."""
@@ -464,7 +477,8 @@ class PositionalBound:
     def _undominated_at(self, role: tuple[bool, bool, bool], most: np.ndarray) -> np.ndarray:
         """Configurations usable at a position (most >= 1) that no other usable one dominates
         for S: same node group, no more GPUs, room for no fewer layers, stage time no larger at
-        any layer count (ties: the lower index stays). Dropping them leaves S unchanged: any LP
+        any layer count, and where the stage has links no slower least link side (ties: the
+        lower index stays). Dropping them leaves S unchanged: any LP
         solution moves a dominated configuration's share onto its dominator."""
         faster = self._faster.get(role)
         if faster is None:  # faster[a, b]: _leaner[a, b] and a's stage time <= b's on [1, L]
@@ -474,6 +488,9 @@ class PositionalBound:
             faster = np.zeros_like(self._leaner)
             first, second = np.nonzero(self._leaner)
             faster[first, second] = pieces_below_pairs(pieces, first, second, L)
+            if _links_of(role):  # and no slower link side (stage_sum_floor charges it)
+                pi = self.link_floor()
+                faster &= pi[:, None] <= pi[None, :]
             self._faster[role] = faster
         return _survivors(faster & (most[:, None] >= most[None, :]), most >= 1)
 
@@ -629,14 +646,16 @@ class PositionalBound:
         return hit
 
     def stage_sum_floor(self, p: int, t: float) -> float:
-        """S(T): least sum of stage times over the LP relaxation of the plans whose bottleneck is
-        at most T (Sec. 4.6); 0 when the LP cannot be solved (no claim), inf when infeasible.
+        """S(T): least sum of stage times and pipeline links (sum_i tau_i + 2 sum_j c_j) over the
+        LP relaxation of the plans whose stage times are at most T (Sec. 4.6); 0 when the LP
+        cannot be solved (no claim), inf when infeasible.
 
         A stage of configuration c in class k with n layers is the point (1, n, tau_c(n)); the LP
         takes convex combinations of those points, one weight per vertex of their lower convex
-        hull (n integer in [1, N_{c,k}(T)]):
+        hull (n integer in [1, N_{c,k}(T)]), and charges each stage deg_k pi(c) for its links
+        (link_floor; deg_k its neighbours: 2 in the middle, 1 at an end, 0 alone):
 
-            min  sum_{k,c,n} tau_c(n) l_kcn
+            min  sum_{k,c,n} (tau_c(n) + deg_k pi(c)) l_kcn
             s.t. sum_{c,n} l_kcn = mult_k,   sum_{k,c,n} n l_kcn = L,
                  sum_{k,c,n} gpus_g(c) l_kcn <= G_g,   l >= 0
         """
@@ -660,7 +679,10 @@ class PositionalBound:
             cols_class.append(np.full(len(rows), k))
             cols_cfg.append(usable[rows])
             cols_n.append(cols + 1.0)
-            cols_cost.append(tau[usable[rows], cols])
+            cost = tau[usable[rows], cols]
+            if _links_of(role):
+                cost = cost + _links_of(role) * self.link_floor()[usable[rows]]
+            cols_cost.append(cost)
         status, objective = self._assignment_lp(
             mult, np.concatenate(cols_class), np.concatenate(cols_cfg), np.concatenate(cols_n),
             np.concatenate(cols_cost), layers_lo=float(self.L), layers_hi=float(self.L))
@@ -819,6 +841,13 @@ class PositionalBound:
         lo = hi = _first_true(lambda i: self.holds_all_layers(p, t_values[i]), lo, hi)
         self._bracket[p] = (lo, hi)
         return t_values[lo]
+
+
+def _links_of(role: tuple[bool, bool, bool]) -> int:
+    """Pipeline links of a stage in `role` (first, last, multi-stage): 2 in the middle, 1 at an
+    end, 0 for the only stage."""
+    first, last, multi = role
+    return 0 if not multi else 2 - first - last
 
 
 def _survivors(beats: np.ndarray, usable: np.ndarray) -> np.ndarray:

@@ -577,7 +577,8 @@ def strong_lower_bound(state: SearchState, sub: SubProblem, floors: tuple[float,
         t_values = state.capacity_bound(sub.micro_batch, p_max).t_values
 
         def cost_of_interval(t_lo: float, t_hi: float) -> float:
-            # Sec. 4.6: the stages' sum with bottleneck <= t_hi is at least S(t_hi).
+            # Sec. 4.6: the stages' and links' sum with bottleneck <= t_hi is at least S(t_hi);
+            # it is also at least the fill (stages alone) and t_lo (the bottleneck is a term).
             stages = positional.stage_sum_floor(p, t_values[-1] if math.isinf(t_hi) else t_hi)
             return max(fill, t_lo, stages) + (m - 1) * t_lo
 
