@@ -478,8 +478,8 @@ class PositionalBound:
         """Configurations usable at a position (most >= 1) that no other usable one dominates
         for S: same node group, no more GPUs, room for no fewer layers, stage time no larger at
         any layer count, and where the stage has links no slower least link side (ties: the
-        lower index stays). Dropping them leaves S unchanged: any LP
-        solution moves a dominated configuration's share onto its dominator."""
+        lower index stays). Dropping them leaves S unchanged: any LP solution moves a dominated
+        configuration's share onto its dominator."""
         faster = self._faster.get(role)
         if faster is None:  # faster[a, b]: _leaner[a, b] and a's stage time <= b's on [1, L]
             L = self.L

@@ -202,17 +202,6 @@ class CoefficientCache:
             self._misc[key] = hit
         return hit  # type: ignore[return-value]
 
-    def terms(self, c: StageConfig, micro_batch: int, n: int, first: bool, last: bool,
-              multi_stage: bool) -> list[ReplicaTerms]:
-        """CostModel.replica_terms of every replica group of `c` (one unless mixed), as
-        evaluate() computes them: the data-parallel degree and ring are the whole stage's."""
-        gb_s, lat = self.dp_link(c, micro_batch)
-        params = self.stage_params(n, first, last, multi_stage)
-        return [self.cm.replica_terms(
-            device=r.device, tp=r.tp, share=r.micro_batch_share, dp=c.dp, recompute=c.recompute,
-            num_layers=n, params=params, is_first=first, is_last=last, dp_gb_s=gb_s,
-            dp_latency_s=lat) for r in self.replicas(c, micro_batch)]
-
     # -- coefficients ------------------------------------------------------------------------------
     def coefficients(self, c: StageConfig, micro_batch: int, first: bool, last: bool,
                      multi_stage: bool) -> StageCoefficients:
@@ -243,10 +232,10 @@ class CoefficientCache:
                           multi_stage: bool) -> list[StageCoefficients]:
         """Affine pieces of each replica group of `c` on its own (one entry unless mixed).
 
-        A replica group's terms depend on its device, TP degree and share, and on the stage's
-        data-parallel degree, recomputation, role and ring, not on the other groups: mixed stages
-        share groups (three mixed candidates per distinct group at 1,024 GPUs), so the pieces are
-        cached per group under that key."""
+        A replica group's terms (CostModel.replica_terms, as evaluate() computes them) depend on
+        its device, TP degree and share, and on the stage's data-parallel degree, recomputation,
+        role and ring, not on the other groups. Mixed stages share groups (at 1,024 GPUs the mixed
+        candidates have 15,868 groups, 5,145 of them distinct), so pieces are cached per group."""
         key = ("parts", c, micro_batch, first, last, multi_stage)
         hit = self._misc.get(key)
         if hit is not None:
