@@ -149,14 +149,29 @@ class SearchState:
                                                     require_mixed=self.require_mixed)
         return self._positional[key]
 
+    def granular_floor(self, sub: SubProblem, p_max: int) -> float:
+        """The GPU-granular bottleneck floor of Sec. 4.3 (inf: no plan holds every layer).
+
+        With require_mixed, only the least stage time any configuration can take: there the
+        relaxation of mixed stages (free items that fill the GPUs the stages leave) makes the
+        floor weak, and its dynamic program over thousands of mixed items cost more than it saved
+        (the mixed phase of llama3-8b-h100-a100-l40s 2.4 s -> 2.1 s, of
+        llama3-70b-h100x32-a100x32 1.2 s -> 0.9 s); the positional LP, which charges mixed
+        stages their GPUs exactly and has the row (M), does that work."""
+        capacity = self.capacity_bound(sub.micro_batch, p_max)
+        if self.require_mixed:
+            return capacity.t_values[0] if capacity.t_values else math.inf
+        return capacity.bottleneck_floor(sub.num_stages)
+
     def bottleneck_floor(self, sub: SubProblem, p_max: int, stop: float = math.inf) -> float:
-        """The larger of the GPU-granular (Sec. 4.3) and the positional (Sec. 4.4) bottleneck
-        floors of a sub-problem: no plan of it has a stage time per micro-batch below this.
+        """The larger of the GPU-granular (Sec. 4.3, `granular_floor`) and the positional
+        (Sec. 4.4) bottleneck floors of a sub-problem: no plan of it has a stage time per
+        micro-batch below this.
 
         With a finite `stop` (the largest bottleneck still worth finding) the positional search
         may end as soon as it proves the floor exceeds `stop`."""
         capacity = self.capacity_bound(sub.micro_batch, p_max)
-        floor = capacity.bottleneck_floor(sub.num_stages)
+        floor = self.granular_floor(sub, p_max)
         if not math.isfinite(floor):
             return floor
         positional = self.positional_bound(sub.micro_batch, sub.schedule)
@@ -553,7 +568,7 @@ def strong_lower_bound(state: SearchState, sub: SubProblem, floors: tuple[float,
     sub-problem can beat it (Sec. 4.2); the value returned is then still a valid bound.
     """
     t_floor = floors[0]
-    granular = state.capacity_bound(sub.micro_batch, p_max).bottleneck_floor(sub.num_stages)
+    granular = state.granular_floor(sub, p_max)
     if not math.isfinite(granular):
         return math.inf
     # The GPU-granular floor and the tail alone, no LP: enough to prune about half the
