@@ -84,13 +84,7 @@ class CapacityBound:
     @staticmethod
     def _taus(cache: CoefficientCache, c: StageConfig, b: int, first: bool, last: bool,
               multi: bool) -> np.ndarray:
-        n_max = cache.max_layers(c, b, first, last, multi, 1)
-        if n_max < 1:
-            return np.zeros(0)
-        co = cache.coefficients(c, b, first, last, multi)
-        n = np.arange(1, n_max + 1, dtype=float)
-        taus = pieces_max(co.tau_pieces, n)
-        return np.maximum.accumulate(taus)  # capacity must be monotone in T
+        return cache.stage_times(c, b, first, last, multi)
 
     def capacity(self, t_index: int) -> np.ndarray:
         """Most layers placeable by exactly-one-first, exactly-one-last plans of at most k stages

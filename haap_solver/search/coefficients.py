@@ -306,6 +306,26 @@ class CoefficientCache:
         return StageCoefficients(fwd_pieces=fwd_pieces, bwd_pieces=bwd_pieces,
                                  tau_pieces=tau_pieces, tail_pieces=tail_pieces)
 
+    def stage_times(self, c: StageConfig, micro_batch: int, first: bool, last: bool,
+                    multi_stage: bool) -> np.ndarray:
+        """Stage time at n = 1..(the layers that fit with one micro-batch in flight), as a
+        running maximum (the capacity bounds need it monotone in T); read-only, cached: the
+        capacity bound and the positional bound both use it."""
+        key = ("taus", c, micro_batch, first, last, multi_stage)
+        hit = self._misc.get(key)
+        if hit is not None:
+            return hit  # type: ignore[return-value]
+        n_max = self.max_layers(c, micro_batch, first, last, multi_stage, 1)
+        if n_max < 1:
+            out = np.zeros(0)
+        else:
+            co = self.coefficients(c, micro_batch, first, last, multi_stage)
+            n = np.arange(1, n_max + 1, dtype=float)
+            out = np.maximum.accumulate(pieces_max(co.tau_pieces, n))
+        out.flags.writeable = False
+        self._misc[key] = out
+        return out
+
     # -- mixed stages (formulations Sec. 1.1) -----------------------------------------------------
     def mixed_candidates(self, micro_batch: int) -> list[StageConfig]:
         """Every mixed stage configuration at `micro_batch`: each replica skeleton of
