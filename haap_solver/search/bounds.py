@@ -62,7 +62,7 @@ class CapacityBound:
         for c in configs:
             per_role = []
             for first, last, multi in ROLES:
-                per_role.append(self._taus(cache, c, micro_batch, first, last, multi))
+                per_role.append(cache.stage_times(c, micro_batch, first, last, multi))
             if c.mixed:
                 anchor = max(c.groups, key=lambda g: (c.gpus_in(g), g))
                 for g in c.groups:
@@ -71,7 +71,7 @@ class CapacityBound:
             else:
                 self.items[c.node_group].append((c.gpus, per_role))
                 self.item_configs[c.node_group].append(c)
-            only = self._taus(cache, c, micro_batch, True, True, False)
+            only = cache.stage_times(c, micro_batch, True, True, False)
             self.only.append((c.gpus, only))
             self.only_configs.append(c)
             for taus in (*per_role, only):
@@ -80,11 +80,6 @@ class CapacityBound:
         self._cap: dict[int, np.ndarray] = {}
         self._blocks: dict[str, tuple[_TauBlock, _TauBlock]] | None = None
         self._only_block = _TauBlock([(gpus, [taus], 1.0) for gpus, taus in self.only])
-
-    @staticmethod
-    def _taus(cache: CoefficientCache, c: StageConfig, b: int, first: bool, last: bool,
-              multi: bool) -> np.ndarray:
-        return cache.stage_times(c, b, first, last, multi)
 
     def capacity(self, t_index: int) -> np.ndarray:
         """Most layers placeable by exactly-one-first, exactly-one-last plans of at most k stages
@@ -493,7 +488,7 @@ class PositionalBound:
         per configuration, inf beyond what fits with one micro-batch in flight."""
         hit = self._rows.get(role)
         if hit is None:
-            taus = [CapacityBound._taus(self.cache, c, self.b, *role) for c in self.configs]
+            taus = [self.cache.stage_times(c, self.b, *role) for c in self.configs]
             width = max([len(r) for r in taus] + [1])
             tau_m = np.full((len(taus), width), np.inf)
             tail_m = np.full((len(taus), width), np.inf)

@@ -152,6 +152,14 @@ _AFFINE_TERMS = ("fwd_s", "tp_fwd_s", "bwd_s", "tp_bwd_s", "zero_fwd_s", "zero_b
 """The ReplicaTerms fields a stage's affine pieces are built from (each read at n = 1, 2, 3)."""
 
 
+def _group_key(c: StageConfig, r: ReplicaPart, first: bool, last: bool,
+               multi_stage: bool) -> tuple[object, ...]:
+    """What one replica group's pieces, memory and room depend on besides the stage's ring: its
+    device, TP degree and share, and the stage's data-parallel degree, recomputation and role
+    (not the stage's other groups). The per-group caches of CoefficientCache are keyed by it."""
+    return (r.device, r.tp, r.share, c.dp, c.recompute, first, last, multi_stage)
+
+
 def _affine(f1: float, f2: float) -> Affine:
     return Affine(f2 - f1, 2 * f1 - f2)
 
@@ -242,13 +250,12 @@ class CoefficientCache:
             return hit  # type: ignore[return-value]
         gb_s, lat = self.dp_link(c, micro_batch)
         out = []
-        for r in self.replicas(c, micro_batch):
-            part_key = ("part", r.device, r.tp, r.micro_batch_share, c.dp, c.recompute, first,
-                        last, multi_stage, gb_s, lat)
+        for r in c.replica_parts(micro_batch):
+            part_key = ("part", *_group_key(c, r, first, last, multi_stage), gb_s, lat)
             pieces = self._misc.get(part_key)
             if pieces is None:
                 t1, t2, t3 = (self.cm.replica_terms(
-                    device=r.device, tp=r.tp, share=r.micro_batch_share, dp=c.dp,
+                    device=r.device, tp=r.tp, share=r.share, dp=c.dp,
                     recompute=c.recompute, num_layers=n,
                     params=self.stage_params(n, first, last, multi_stage), is_first=first,
                     is_last=last, dp_gb_s=gb_s, dp_latency_s=lat) for n in (1, 2, 3))
@@ -430,8 +437,7 @@ class CoefficientCache:
     def _part_max_layers(self, c: StageConfig, r: ReplicaPart, first: bool, last: bool,
                          multi_stage: bool, in_flight: int) -> int:
         # Cached per replica group: its memory does not depend on the stage's other groups.
-        key = ("maxp", r.device, r.tp, r.share, c.dp, c.recompute, first, last, multi_stage,
-               in_flight)
+        key = ("maxp", *_group_key(c, r, first, last, multi_stage), in_flight)
         hit = self._misc.get(key)
         if hit is None:
             hit = self._part_max_layers_uncached(c, r, first, last, multi_stage, in_flight)
@@ -470,8 +476,7 @@ class CoefficientCache:
             return hit  # type: ignore[return-value]
         out = []
         for r in c.replica_parts(micro_batch):
-            part_key = ("memp", r.device, r.tp, r.share, c.dp, c.recompute, first, last,
-                        multi_stage)
+            part_key = ("memp", *_group_key(c, r, first, last, multi_stage))
             form = self._misc.get(part_key)
             if form is not None:  # the same replica group in another stage: cached per group
                 out.append(form)
