@@ -26,12 +26,13 @@ from tiny_instances import tiny_instance
 from haap_solver.cost.evaluate import CostModel
 from haap_solver.instance import Instance, load_instance
 from haap_solver.search.backends import BackendResult, SolveOptions, get_backend
-from haap_solver.search.coefficients import CoefficientCache
+from haap_solver.search.coefficients import Affine, CoefficientCache
 from haap_solver.search.dp import best_layer_split
 from haap_solver.search.formulation import (
     Slot,
     StageModel,
     SubProblem,
+    _active_pieces,
     build_model,
     build_slots,
 )
@@ -364,6 +365,20 @@ def test_full_models_of_the_mixed_instance(schedule: str) -> None:
     for b in (1, 2):
         for p in (2, 3):
             check_full_model(inst, SubProblem(p, b, schedule))
+
+
+@given(st.lists(st.tuples(st.integers(-4, 4), st.integers(-8, 8)), min_size=1, max_size=6),
+       st.integers(1, 12))
+def test_active_pieces_keep_the_maximum(pieces: list[tuple[int, int]], n_max: int) -> None:
+    """The hull form of (5) gives each configuration only the pieces that matter on [1, U]:
+    their maximum must be the maximum of all the pieces at every layer count there, and no piece
+    kept may lie under another kept one (which would only add rows)."""
+    affine = tuple(Affine(slope=a, intercept=b) for a, b in pieces)
+    kept = _active_pieces(affine, n_max)
+    for n in range(1, n_max + 1):
+        assert max(q.at(n) for q in kept) == max(q.at(n) for q in affine)
+    for a, b in itertools.permutations(kept, 2):
+        assert not (b.at(1) >= a.at(1) and b.at(n_max) >= a.at(n_max))
 
 
 # -- 3. scaling: the rounding error of the CP-SAT objective is within bound_s ---------------------

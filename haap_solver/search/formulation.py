@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from haap_solver.instance import Instance
-from haap_solver.search.coefficients import CoefficientCache, StageCoefficients
+from haap_solver.search.coefficients import Affine, CoefficientCache, StageCoefficients
 from haap_solver.search.lp import LinearProgram
 from haap_solver.search.space import StageConfig
 
@@ -114,11 +114,16 @@ def _key_order(key: str | tuple[str, ...]) -> tuple[str, ...]:
     return (key,) if isinstance(key, str) else key
 
 
-def _pieces(coeffs: list[StageCoefficients], attr: str, k: int):  # type: ignore[no-untyped-def]
-    out = []
-    for co in coeffs:
-        pieces = getattr(co, attr)
-        out.append(pieces[min(k, len(pieces) - 1)])
+def _active_pieces(pieces: tuple[Affine, ...], n_max: int) -> list[Affine]:
+    """The pieces whose maximum on [1, n_max] is the max of all: a piece lying below another one
+    at both ends lies below it on the whole range (both affine) and is dropped, as are repeats."""
+    out: list[Affine] = []
+    for k, a in enumerate(pieces):
+        if any((b.at(1) >= a.at(1) and b.at(n_max) >= a.at(n_max))
+               and (j < k or b.at(1) > a.at(1) or b.at(n_max) > a.at(n_max))
+               for j, b in enumerate(pieces) if j != k):
+            continue
+        out.append(a)
     return out
 
 
@@ -162,12 +167,26 @@ def build_model(instance: Instance, cache: CoefficientCache, sub: SubProblem, sl
         if row:
             lp.add(row, "<=", g.num_gpus, f"budget[{gname}]")
 
-    def affine_row(var: int, xs: list[int], ys: list[int], pieces, name: str) -> None:  # type: ignore[no-untyped-def]
-        coeffs: dict[int, float] = {var: 1.0}
-        for x, y, a in zip(xs, ys, pieces, strict=True):
-            coeffs[x] = coeffs.get(x, 0.0) - a.intercept
-            coeffs[y] = coeffs.get(y, 0.0) - a.slope
-        lp.add(coeffs, ">=", 0.0, name, time=True, active_weight=weight, defines=var)
+    def epigraph(var: int, s: Slot, xs: list[int], ys: list[int], attr: str, name: str) -> None:
+        """var >= max of the chosen configuration's pieces `attr`, at its layer count."""
+        # (5) per configuration: the convex hull of its epigraph over x in {0, 1} (perspective
+        # of the max of its pieces, y in [x, U x]); a configuration with one piece that matters on
+        # [1, U] goes straight into the slot's row.
+        total: dict[int, float] = {var: 1.0}
+        for j, (x, y, co, n_max) in enumerate(zip(xs, ys, s.coeffs, s.max_layers, strict=True)):
+            pieces = _active_pieces(getattr(co, attr), n_max)
+            if len(pieces) == 1:
+                total[x] = -pieces[0].intercept
+                total[y] = -pieces[0].slope
+                continue
+            own = lp.var(f"{name}[{s.index},{j}]", 0, ub, time=True)
+            total[own] = -1.0
+            for k, a in enumerate(pieces):
+                lp.add({own: 1.0, x: -a.intercept, y: -a.slope}, ">=", 0.0,
+                       f"{name}[{s.index},{j},{k}]", time=True, active_weight=n_max + 1.0,
+                       defines=own)
+        lp.add(total, ">=", 0.0, f"{name}[{s.index}]", time=True, active_weight=weight,
+               defines=var, exclusive=True)
 
     one_f_one_b = sub.schedule != "gpipe"
     tail = lp.var("tail", 0, ub, time=True)
@@ -178,8 +197,7 @@ def build_model(instance: Instance, cache: CoefficientCache, sub: SubProblem, sl
             tau = lp.var(f"tau[{s.index}]", 0, ub, time=True)
             taus.append(tau)
             # (5) stage time per micro-batch: epigraph of its convex pieces.
-            for k in range(max(len(c.tau_pieces) for c in s.coeffs)):
-                affine_row(tau, xs, ys, _pieces(s.coeffs, "tau_pieces", k), f"tau[{s.index},{k}]")
+            epigraph(tau, s, xs, ys, "tau_pieces", "tau")
             # (6) bottleneck.
             lp.add({T: 1, tau: -1}, ">=", 0, f"T>=tau[{s.index}]", time=True, defines=T)
     else:
@@ -191,16 +209,13 @@ def build_model(instance: Instance, cache: CoefficientCache, sub: SubProblem, sl
             bk = lp.var(f"b[{s.index}]", 0, ub, time=True)
             fs.append(f)
             bs.append(bk)
-            for k in range(max(len(c.fwd_pieces) for c in s.coeffs)):
-                affine_row(f, xs, ys, _pieces(s.coeffs, "fwd_pieces", k), f"f[{s.index},{k}]")
-            for k in range(max(len(c.bwd_pieces) for c in s.coeffs)):
-                affine_row(bk, xs, ys, _pieces(s.coeffs, "bwd_pieces", k), f"b[{s.index},{k}]")
+            epigraph(f, s, xs, ys, "fwd_pieces", "f")
+            epigraph(bk, s, xs, ys, "bwd_pieces", "b")
             lp.add({F: 1, f: -1}, ">=", 0, f"F>=f[{s.index}]", time=True, defines=F)
             lp.add({B: 1, bk: -1}, ">=", 0, f"B>=b[{s.index}]", time=True, defines=B)
     # (7) tail: exposed data-parallel collective plus optimizer step, slowest stage.
     for s, xs, ys in zip(slots, sm.x, sm.y, strict=True):
-        for k in range(max(len(c.tail_pieces) for c in s.coeffs)):
-            affine_row(tail, xs, ys, _pieces(s.coeffs, "tail_pieces", k), f"tail[{s.index},{k}]")
+        epigraph(tail, s, xs, ys, "tail_pieces", "tail")
     # (8) point-to-point time of each link, both sides, for the node group on the other side.
     links = []
     for j in range(p - 1):
@@ -210,9 +225,15 @@ def build_model(instance: Instance, cache: CoefficientCache, sub: SubProblem, sl
         for mine, my_x, other, other_x in ((a, sm.x[j], b, sm.x[j + 1]),
                                            (b, sm.x[j + 1], a, sm.x[j])):
             # Keyed by the node group(s) of the other side: the link depends on them only.
-            for key in sorted({c.link_key for c in other.candidates}, key=_key_order):
-                vals = [cache.p2p_side(c, sub.micro_batch, key) for c in mine.candidates]
-                big = max(vals)
+            keys = sorted({c.link_key for c in other.candidates}, key=_key_order)
+            side = {key: [cache.p2p_side(c, sub.micro_batch, key) for c in mine.candidates]
+                    for key in keys}
+            # pi_j(c): the least side time of c towards any candidate of the other slot.
+            least = [min(vals) for vals in zip(*side.values(), strict=True)]
+            for key, vals in side.items():
+                # Where the other side is not on `key`, the row must allow c_j = pi_j(c) only:
+                # the big-M is the largest excess of this side's time over that floor.
+                big = max(v - f for v, f in zip(vals, least, strict=True))
                 coeffs = {cj: 1.0}
                 for x, v in zip(my_x, vals, strict=True):
                     coeffs[x] = -v
@@ -221,6 +242,12 @@ def build_model(instance: Instance, cache: CoefficientCache, sub: SubProblem, sl
                         coeffs[x] = coeffs.get(x, 0.0) - big
                 name = key if isinstance(key, str) else "+".join(key)
                 lp.add(coeffs, ">=", -big, f"p2p[{j},{name}]", time=True, active_weight=2.0,
+                       defines=cj)
+            # Redundant: a link takes at least this side's least time, whatever the other side
+            # (no big-M, so it holds in the relaxation too).
+            if len(keys) > 1:
+                lp.add({cj: 1.0, **{x: -f for x, f in zip(my_x, least, strict=True)}}, ">=", 0.0,
+                       f"p2p_floor[{j},{mine.index}]", time=True, active_weight=1.0,
                        defines=cj)
         # (9) a link is a pipeline stage of its own in the steady state.
         if one_f_one_b:

@@ -34,6 +34,10 @@ class Row:
     formulation knows its one-hot structure); None means the sum of their bounds."""
     defines: int | None = None
     """For a time row: the epigraph variable it bounds from below."""
+    exclusive: bool = False
+    """For a time row: at most one of its time variables other than `defines` is non-zero at
+    their least values (each belongs to one configuration of a one-hot choice), so their
+    rounding errors do not add up."""
 
 
 @dataclass
@@ -57,9 +61,9 @@ class LinearProgram:
 
     def add(self, coeffs: dict[int, float], sense: Sense, rhs: float, name: str, *,
             time: bool = False, active_weight: float | None = None,
-            defines: int | None = None) -> None:
+            defines: int | None = None, exclusive: bool = False) -> None:
         clean = {k: v for k, v in coeffs.items() if v != 0}
-        self.rows.append(Row(clean, sense, rhs, name, time, active_weight, defines))
+        self.rows.append(Row(clean, sense, rhs, name, time, active_weight, defines, exclusive))
 
     def value(self, x: list[float]) -> float:
         return self.objective_constant + sum(c * x[i] for i, c in self.objective.items())

@@ -50,8 +50,8 @@ def error_units(lp: LinearProgram) -> dict[int, float]:
                              for i in row.coeffs if not lp.vars[i].time)
             base = 0.5 * weight + (1.0 if row.rhs else 0.0)
             target = row.defines
-            others = sum(abs(row.coeffs[i]) * (errors.get(i, 0.0) + 1.0)
-                         for i in own if i != target)
+            terms = [abs(row.coeffs[i]) * (errors.get(i, 0.0) + 1.0) for i in own if i != target]
+            others = (max(terms, default=0.0) if row.exclusive else sum(terms))
             err = (base + others) / abs(row.coeffs[target]) + 1.0
             if err > errors.get(target, 0.0) + 1e-12:
                 errors[target] = err
