@@ -29,7 +29,6 @@ from haap_solver.search.bounds import (
     _combine,
     _group_capacity,
     _group_history,
-    _survivors,
 )
 from haap_solver.search.coefficients import (
     Affine,
@@ -557,6 +556,43 @@ def test_undominated_by_room_matches_the_pairwise_test(data: st.DataObject,
              & (fewest[:, None] <= fewest[None, :]))
     expected = _survivors(beats, most >= 1)
     assert positional._undominated_by_room(most, fewest).tolist() == expected.tolist()
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(st.data(), st.booleans(), st.sampled_from([(True, False, True), (False, False, True),
+                                                   (False, True, True), (True, True, False)]))
+def test_undominated_at_matches_the_pairwise_test(data: st.DataObject, require_mixed: bool,
+                                                  role: tuple[bool, bool, bool]) -> None:
+    """S(T)'s column pruning (pairs listed once per role) keeps exactly the configurations the
+    pairwise definition keeps: usable, and no usable one with no more GPUs in any group, room for
+    no fewer layers, stage time no larger on [1, L] and (with links) no slower least link side
+    beats it (ties: lower index)."""
+    positional = _mixed_positional(require_mixed)
+    n, L = len(positional.configs), positional.L
+    most = np.array(data.draw(st.lists(st.integers(0, min(L, 3)), min_size=n, max_size=n)))
+    pieces = [positional.cache.coefficients(c, positional.b, *role).tau_pieces
+              for c in positional.configs]
+    pi = positional.link_floor()
+    links = role[2] and not (role[0] and role[1])
+    faster = np.array([[bool(positional._leaner[a, b]) and pieces_below(pieces[a], pieces[b], L)
+                        and (not links or pi[a] <= pi[b]) for b in range(n)] for a in range(n)])
+    beats = faster & (most[:, None] >= most[None, :])
+    expected = _survivors(beats, most >= 1)
+    assert positional._undominated_at(role, most).tolist() == expected.tolist()
+    # Ties: of two configurations that beat each other, alone in the LP, the lower index stays.
+    for a, b in zip(*np.nonzero(np.triu(faster & faster.T, 1)), strict=True):
+        alone = np.zeros(n, dtype=int)
+        alone[[a, b]] = 1
+        assert positional._undominated_at(role, alone).tolist() == [a]
+
+
+def _survivors(beats: np.ndarray, usable: np.ndarray) -> np.ndarray:
+    """The pairwise definition: the usable configurations no usable one beats (beats[a, b]: a
+    dominates b); of two that beat each other, the lower index stays."""
+    beats = beats & usable[:, None]
+    idx = np.arange(len(usable))
+    beats = beats & ~(beats & beats.T & (idx[:, None] > idx[None, :]))
+    return np.nonzero(usable & ~beats.any(axis=0))[0]
 
 
 _POSITIONAL: dict[bool, PositionalBound] = {}

@@ -356,7 +356,8 @@ class PositionalBound:
         self._counts: dict[tuple[tuple[bool, bool, bool], float], np.ndarray] = {}
         self._by_role: dict[int, list[tuple[tuple[bool, bool, bool], list[int], np.ndarray,
                                             np.ndarray]]] = {}
-        self._faster: dict[tuple[bool, bool, bool], np.ndarray] = {}
+        self._faster: dict[tuple[bool, bool, bool],
+                           tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         # _leaner[a, b]: a uses no more GPUs than b in every node group (a != b).
         self._leaner = ((self.use[:, None, :] <= self.use[None, :, :]).all(axis=2)
                         & ~np.eye(len(configs), dtype=bool))
@@ -469,8 +470,8 @@ class PositionalBound:
         any layer count, and where the stage has links no slower least link side (ties: the
         lower index stays). Dropping them leaves S unchanged: any LP solution moves a dominated
         configuration's share onto its dominator."""
-        faster = self._faster.get(role)
-        if faster is None:  # faster[a, b]: _leaner[a, b] and a's stage time <= b's on [1, L]
+        pairs = self._faster.get(role)
+        if pairs is None:  # (a, b): _leaner[a, b] and a's stage time <= b's on [1, L]
             L = self.L
             pieces = [self.cache.coefficients(c, self.b, *role).tau_pieces
                       for c in self.configs]
@@ -480,8 +481,20 @@ class PositionalBound:
             if _links_of(role):  # and no slower link side (stage_sum_floor charges it)
                 pi = self.link_floor()
                 faster &= pi[:, None] <= pi[None, :]
-            self._faster[role] = faster
-        return _survivors(faster & (most[:, None] >= most[None, :]), most >= 1)
+            # Kept as a list of pairs: a few per configuration, where a matrix per call would
+            # cost configurations squared (thousands with mixed stages).
+            first, second = np.nonzero(faster)
+            pairs = (first, second, faster[second, first] & (first > second))
+            self._faster[role] = pairs
+        first, second, mutual = pairs
+        usable = most >= 1
+        # a beats b where a holds no fewer layers; of two that beat each other (equal rooms),
+        # the lower index stays.
+        beats = (usable[first] & usable[second] & (most[first] >= most[second])
+                 & ~(mutual & (most[first] == most[second])))
+        dominated = np.zeros(len(most), dtype=bool)
+        dominated[second[beats]] = True
+        return np.nonzero(usable & ~dominated)[0]
 
     def _matrices(self, role: tuple[bool, bool, bool]) -> tuple[np.ndarray, np.ndarray]:
         """Stage time (running max) and tail of every configuration at n = 1..W layers, one row
@@ -837,15 +850,6 @@ def _links_of(role: tuple[bool, bool, bool]) -> int:
     end, 0 for the only stage."""
     first, last, multi = role
     return 0 if not multi else 2 - first - last
-
-
-def _survivors(beats: np.ndarray, usable: np.ndarray) -> np.ndarray:
-    """Indices of the usable configurations no usable one beats (beats[a, b]: a dominates b);
-    of two that dominate each other, the lower index stays."""
-    beats = beats & usable[:, None]
-    idx = np.arange(len(usable))
-    beats = beats & ~(beats & beats.T & (idx[:, None] > idx[None, :]))
-    return np.nonzero(usable & ~beats.any(axis=0))[0]
 
 
 def _last_below(cost_of_interval: Callable[[float, float], float], t_values: list[float],
