@@ -7,6 +7,7 @@ against evaluate() and against enumeration.
 
 from __future__ import annotations
 
+import importlib
 import itertools
 import json
 import math
@@ -28,6 +29,7 @@ from haap_solver.validate import plan_violations
 ROOT = Path(__file__).resolve().parent.parent
 MIXED_WINS = ROOT / "instances" / "llama3.2-1b-h100x4-l40sx4.toml"
 PRESETS = ("A100-80G", "V100-32G", "T4", "A10", "H100", "L40S")
+SEARCH = importlib.import_module("haap_solver.search.solve")  # the module, not the function
 
 
 @st.composite
@@ -168,6 +170,44 @@ def test_mixed_search_on_one_device_type_is_the_single_type_search() -> None:
     assert both.search_space["mixed_stage_configs"]["generated"] == 0
     assert both.iteration_time_s == single.iteration_time_s
     assert both.options["mixed"] is True
+
+
+@pytest.mark.parametrize("unproven", [(1,), (1, 3)])
+def test_single_type_bound_combines_with_the_mixed_one(monkeypatch: pytest.MonkeyPatch,
+                                                        unproven: tuple[int, ...]) -> None:
+    """When the single-type search ends unproven, the second search still bounds only the plans
+    with a mixed stage (M); once those are ruled out, the single-type search resumes with the
+    time left, and the whole space's bound is the lesser of the two. Searches whose numbers are
+    in `unproven` are made to report a bound of half their plan's time."""
+    inst = load_instance(MIXED_WINS)
+    reference = solve(inst, time_limit_s=60)
+    assert reference.status == "optimal"
+    real = SEARCH._solve
+    calls: list[tuple[bool, bool]] = []
+
+    def search(*args: object, **kwargs: object) -> object:
+        state = kwargs["state"]
+        calls.append((bool(kwargs["mixed"]), state.require_mixed))  # type: ignore[attr-defined]
+        result = real(*args, **kwargs)
+        if len(calls) in unproven:
+            result.status, result.gap = "feasible", 0.5
+            result.best_bound_s = 0.5 * result.iteration_time_s
+        return result
+
+    monkeypatch.setattr(SEARCH, "_solve", search)
+    result = solve(inst, time_limit_s=60)
+    # single-type, then (M) only, then the single-type sub-problems again
+    assert calls == [(False, False), (True, True), (False, False)]
+    assert result.iteration_time_s == pytest.approx(reference.iteration_time_s, rel=1e-9)
+    if unproven == (1,):  # the resumed search proves the single-type part
+        assert result.status == "optimal"
+        assert result.best_bound_s == pytest.approx(reference.iteration_time_s, rel=1e-9)
+    else:  # its bound, not the first search's, is the single-type part's
+        assert result.status == "feasible"
+        assert result.best_bound_s == pytest.approx(0.5 * reference.iteration_time_s, rel=1e-9)
+        assert result.gap == pytest.approx(0.5, rel=1e-9)
+    assert result.search_space["single_type_phase"]["status"] == "feasible"
+    assert "resumed_single_type_phase" in result.search_space
 
 
 def test_cli_mixed_finds_the_mixed_stage(capsys: pytest.CaptureFixture[str]) -> None:

@@ -125,8 +125,8 @@ class SearchState:
         self._capacity: dict[tuple[int, int, bool], CapacityBound] = {}
         self._positional: dict[tuple[int, str, bool, bool], PositionalBound] = {}
         self.require_mixed = False
-        """Bound and model only plans with a mixed-type stage: set by solve() once the
-        single-type space is proven (its optimum is then the incumbent)."""
+        """Bound and model only plans with a mixed-type stage: set by solve() for the search
+        that follows the single-type one (whose bound covers the single-type plans)."""
         self._tails: dict[tuple[int, int, bool, int, bool], list[tuple[float, float]]] = {}
         self._pairs: dict[tuple[int, int, bool, bool], list[tuple[int, float, float]]] = {}
         self._suffix: dict[tuple[int, tuple[bool, bool, bool], bool],
@@ -687,6 +687,13 @@ only binds where that search is not proven sooner: on large clusters, where a mi
 node per part at most) is least likely to pay and the single-type plan improves until late
 (llama3-405b-6types-x16384: 17.21 s at 15 s, 14.83 s at 22.5 s)."""
 
+MIXED_FOLLOW_UP_SHARE = 0.25
+"""With mixed-type stages, the share of the time limit the single-type search may spend after its
+first pass (the passes that solve what stayed open with budgets of 2 s, 15 s, ...). Where those
+models close, they do so in a second or two (llama3-8b-h100-a100-l40s); where they do not
+(gpt3-175b-4types-x1024: 24 sub-problems HiGHS does not close in minutes), the time goes to
+bounding the plans with a mixed stage, without which the whole space has no useful bound."""
+
 DEFAULT_BACKEND = "auto"
 """CP-SAT for small models, HiGHS for large ones (backends.AUTO_CPSAT_MAX_VARS): each closes its
 kind faster in our measurements (docs/benchmarks.md)."""
@@ -735,42 +742,81 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
         single: SolveResult | None = _solve(
             instance, time_limit_s=MIXED_SINGLE_SHARE * time_limit_s, state=state,
             seed_with_baselines=seed_with_baselines, mixed=False,
-            seed_time_base_s=time_limit_s, **common)  # type: ignore[arg-type]
+            seed_time_base_s=time_limit_s, follow_up_s=MIXED_FOLLOW_UP_SHARE * time_limit_s,
+            **common)  # type: ignore[arg-type]
     except InfeasibleError:
         single = None  # no single-type plan; a mixed one may still fit
     remaining = max(0.01, time_limit_s - (time.perf_counter() - start))
-    # A proven single-type optimum leaves only plans with a mixed stage to rule out (M).
-    state.require_mixed = single is not None and single.status == "optimal"
+    # The first search bounds every single-type plan (single.best_bound_s; there is none where
+    # it found the space infeasible), so the second one bounds only the plans with a mixed stage
+    # (M): the whole space's bound is the lesser of the two (formulations Sec. 1.1).
+    state.require_mixed = True
     try:
         both = _solve(instance, time_limit_s=remaining, state=state, seed_with_baselines=False,
                       mixed=True, incumbent=single, **common)  # type: ignore[arg-type]
+    except InfeasibleError:
+        if single is None:
+            raise  # neither kind of plan exists
+        # No plan with a mixed stage exists, and the first search found no plan in time either.
+        single.options["mixed"] = True
+        single.wall_s = time.perf_counter() - start
+        return single
     finally:
         state.require_mixed = False
-    if single is not None:
-        both.solved += single.solved
-        both.plans_costed += single.plans_costed
-        both.model_mismatch_s = max(both.model_mismatch_s, single.model_mismatch_s)
+    if single is None:
+        both.wall_s = time.perf_counter() - start
+        return both
+    phases = [single, both]
+    single_bound = single.best_bound_s
+    remaining = time_limit_s - (time.perf_counter() - start)
+    if single.status != "optimal" and both.status == "optimal" and remaining > 0.05:
+        # Plans with a mixed stage are ruled out and time is left: back to the single-type
+        # sub-problems the first search left open, now against the best plan of both.
+        resumed = _solve(instance, time_limit_s=remaining, state=state,
+                         seed_with_baselines=False, mixed=False, incumbent=both,
+                         **common)  # type: ignore[arg-type]
+        phases.append(resumed)
+        single_bound = resumed.best_bound_s
+        both.search_space["resumed_single_type_phase"] = _phase_summary(resumed)
+        if resumed.iteration_time_s < both.iteration_time_s:
+            both.plan, both.evaluation = resumed.plan, resumed.evaluation
+            both.iteration_time_s, both.message = resumed.iteration_time_s, resumed.message
+    both.best_bound_s = min(both.best_bound_s, single_bound)
+    if both.plan is not None:
+        both.gap = max(0.0, (both.iteration_time_s - both.best_bound_s) / both.iteration_time_s)
+        both.status = "optimal" if both.gap <= 1e-6 else "feasible"
+    both.search_space["single_type_phase"] = _phase_summary(single)
+    for other in phases:
+        if other is both:
+            continue
+        both.solved += other.solved
+        both.plans_costed += other.plans_costed
+        both.model_mismatch_s = max(both.model_mismatch_s, other.model_mismatch_s)
         for key in ("hits", "misses"):
-            both.cache[key] = both.cache.get(key, 0) + single.cache.get(key, 0)
-        total = both.cache["hits"] + both.cache["misses"]
-        both.cache["hit_rate"] = both.cache["hits"] / total if total else 0.0
-        both.search_space["single_type_phase"] = {
-            "status": single.status, "iteration_time_s": single.iteration_time_s,
-            "gap": single.gap, "wall_s": single.wall_s}
-        if both.plan is single.plan and single.message:
-            both.message = single.message
+            both.cache[key] = both.cache.get(key, 0) + other.cache.get(key, 0)
+    total = both.cache["hits"] + both.cache["misses"]
+    both.cache["hit_rate"] = both.cache["hits"] / total if total else 0.0
+    if both.plan is single.plan and single.message:
+        both.message = single.message
     both.wall_s = time.perf_counter() - start
     return both
+
+
+def _phase_summary(result: SolveResult) -> dict[str, Any]:
+    return {"status": result.status, "iteration_time_s": result.iteration_time_s,
+            "gap": result.gap, "wall_s": result.wall_s}
 
 
 def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: int, seed: int,
            state: SearchState | None, max_stages: int | None, progress: Progress | None,
            seed_with_baselines: bool, mixed: bool,
            incumbent: SolveResult | None = None,
-           seed_time_base_s: float | None = None) -> SolveResult:
+           seed_time_base_s: float | None = None,
+           follow_up_s: float = math.inf) -> SolveResult:
     """One search over the single-type (or, with `mixed`, the whole) space; `incumbent` is a
     plan already found (its warm start is then skipped: it covered the single-type stages).
-    The baseline seeds' budgets are shares of `seed_time_base_s` (default: the time limit)."""
+    The baseline seeds' budgets are shares of `seed_time_base_s` (default: the time limit);
+    the passes after the first may take `follow_up_s` at most."""
     start = time.perf_counter()
     deadline = start + time_limit_s
     state = state or SearchState(instance)
@@ -1030,6 +1076,7 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
         done += solve_one(cand, 0.5, still_open)
     # Further passes of growing per-sub-problem time budgets over what stayed open: easy
     # sub-problems close at once and give incumbents whose cap (Sec. 4.2) shrinks the hard ones.
+    deadline = min(deadline, time.perf_counter() + follow_up_s)
     open_list = sorted((c for c in still_open if not closed_by_bound(c)), key=_Candidate.rank)
     pruned_bound += len(still_open) - len(open_list)
     for budget in [2.0, 15.0, math.inf]:
