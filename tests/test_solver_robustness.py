@@ -91,3 +91,27 @@ def test_cbc_infeasible_counts_only_before_the_time_limit(
     lp.objective = {x: 1.0}
     res = get_backend("cbc")(lp, SolveOptions(time_limit_s=limit_s, threads=1, seed=0), 1.0)
     assert res.status == expected
+
+
+@pytest.mark.parametrize(("backend", "package"), [("highs", "highspy"), ("cpsat", "ortools"),
+                                                  ("auto", "ortools"), ("cbc", "pulp")])
+def test_missing_solver_package_is_named(monkeypatch: pytest.MonkeyPatch, backend: str,
+                                         package: str) -> None:
+    """Backends check their package without importing it (the import waits for the first model):
+    a missing one is a clear error naming the package and how to install it."""
+    import importlib.util
+
+    from haap_solver.errors import HaapError
+    from haap_solver.search.backends import get_backend
+
+    real = importlib.util.find_spec
+
+    def find_spec(name: str, *args: Any) -> Any:
+        return None if name.split(".")[0] == package else real(name, *args)
+
+    monkeypatch.setattr(importlib.util, "find_spec", find_spec)
+    with pytest.raises(HaapError, match=f"backend '{backend}' needs the package '{package}': "
+                                        f"pip install {package}"):
+        get_backend(backend)
+    with pytest.raises(HaapError, match="unknown backend 'gurobi'; available: auto, cpsat"):
+        get_backend("gurobi")
