@@ -206,8 +206,14 @@ def test_single_type_bound_combines_with_the_mixed_one(monkeypatch: pytest.Monke
         assert result.status == "feasible"
         assert result.best_bound_s == pytest.approx(0.5 * reference.iteration_time_s, rel=1e-9)
         assert result.gap == pytest.approx(0.5, rel=1e-9)
-    assert result.search_space["single_type_phase"]["status"] == "feasible"
-    assert "resumed_single_type_phase" in result.search_space
+    phases = result.search_space
+    assert phases["single_type_phase"]["status"] == "feasible"
+    single_time = phases["single_type_phase"]["iteration_time_s"]
+    assert phases["single_type_phase"]["best_bound_s"] == pytest.approx(0.5 * single_time)
+    # No plan with a mixed stage beats the optimum, which has one.
+    assert phases["mixed_phase"]["best_bound_s"] == pytest.approx(reference.iteration_time_s,
+                                                                  rel=1e-9)
+    assert "resumed_single_type_phase" in phases
 
 
 def test_cli_mixed_finds_the_mixed_stage(capsys: pytest.CaptureFixture[str]) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 
 from haap_solver.cli import _console, command, print_json
@@ -90,11 +91,16 @@ def cmd_solve(args: argparse.Namespace) -> int:
         phase = result.search_space.get("single_type_phase")
         if phase:
             mixed = result.search_space.get("mixed_stage_configs", {})
+            resumed = result.search_space.get("resumed_single_type_phase")
+            mixed_bound = result.search_space.get("mixed_phase", {}).get("best_bound_s", math.nan)
             console.print(
                 f"single-type stages first: {phase['status']} {phase['iteration_time_s']:.4f} s "
-                f"in {phase['wall_s']:.2f} s; then with {mixed.get('after_pruning', 0)} mixed-type "
-                f"stage configurations ({mixed.get('generated', 0)} generated): the status, bound "
-                "and gap above cover both")
+                f"(bound {phase['best_bound_s']:.4f} s) in {phase['wall_s']:.2f} s; plans with a "
+                f"mixed-type stage ({mixed.get('after_pruning', 0)} configurations, "
+                f"{mixed.get('generated', 0)} generated): bound {mixed_bound:.4f} s"
+                + (f"; single-type stages resumed: bound {resumed['best_bound_s']:.4f} s in "
+                   f"{resumed['wall_s']:.2f} s" if resumed else "")
+                + ". The status, bound and gap above cover both.")
         if result.message:
             console.print(result.message)
         if args.output:

@@ -781,6 +781,9 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
         if resumed.iteration_time_s < both.iteration_time_s:
             both.plan, both.evaluation = resumed.plan, resumed.evaluation
             both.iteration_time_s, both.message = resumed.iteration_time_s, resumed.message
+    # What bounds the plans with a mixed stage, before it merges with the single-type bound.
+    both.search_space["mixed_phase"] = {"best_bound_s": both.best_bound_s,
+                                        "wall_s": both.wall_s}
     both.best_bound_s = min(both.best_bound_s, single_bound)
     if both.plan is not None:
         both.gap = max(0.0, (both.iteration_time_s - both.best_bound_s) / both.iteration_time_s)
@@ -804,7 +807,7 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
 
 def _phase_summary(result: SolveResult) -> dict[str, Any]:
     return {"status": result.status, "iteration_time_s": result.iteration_time_s,
-            "gap": result.gap, "wall_s": result.wall_s}
+            "best_bound_s": result.best_bound_s, "gap": result.gap, "wall_s": result.wall_s}
 
 
 def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: int, seed: int,
