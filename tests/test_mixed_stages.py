@@ -177,17 +177,21 @@ def test_single_type_bound_combines_with_the_mixed_one(monkeypatch: pytest.Monke
                                                         unproven: tuple[int, ...]) -> None:
     """When the single-type search ends unproven, the second search still bounds only the plans
     with a mixed stage (M); once those are ruled out, the single-type search resumes with the
-    time left, and the whole space's bound is the lesser of the two. Searches whose numbers are
-    in `unproven` are made to report a bound of half their plan's time."""
+    time left from the first one's bounds, and the whole space's bound is the lesser of the two.
+    Searches whose numbers are in `unproven` are made to report a bound of half their plan's
+    time."""
     inst = load_instance(MIXED_WINS)
     reference = solve(inst, time_limit_s=60)
     assert reference.status == "optimal"
     real = SEARCH._solve
     calls: list[tuple[bool, bool]] = []
 
+    given: list[dict[str, object]] = []
+
     def search(*args: object, **kwargs: object) -> object:
         state = kwargs["state"]
         calls.append((bool(kwargs["mixed"]), state.require_mixed))  # type: ignore[attr-defined]
+        given.append(kwargs)
         result = real(*args, **kwargs)
         if len(calls) in unproven:
             result.status, result.gap = "feasible", 0.5
@@ -196,19 +200,27 @@ def test_single_type_bound_combines_with_the_mixed_one(monkeypatch: pytest.Monke
 
     monkeypatch.setattr(SEARCH, "_solve", search)
     result = solve(inst, time_limit_s=60)
-    # single-type, then (M) only, then the single-type sub-problems again
+    # single-type, then (M) only, then the single-type sub-problems again, from the first
+    # search's bounds (every sub-problem's; it proved its optimum, so all are closed: none
+    # below that optimum, also the one whose model proved it)
     assert calls == [(False, False), (True, True), (False, False)]
+    known = given[2]["known_bounds"]
+    assert known is given[0]["bounds_out"]
+    assert isinstance(known, dict) and known
+    single_optimum = solve(inst, time_limit_s=60, mixed=False).iteration_time_s
+    assert all(bound >= single_optimum * (1 - 1e-9) for bound, _ in known.values())
     assert result.iteration_time_s == pytest.approx(reference.iteration_time_s, rel=1e-9)
     if unproven == (1,):  # the resumed search proves the single-type part
         assert result.status == "optimal"
         assert result.best_bound_s == pytest.approx(reference.iteration_time_s, rel=1e-9)
-    else:  # its bound, not the first search's, is the single-type part's
-        assert result.status == "feasible"
-        assert result.best_bound_s == pytest.approx(0.5 * reference.iteration_time_s, rel=1e-9)
-        assert result.gap == pytest.approx(0.5, rel=1e-9)
     phases = result.search_space
-    assert phases["single_type_phase"]["status"] == "feasible"
     single_time = phases["single_type_phase"]["iteration_time_s"]
+    if unproven == (1, 3):  # both bound the single-type plans: the better one counts
+        assert result.status == "feasible"
+        bound = 0.5 * max(single_time, reference.iteration_time_s)
+        assert result.best_bound_s == pytest.approx(bound, rel=1e-9)
+        assert result.gap == pytest.approx(1 - bound / result.iteration_time_s, rel=1e-9)
+    assert phases["single_type_phase"]["status"] == "feasible"
     assert phases["single_type_phase"]["best_bound_s"] == pytest.approx(0.5 * single_time)
     # No plan with a mixed stage beats the optimum, which has one.
     assert phases["mixed_phase"]["best_bound_s"] == pytest.approx(reference.iteration_time_s,

@@ -737,13 +737,14 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
                 "generated": 0, "fitting_memory": 0, "after_pruning": 0}
             result.wall_s = time.perf_counter() - start
         return result
+    single_bounds: dict[SubProblem, tuple[float, float | None]] = {}
     try:
         # The seeds get the budgets they would get in a single-type search of the whole limit.
         single: SolveResult | None = _solve(
             instance, time_limit_s=MIXED_SINGLE_SHARE * time_limit_s, state=state,
             seed_with_baselines=seed_with_baselines, mixed=False,
             seed_time_base_s=time_limit_s, follow_up_s=MIXED_FOLLOW_UP_SHARE * time_limit_s,
-            **common)  # type: ignore[arg-type]
+            bounds_out=single_bounds, **common)  # type: ignore[arg-type]
     except InfeasibleError:
         single = None  # no single-type plan; a mixed one may still fit
     remaining = max(0.01, time_limit_s - (time.perf_counter() - start))
@@ -774,9 +775,9 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
         # sub-problems the first search left open, now against the best plan of both.
         resumed = _solve(instance, time_limit_s=remaining, state=state,
                          seed_with_baselines=False, mixed=False, incumbent=both,
-                         **common)  # type: ignore[arg-type]
+                         known_bounds=single_bounds, **common)  # type: ignore[arg-type]
         phases.append(resumed)
-        single_bound = resumed.best_bound_s
+        single_bound = max(single_bound, resumed.best_bound_s)  # both bound single-type plans
         both.search_space["resumed_single_type_phase"] = _phase_summary(resumed)
         if resumed.iteration_time_s < both.iteration_time_s:
             both.plan, both.evaluation = resumed.plan, resumed.evaluation
@@ -815,11 +816,18 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
            seed_with_baselines: bool, mixed: bool,
            incumbent: SolveResult | None = None,
            seed_time_base_s: float | None = None,
-           follow_up_s: float = math.inf) -> SolveResult:
+           follow_up_s: float = math.inf,
+           known_bounds: dict[SubProblem, tuple[float, float | None]] | None = None,
+           bounds_out: dict[SubProblem, tuple[float, float | None]] | None = None
+           ) -> SolveResult:
     """One search over the single-type (or, with `mixed`, the whole) space; `incumbent` is a
     plan already found (its warm start is then skipped: it covered the single-type stages).
     The baseline seeds' budgets are shares of `seed_time_base_s` (default: the time limit);
-    the passes after the first may take `follow_up_s` at most."""
+    the passes after the first may take `follow_up_s` at most.
+
+    `bounds_out` receives every sub-problem's bound at the end, with the incumbent it was
+    strengthened against (a sub-problem closed by its model: the incumbent then), and
+    `known_bounds` gives a later search of the same space those bounds to start from."""
     start = time.perf_counter()
     deadline = start + time_limit_s
     state = state or SearchState(instance)
@@ -865,7 +873,12 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
             pruned_memory += p_min - 1
             for p in range(p_min, p_cap + 1):
                 sub = SubProblem(p, b, schedule)
-                candidates.append(_Candidate(sub, lower_bound(state, sub, floors)))
+                cand = _Candidate(sub, lower_bound(state, sub, floors))
+                if known_bounds and sub in known_bounds:
+                    known, against = known_bounds[sub]
+                    if known > cand.lower_bound:
+                        cand.lower_bound, cand.strengthened_with = known, against
+                candidates.append(cand)
     candidates.sort(key=_Candidate.rank)
     space = {
         "micro_batch_sizes": len(state.micro_batches()),
@@ -1030,13 +1043,16 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
         """Solve the model of one sub-problem; 1 if that closed it, else 0 (kept open)."""
         nonlocal infeasible_memory
         res = attempt(cand.sub, state.configs(cand.sub.micro_batch), budget, cand.lower_bound)
-        if res is None:
+        if res is None:  # no plan of it fits memory, or beats the incumbent (Sec. 4.2-4.4)
             infeasible_memory += 1
+            cand.lower_bound = max(cand.lower_bound, best_time)
             return 1
         if res.status in ("feasible", "unknown"):
             cand.lower_bound = max(cand.lower_bound, res.bound_s)
             still_open.append(cand)
             return 0
+        # Closed: none of its plans beats the incumbent (the model's own optimum is one now).
+        cand.lower_bound = max(cand.lower_bound, best_time)
         return 1
 
     # First pass, best bound first with lazy strengthening: the sub-problem with the least bound
@@ -1110,6 +1126,8 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
         open_list = [c for c in still_open if not closed_by_bound(c)]
         pruned_bound += len(still_open) - len(open_list)
     open_bounds.extend(c.lower_bound for c in open_list)
+    if bounds_out is not None:
+        bounds_out.update((c.sub, (c.lower_bound, c.strengthened_with)) for c in candidates)
     if progress:
         progress(len(candidates), len(candidates), "done")
 
