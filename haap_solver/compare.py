@@ -501,8 +501,9 @@ def mixed_section(rows: list[dict[str, Any]], instances: list[Instance]) -> list
              "`haap-single` searches single-type stages only; `haap` (the default) also lets a "
              "stage combine replica groups of two device types, each with its own TP degree and "
              "batch share (formulations/stage-assignment.md Sec. 1.1). It searches the "
-             "single-type space first (up to 3/4 of the time limit), then the whole space from "
-             "that incumbent; its status and gap refer to the whole space. Instances with one "
+             "single-type space first (up to 3/4 of the time limit), then the plans with a "
+             "mixed stage from that incumbent, then the single-type sub-problems still open if "
+             "time is left; its status and gap refer to the whole space. Instances with one "
              "device type have no mixed stage and are left out.", "",
              "| instance | GPUs | single-type s | status (gap) | search s | with mixed s | "
              "status (gap) | search s | search ratio | mixed stages in the plan |",
