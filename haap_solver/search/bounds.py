@@ -58,7 +58,7 @@ class CapacityBound:
             g.name: [] for g in instance.cluster.node_groups}
         self.free_items: dict[str, list[tuple[int, list[np.ndarray], float]]] = {
             g.name: [] for g in instance.cluster.node_groups}
-        values: set[float] = set()
+        values: list[np.ndarray] = []
         for c in configs:
             per_role = []
             for first, last, multi in ROLES:
@@ -74,9 +74,9 @@ class CapacityBound:
             only = cache.stage_times(c, micro_batch, True, True, False)
             self.only.append((c.gpus, only))
             self.only_configs.append(c)
-            for taus in (*per_role, only):
-                values.update(taus.tolist())
-        self.t_values = sorted(values)
+            values.extend((*per_role, only))
+        self.t_values: list[float] = (np.unique(np.concatenate(values)).tolist() if values
+                                      else [])
         self._cap: dict[int, np.ndarray] = {}
         self._blocks: dict[str, tuple[_TauBlock, _TauBlock]] | None = None
         self._only_block = _TauBlock([(gpus, [taus], 1.0) for gpus, taus in self.only])
