@@ -45,6 +45,7 @@ from haap_solver.search.solve import (
     fluid_fill,
     group_layer_rates,
     lower_bound,
+    refined_interval_cost,
     strong_lower_bound,
 )
 from haap_solver.search.space import build_plan
@@ -706,3 +707,37 @@ def test_stage_sum_pruning_leaves_s_unchanged(monkeypatch: pytest.MonkeyPatch,
     for (b, p, t), value in pruned.items():
         full = state.positional_bound(b, "1f1b").stage_sum_floor(p, t)
         assert value == pytest.approx(full, rel=1e-9, abs=1e-12), (b, p, t, value, full)
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(st.lists(st.floats(0.01, 10.0), min_size=1, max_size=30, unique=True),
+       st.lists(st.floats(0.0, 100.0), min_size=30, max_size=30), st.floats(0.0, 3.0),
+       st.integers(1, 20), st.data())
+def test_refined_interval_cost_is_a_valid_and_exact_floor(
+        raw_t: list[float], raw_s: list[float], fill: float, m: int,
+        data: st.DataObject) -> None:
+    """The walk's interval bound (Sec. 4.5) with the cost's own form: the stage sum S does not
+    grow with T, the cost pairs an interval's least T with S at its largest. Refined, it must
+    stay at or below the cost of every candidate bottleneck in the interval (else it would cut
+    plans), never drop below the plain interval bound, and with enough splits equal the least
+    cost of a single candidate."""
+    t_values = sorted(raw_t)
+    stage_sum = dict(zip(t_values, sorted(raw_s, reverse=True), strict=False))
+
+    def cost(a: float, b: float) -> float:
+        return max(fill, a, stage_sum[b]) + (m - 1) * a
+
+    lo = data.draw(st.integers(0, len(t_values) - 1))
+    hi = data.draw(st.integers(lo, len(t_values) - 1))
+    splits = data.draw(st.integers(0, 12))
+    best_point = min(cost(t, t) for t in t_values[lo:hi + 1])
+    refined = refined_interval_cost(cost, t_values, t_values[lo], t_values[hi], splits,
+                                    math.inf)
+    assert cost(t_values[lo], t_values[hi]) <= refined <= best_point + 1e-12
+    exact = refined_interval_cost(cost, t_values, t_values[lo], t_values[hi],
+                                  2 * (hi - lo + 1), math.inf)
+    assert exact == pytest.approx(best_point, abs=1e-12)
+    # With a limit the splitting stops once the least piece reaches it: still a valid floor.
+    limit = data.draw(st.floats(0.0, 100.0))
+    capped = refined_interval_cost(cost, t_values, t_values[lo], t_values[hi], splits, limit)
+    assert cost(t_values[lo], t_values[hi]) <= capped <= best_point + 1e-12
