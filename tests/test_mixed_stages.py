@@ -228,6 +228,42 @@ def test_single_type_bound_combines_with_the_mixed_one(monkeypatch: pytest.Monke
     assert "resumed_single_type_phase" in phases
 
 
+def test_single_type_search_yields_once_its_models_stop_paying(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """After its first pass the single-type search hands the time over to plans with a mixed
+    stage at its first model that neither closes its sub-problem nor improves the plan (here:
+    every model gives up without an answer), and takes it back afterwards. A plan and a valid
+    bound still come out (from the baseline seeds and the bounds)."""
+    from haap_solver.search.backends import BackendResult
+
+    inst = load_instance(MIXED_WINS)
+    reference = solve(inst, time_limit_s=60)
+    real_get, real_solve = SEARCH.get_backend, SEARCH._solve
+    phase = {"name": ""}
+    follow_up_models: dict[str, int] = {}
+
+    def get_backend(name: str) -> object:
+        def no_answer(lp: object, opts: object, floor: float) -> BackendResult:
+            if opts.time_limit_s >= 1.0:  # type: ignore[attr-defined]  # passes after the first
+                key = phase["name"]
+                follow_up_models[key] = follow_up_models.get(key, 0) + 1
+            return BackendResult("unknown", None, None, -math.inf, 0.0)
+        real_get(name)  # the same checks as the real one
+        return no_answer
+
+    def search(*args: object, **kwargs: object) -> object:
+        phase["name"] = ("mixed" if kwargs["mixed"] else
+                         "resumed" if kwargs.get("known_bounds") else "single")
+        return real_solve(*args, **kwargs)
+
+    monkeypatch.setattr(SEARCH, "get_backend", get_backend)
+    monkeypatch.setattr(SEARCH, "_solve", search)
+    result = solve(inst, time_limit_s=20)
+    assert follow_up_models.get("single") == 1  # yielded at the first one
+    assert result.plan is not None
+    assert result.best_bound_s <= reference.iteration_time_s * (1 + 1e-9)
+
+
 def test_cli_mixed_finds_the_mixed_stage(capsys: pytest.CaptureFixture[str]) -> None:
     """The shipped instance where a mixed stage wins: proven optimal by default and faster than
     the best single-type plan (--no-mixed), with each replica group's share in the plan."""

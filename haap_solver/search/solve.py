@@ -728,10 +728,13 @@ node per part at most) is least likely to pay and the single-type plan improves 
 
 MIXED_FOLLOW_UP_SHARE = 0.25
 """With mixed-type stages, the share of the time limit the single-type search may spend after its
-first pass (the passes that solve what stayed open with budgets of 2 s, 15 s, ...). Where those
-models close, they do so in a second or two (llama3-8b-h100-a100-l40s); where they do not
-(gpt3-175b-4types-x1024: 24 sub-problems HiGHS does not close in minutes), the time goes to
-bounding the plans with a mixed stage, without which the whole space has no useful bound."""
+first pass (the passes that solve what stayed open with budgets of 2 s, 15 s, ...); it also
+yields at the first of those models that neither closes its sub-problem nor improves the plan,
+and resumes after the search over plans with a mixed stage. Where those models close, they do so
+in a second or two (llama3-8b-h100-a100-l40s); where they do not (gpt3-175b-4types-x1024: 24
+sub-problems HiGHS does not close in minutes; llama3-405b-6types-x16384, whose plans with a
+mixed stage take 6.5-7 s of the 7.5 s left at a 30 s limit), the time goes to bounding the
+plans with a mixed stage, without which the whole space has no useful bound."""
 
 DEFAULT_BACKEND = "auto"
 """CP-SAT for small models, HiGHS for large ones (backends.AUTO_CPSAT_MAX_VARS): each closes its
@@ -783,7 +786,7 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
             instance, time_limit_s=MIXED_SINGLE_SHARE * time_limit_s, state=state,
             seed_with_baselines=seed_with_baselines, mixed=False,
             seed_time_base_s=time_limit_s, follow_up_s=MIXED_FOLLOW_UP_SHARE * time_limit_s,
-            bounds_out=single_bounds, **common)  # type: ignore[arg-type]
+            yield_when_stuck=True, bounds_out=single_bounds, **common)  # type: ignore[arg-type]
     except InfeasibleError:
         single = None  # no single-type plan; a mixed one may still fit
     remaining = max(0.01, time_limit_s - (time.perf_counter() - start))
@@ -856,13 +859,15 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
            incumbent: SolveResult | None = None,
            seed_time_base_s: float | None = None,
            follow_up_s: float = math.inf,
+           yield_when_stuck: bool = False,
            known_bounds: dict[SubProblem, tuple[float, float | None]] | None = None,
            bounds_out: dict[SubProblem, tuple[float, float | None]] | None = None
            ) -> SolveResult:
     """One search over the single-type (or, with `mixed`, the whole) space; `incumbent` is a
     plan already found (its warm start is then skipped: it covered the single-type stages).
     The baseline seeds' budgets are shares of `seed_time_base_s` (default: the time limit);
-    the passes after the first may take `follow_up_s` at most.
+    the passes after the first may take `follow_up_s` at most, and with `yield_when_stuck` they
+    end at the first model that neither closes its sub-problem nor improves the plan.
 
     `bounds_out` receives every sub-problem's bound at the end, with the incumbent it was
     strengthened against (a sub-problem closed by its model: the incumbent then), and
@@ -1161,7 +1166,11 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
             if deadline - time.perf_counter() <= 0:
                 still_open.append(cand)
                 continue
-            done += solve_one(cand, budget, still_open)
+            before = best_time
+            closed = solve_one(cand, budget, still_open)
+            done += closed
+            if yield_when_stuck and not closed and best_time >= before:
+                deadline = time.perf_counter()  # its models stopped paying: yield (Sec. 1.1)
         open_list = [c for c in still_open if not closed_by_bound(c)]
         pruned_bound += len(still_open) - len(open_list)
     open_bounds.extend(c.lower_bound for c in open_list)
