@@ -23,7 +23,7 @@ from haap_solver.cost.evaluate import CostModel
 from haap_solver.instance import Instance, load_instance
 from haap_solver.search.coefficients import MIXED_MIN_BUSY
 from haap_solver.search.solve import SearchState, solve
-from haap_solver.search.space import build_plan, mixed_shapes
+from haap_solver.search.space import build_plan, mixed_shapes, stage_configs
 from haap_solver.validate import plan_violations
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -291,8 +291,9 @@ def test_cli_mixed_finds_the_mixed_stage(capsys: pytest.CaptureFixture[str]) -> 
 @pytest.mark.parametrize("name", ["llama3.2-1b-h100x4-l40sx4", "gpt3-2.7b-a100-40gx8-v100x8"])
 def test_replica_group_caches_change_no_coefficient(name: str) -> None:
     """Pieces and memory are cached per replica group (device, TP, share, and the stage's DP
-    degree, recomputation, role and ring), shared by every mixed stage with that group: a cache
-    warmed by all candidates gives each one exactly what a fresh cache gives it alone."""
+    degree, recomputation, role and ring), shared by every mixed stage with that group, and
+    point-to-point times per replica-group signature (node group, TP, share): a cache warmed by
+    all candidates gives each one exactly what a fresh cache gives it alone."""
     from haap_solver.search.coefficients import CoefficientCache
 
     inst = load_instance(ROOT / "instances" / f"{name}.toml")
@@ -302,10 +303,17 @@ def test_replica_group_caches_change_no_coefficient(name: str) -> None:
     checked = 0
     for b in SearchState(inst).micro_batches():
         candidates = warm.mixed_candidates(b)
+        sides = sorted({g.name for g in inst.cluster.node_groups}) + sorted(
+            {c.groups for c in candidates})
         for c, role in itertools.product(candidates, roles):
             warm.coefficients(c, b, *role)
             warm.memory_bilinear(c, b, *role)
             warm.max_layers(c, b, *role, 2)
+        singles = [c for c in stage_configs(inst, b)][:40]
+        for c, side in itertools.product(candidates + singles, sides):
+            warm.p2p_side(c, b, side)
+        for c, side in itertools.product(candidates + singles, sides):
+            assert warm.p2p_side(c, b, side) == CoefficientCache(cm).p2p_side(c, b, side)
         for c, role in itertools.product(candidates, roles):
             fresh = CoefficientCache(cm)
             assert warm.part_coefficients(c, b, *role) == fresh.part_coefficients(c, b, *role)
