@@ -291,9 +291,10 @@ def test_cli_mixed_finds_the_mixed_stage(capsys: pytest.CaptureFixture[str]) -> 
 @pytest.mark.parametrize("name", ["llama3.2-1b-h100x4-l40sx4", "gpt3-2.7b-a100-40gx8-v100x8"])
 def test_replica_group_caches_change_no_coefficient(name: str) -> None:
     """Pieces and memory are cached per replica group (device, TP, share, and the stage's DP
-    degree, recomputation, role and ring), shared by every mixed stage with that group, and
-    point-to-point times per replica-group signature (node group, TP, share): a cache warmed by
-    all candidates gives each one exactly what a fresh cache gives it alone."""
+    degree, recomputation, role and ring), shared by every mixed stage with that group, and the
+    cost model caches point-to-point times per replica-group signature (node group, device, TP,
+    share): a cache warmed by all candidates gives each one exactly what a fresh cache (with a
+    fresh cost model for the point-to-point times) gives it alone."""
     from haap_solver.search.coefficients import CoefficientCache
 
     inst = load_instance(ROOT / "instances" / f"{name}.toml")
@@ -313,7 +314,8 @@ def test_replica_group_caches_change_no_coefficient(name: str) -> None:
         for c, side in itertools.product(candidates + singles, sides):
             warm.p2p_side(c, b, side)
         for c, side in itertools.product(candidates + singles, sides):
-            assert warm.p2p_side(c, b, side) == CoefficientCache(cm).p2p_side(c, b, side)
+            fresh_p2p = CoefficientCache(CostModel(inst)).p2p_side(c, b, side)
+            assert warm.p2p_side(c, b, side) == fresh_p2p
         for c, role in itertools.product(candidates, roles):
             fresh = CoefficientCache(cm)
             assert warm.part_coefficients(c, b, *role) == fresh.part_coefficients(c, b, *role)

@@ -30,6 +30,13 @@ BREAKDOWN_KEYS = ("compute_s", "tp_comm_s", "bubble_s", "p2p_s", "dp_comm_s", "o
 _CACHE_LIMIT = 1 << 14
 
 
+def _p2p_signature(replicas: tuple[ReplicaGroup, ...]) -> tuple[tuple[str, str, int, int], ...]:
+    """What a stage's point-to-point times depend on: each replica group's node group, device,
+    TP degree and share (not its count, placement or the stage's recomputation). The p2p caches
+    are keyed by it, so stages that differ in nothing else share one computation."""
+    return tuple((r.node_group, r.device, r.tp, r.micro_batch_share) for r in replicas)
+
+
 @dataclass(frozen=True, slots=True)
 class LayerCost:
     """Per-micro-batch cost of one decoder layer on one replica (one TP group)."""
@@ -280,6 +287,7 @@ class CostModel:
         self._stages: dict[tuple[Any, ...], _StageEntry] = {}
         self._links: dict[tuple[int, int], tuple[_StageEntry, _StageEntry, float]] = {}
         self._p2p: dict[tuple[tuple[tuple[str, str, int, int], ...], ...], float] = {}
+        self._p2p_sides: dict[tuple[tuple[tuple[str, str, int, int], ...], ...], float] = {}
         self._group_links: dict[tuple[str, str], tuple[float, float]] = {}
 
     # -- Per-layer coefficients (Sec. 2-4) ---------------------------------------------------
@@ -523,10 +531,7 @@ class CostModel:
         return self._p2p_pair(sender.replicas, receiver.replicas)
 
     def _p2p_pair(self, a: tuple[ReplicaGroup, ...], b: tuple[ReplicaGroup, ...]) -> float:
-        # The time depends on each replica group's node group, device, TP and share only (not
-        # on its count or placement): cached by that signature.
-        key = (tuple((r.node_group, r.device, r.tp, r.micro_batch_share) for r in a),
-               tuple((r.node_group, r.device, r.tp, r.micro_batch_share) for r in b))
+        key = (_p2p_signature(a), _p2p_signature(b))
         hit = self._p2p.get(key)
         if hit is None:
             if len(self._p2p) >= _CACHE_LIMIT:
@@ -552,7 +557,14 @@ class CostModel:
 
     def p2p_side_s(self, stage: Stage, other: Stage, micro_batch: int) -> float:
         """The slowest of `stage`'s replicas sending (or receiving) its share to/from `other`."""
-        return self._p2p_side(stage.replicas, *self._p2p_link(stage.replicas, other.replicas))
+        key = (_p2p_signature(stage.replicas), _p2p_signature(other.replicas))
+        hit = self._p2p_sides.get(key)
+        if hit is None:
+            if len(self._p2p_sides) >= _CACHE_LIMIT:
+                self._p2p_sides.clear()
+            hit = self._p2p_sides[key] = self._p2p_side(
+                stage.replicas, *self._p2p_link(stage.replicas, other.replicas))
+        return hit
 
     def _p2p_side(self, replicas: tuple[ReplicaGroup, ...], gb_s: float, lat: float) -> float:
         per_seq = self._per_seq_bytes

@@ -173,8 +173,6 @@ class CoefficientCache:
         self._coeffs: dict[tuple[StageConfig, int, bool, bool, bool], StageCoefficients] = {}
         self._max_layers: dict[tuple[StageConfig, int, bool, bool, bool, int], int] = {}
         self._p2p: dict[tuple[StageConfig, int, str | tuple[str, ...]], float] = {}
-        self._p2p_by_signature: dict[tuple[tuple[tuple[str, int, int], ...],
-                                           str | tuple[str, ...]], float] = {}
         self._misc: dict[tuple[object, ...], object] = {}
         self.hits = 0
         self.misses = 0
@@ -541,17 +539,8 @@ class CoefficientCache:
         hit = self._p2p.get(key)
         if hit is not None:
             return hit
-        # The time depends on each replica group's node group, TP degree and share only (not on
-        # its count, placement or the stage's recomputation; cost model Sec. 6.2): configurations
-        # with the same signature share one computation.
-        replicas = self.replicas(c, micro_batch)
-        signature = (tuple((r.node_group, r.tp, r.micro_batch_share) for r in replicas),
-                     other_group)
-        hit = self._p2p_by_signature.get(signature)
-        if hit is not None:
-            self._p2p[key] = hit
-            return hit
-        mine = Stage(first_layer=0, num_layers=1, recompute=c.recompute, replicas=replicas)
+        mine = Stage(first_layer=0, num_layers=1, recompute=c.recompute,
+                     replicas=self.replicas(c, micro_batch))
         names = (other_group,) if isinstance(other_group, str) else other_group
         reps = []
         for name in names:
@@ -562,5 +551,4 @@ class CoefficientCache:
         other = Stage(first_layer=0, num_layers=1, recompute="none", replicas=tuple(reps))
         value = self.cm.p2p_side_s(mine, other, micro_batch)
         self._p2p[key] = value
-        self._p2p_by_signature[signature] = value
         return value
