@@ -1089,14 +1089,12 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
         """Solve the model of one sub-problem; 1 if that closed it, else 0 (kept open)."""
         nonlocal infeasible_memory
         res = attempt(cand.sub, state.configs(cand.sub.micro_batch), budget, cand.lower_bound)
-        if res is None:  # no plan of it fits memory, or beats the incumbent (Sec. 4.2-4.4)
-            infeasible_memory += 1
-            cand.lower_bound = max(cand.lower_bound, best_time)
-            return 1
-        if res.status in ("feasible", "unknown"):
+        if res is not None and res.status in ("feasible", "unknown"):
             cand.lower_bound = max(cand.lower_bound, res.bound_s)
             still_open.append(cand)
             return 0
+        if res is None:  # no plan of it fits memory, or beats the incumbent (Sec. 4.2-4.4)
+            infeasible_memory += 1
         # Closed: none of its plans beats the incumbent (the model's own optimum is one now).
         cand.lower_bound = max(cand.lower_bound, best_time)
         return 1
