@@ -596,3 +596,50 @@ def test_metis_seed_runs_only_where_the_search_has_not_beaten_the_grid(
     res = solve(inst, time_limit_s=30, mixed=False)
     assert res.plan is not None and res.status == "optimal"
     assert calls == (["uniform", "metis"] if grid_has_plan else ["uniform"])
+
+
+def test_a_dive_counts_as_its_sub_problem_s_first_pass_model(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A dive (Sec. 4.6, Passes) solves the full model of the sub-problem with the least strong
+    bound, and that model is its first-pass model (0.5 s): where it does not close the
+    sub-problem, the next model of it comes in the passes after the first (2 s), never a second
+    0.5 s one. Dives are made to start after one strengthening, and every sub-problem's first
+    full model gives up without an answer."""
+    import importlib
+
+    solve_module = importlib.import_module("haap_solver.search.solve")
+    inst = load_instance(SMALL_DIR.parent / "gpt3-1.3b-t4x4-a100x12.toml")
+    reference = solve(inst, time_limit_s=30, mixed=False)
+    real_get, real_build = solve_module.get_backend, solve_module.build_model
+    building: list[SubProblem] = []
+    full_models: list[tuple[SubProblem, float]] = []  # (sub-problem, time limit)
+
+    def build_model(instance: Instance, cache: object, sub: SubProblem, *args: object,
+                    **kwargs: object) -> object:
+        building.append(sub)
+        return real_build(instance, cache, sub, *args, **kwargs)  # type: ignore[arg-type]
+
+    def get_backend(name: str) -> object:
+        real = real_get(name)
+        if name != "auto":  # the restricted models of the warm start go to HiGHS
+            return real
+
+        def full(lp: LinearProgram, opts: SolveOptions, floor: float) -> BackendResult:
+            sub = building[-1]
+            first = all(seen != sub for seen, _ in full_models)
+            full_models.append((sub, opts.time_limit_s))
+            if first:
+                return BackendResult("unknown", None, None, -math.inf, 0.0)
+            return real(lp, opts, floor)
+        return full
+
+    monkeypatch.setattr(solve_module, "build_model", build_model)
+    monkeypatch.setattr(solve_module, "get_backend", get_backend)
+    monkeypatch.setattr(solve_module, "DIVE_FIRST", 1)
+    result = solve(inst, time_limit_s=30, mixed=False)
+    assert full_models, "no full model was solved"
+    for sub in {s for s, _ in full_models}:
+        budgets = [limit for s, limit in full_models if s == sub]
+        assert budgets.count(0.5) <= 1, (sub, budgets)
+    assert result.status == "optimal"
+    assert result.iteration_time_s == pytest.approx(reference.iteration_time_s, rel=1e-9)

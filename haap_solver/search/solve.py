@@ -711,8 +711,17 @@ WARM_START_LARGE_GPUS = 256
 DIVE_FIRST = 8
 DIVE_EVERY = 32
 """In the first pass, after DIVE_FIRST strengthenings without a model, then after every
-DIVE_EVERY, the warm-start step runs on the sub-problem with the least strong bound so far (a
-dive for an early incumbent; the sub-problem stays queued)."""
+DIVE_EVERY, the sub-problem with the least strong bound so far is dived into for an early
+incumbent (`DIVE_FULL_MAX_VARS`)."""
+
+DIVE_FULL_MAX_VARS = 2000
+"""A dive solves the sub-problem's full model (its first-pass model, 0.5 s) where that model has
+at most this many variables and goes to HiGHS or CP-SAT under `auto`; elsewhere it runs the
+warm-start step (restricted model, the sub-problem stays queued). On the 500-variable models of
+llama3-70b-h100x32-a100x32 the full model finds the optimum where the restricted one (two
+configurations per node group) cannot: the optimum uses three H100 configurations. At 1,024
+GPUs and above the full models have 3,600 variables or more and HiGHS finds no plan in 0.5 s;
+with `cpsat` alone a full-model dive found poor plans (Sec. 4.6)."""
 
 SEED_AFTER_SHARE = 0.5
 """The Metis-style seed costs seconds on 64 GPUs, more than the exact passes need where they close
@@ -953,8 +962,9 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
     # Sub-problems are attacked in passes of growing per-sub-problem time budgets: easy ones close
     # at once and give incumbents whose bound (Sec. 4.2) then shrinks the hard ones.
     def attempt(sub: SubProblem, configs: list[StageConfig], budget: float,
-                floor: float, restricted: bool = False) -> Any:
-        """Build and solve one model; keep its plan if it beats the incumbent."""
+                floor: float, restricted: bool = False, max_vars: int | None = None) -> Any:
+        """Build and solve one model; keep its plan if it beats the incumbent. A model of more
+        than `max_vars` variables is not solved (TOO_BIG)."""
         nonlocal best_time, best_plan, best_eval, mismatch, solved, plans_costed
         floors = floors_by_b[sub.micro_batch]
         # Sec. 4.2: a plan better than the incumbent has no stage slower than this.
@@ -963,6 +973,8 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
         if slots is None or (state.require_mixed and not any(
                 c.mixed for slot in slots for c in slot.candidates)):
             return None
+        if max_vars is not None and 2 * sum(len(s.candidates) for s in slots) > max_vars:
+            return TOO_BIG  # (a binary and a layer count per candidate, before the rest)
         t_lb = state.bottleneck_floor(sub, p_cap)
         if not math.isfinite(t_lb):
             return None  # no plan of the sub-problem holds every layer (Sec. 4.3, 4.4)
@@ -992,10 +1004,10 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
                 best_time, best_plan, best_eval = ev.iteration_time_s, plan, ev
         return res
 
-    def warm(cand: _Candidate) -> None:
+    def warm(cand: _Candidate, restricted_model: bool = True) -> None:
         """Heuristic plans for one sub-problem (they prove nothing): capacity-bound seeds,
-        constructed plans and a model restricted to the two best configurations per node group,
-        which solves in a fraction of the full model's time."""
+        constructed plans and (`restricted_model`) a model restricted to the two best
+        configurations per node group, which solves in a fraction of the full model's time."""
         nonlocal best_time, best_plan, best_eval, plans_costed
         ranked = _ranked_per_group(state, cand.sub, p_cap)
         if not ranked:
@@ -1019,7 +1031,7 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
             plans_costed += 1
             if ev.iteration_time_s < best_time:
                 best_time, best_plan, best_eval = ev.iteration_time_s, plan, ev
-        if time.perf_counter() < deadline:
+        if restricted_model and time.perf_counter() < deadline:
             attempt(cand.sub, [c for cs in ranked.values() for c in cs[:2]], 0.5,
                     cand.lower_bound, restricted=True)
 
@@ -1087,8 +1099,13 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
 
     def solve_one(cand: _Candidate, budget: float, still_open: list[_Candidate]) -> int:
         """Solve the model of one sub-problem; 1 if that closed it, else 0 (kept open)."""
-        nonlocal infeasible_memory
         res = attempt(cand.sub, state.configs(cand.sub.micro_batch), budget, cand.lower_bound)
+        return settle(cand, res, still_open)
+
+    def settle(cand: _Candidate, res: Any, still_open: list[_Candidate]) -> int:
+        """Book the answer of a sub-problem's model: 1 if it closed the sub-problem, else 0 (its
+        bound raised to the model's, kept in `still_open`)."""
+        nonlocal infeasible_memory
         if res is not None and res.status in ("feasible", "unknown"):
             cand.lower_bound = max(cand.lower_bound, res.bound_s)
             still_open.append(cand)
@@ -1110,6 +1127,7 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
     done = 0
     since_model = 0
     dived = False
+    full_dives = backend != "cpsat"  # see DIVE_FULL_MAX_VARS
     while queue:
         index = heapq.heappop(queue)[3]
         cand = candidates[index]
@@ -1138,7 +1156,18 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
                 since_model = 0
                 strong = [entry for entry in queue if not stale(candidates[entry[3]])]
                 if strong:
-                    warm(candidates[min(strong)[3]])
+                    target = min(strong)
+                    dive = candidates[target[3]]
+                    res = TOO_BIG
+                    if full_dives:
+                        res = attempt(dive.sub, state.configs(dive.sub.micro_batch), 0.5,
+                                      dive.lower_bound, max_vars=DIVE_FULL_MAX_VARS)
+                    # Its seeds, and the restricted model where the full one was not solved.
+                    warm(dive, restricted_model=res is TOO_BIG)
+                    if res is not TOO_BIG:  # its first-pass model, solved now: it leaves the queue
+                        done += settle(dive, res, still_open)
+                        queue.remove(target)
+                        heapq.heapify(queue)
             continue
         since_model = 0
         done += solve_one(cand, 0.5, still_open)
@@ -1208,6 +1237,10 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
     return SolveResult(plan=best_plan, evaluation=best_eval, status=status,
                        iteration_time_s=best_time, best_bound_s=bound, gap=gap, message=message,
                        **common)  # type: ignore[arg-type]
+
+
+TOO_BIG = object()
+"""`attempt`'s answer for a model above its size limit (not solved)."""
 
 
 def _ranked_per_group(state: SearchState, sub: SubProblem,
