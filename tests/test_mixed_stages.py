@@ -21,7 +21,7 @@ from tiny_instances import tiny_instance
 from haap_solver.cli import main
 from haap_solver.cost.evaluate import CostModel
 from haap_solver.instance import Instance, load_instance
-from haap_solver.search.coefficients import MIXED_MIN_BUSY
+from haap_solver.search.coefficients import MIXED_MIN_BUSY, _splits
 from haap_solver.search.solve import SearchState, solve
 from haap_solver.search.space import build_plan, mixed_shapes, stage_configs
 from haap_solver.validate import plan_violations
@@ -50,6 +50,17 @@ def two_type_instances(draw: st.DrawFn) -> Instance:
 def _per_layer(cm: CostModel, device: str, tp: int, share: int, recompute: str) -> float:
     lc = cm.layer_cost(device, tp, share, recompute)
     return lc.fwd_s + lc.bwd_s + lc.tp_fwd_s + lc.tp_bwd_s
+
+
+@given(st.lists(st.integers(1, 8), min_size=1, max_size=3), st.integers(1, 64),
+       st.integers(1, 16))
+def test_splits_are_every_integer_split_in_order(counts: list[int], total: int,
+                                                 cap: int) -> None:
+    """The splits mixed_split weighs (the two-part case has its own path) against the
+    product of every share in [1, cap], lexicographically (ties in mixed_split go to the first)."""
+    expected = [shares for shares in itertools.product(range(1, cap + 1), repeat=len(counts))
+                if sum(c * s for c, s in zip(counts, shares, strict=True)) == total]
+    assert _splits(counts, total, cap) == expected
 
 
 @settings(max_examples=20, deadline=None, derandomize=True,

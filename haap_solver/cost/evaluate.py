@@ -555,15 +555,16 @@ class CostModel:
                     INTRA_NODE_LATENCY_US * 1e-6)
         return self._network_link(groups_a, groups_b)
 
-    def p2p_side_s(self, stage: Stage, other: Stage, micro_batch: int) -> float:
-        """The slowest of `stage`'s replicas sending (or receiving) its share to/from `other`."""
-        key = (_p2p_signature(stage.replicas), _p2p_signature(other.replicas))
+    def p2p_side_s(self, replicas: tuple[ReplicaGroup, ...],
+                   other: tuple[ReplicaGroup, ...]) -> float:
+        """The slowest of a stage's replica groups `replicas` sending (or receiving) its share
+        to/from a neighbouring stage with replica groups `other`."""
+        key = (_p2p_signature(replicas), _p2p_signature(other))
         hit = self._p2p_sides.get(key)
         if hit is None:
             if len(self._p2p_sides) >= _CACHE_LIMIT:
                 self._p2p_sides.clear()
-            hit = self._p2p_sides[key] = self._p2p_side(
-                stage.replicas, *self._p2p_link(stage.replicas, other.replicas))
+            hit = self._p2p_sides[key] = self._p2p_side(replicas, *self._p2p_link(replicas, other))
         return hit
 
     def _p2p_side(self, replicas: tuple[ReplicaGroup, ...], gb_s: float, lat: float) -> float:

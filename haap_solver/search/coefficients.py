@@ -18,7 +18,7 @@ import numpy as np
 from haap_solver.cost.evaluate import CostModel, ReplicaTerms
 from haap_solver.cost.memory import GIB, in_flight_micro_batches
 from haap_solver.errors import HaapError
-from haap_solver.plan import Placement, ReplicaGroup, Stage
+from haap_solver.plan import Placement, ReplicaGroup
 from haap_solver.search.space import ReplicaPart, StageConfig, mixed_config, mixed_shapes
 
 
@@ -130,10 +130,15 @@ def _bilinear_below(ma: tuple[float, ...], mb: tuple[float, ...]) -> bool:
 
 
 def _splits(counts: list[int], total: int, cap: int) -> list[tuple[int, ...]]:
-    """Every tuple of integer shares in [1, cap] with sum(count * share) == total."""
+    """Every tuple of integer shares in [1, cap] with sum(count * share) == total, in
+    lexicographic order."""
     if len(counts) == 1:
         share, rest = divmod(total, counts[0])
         return [(share,)] if not rest and 1 <= share <= cap else []
+    if len(counts) == 2:  # every mixed stage has two parts: no recursion
+        c0, c1 = counts
+        return [(s, left // c1) for s in range(1, cap + 1)
+                if (left := total - c0 * s) >= c1 and left % c1 == 0 and left // c1 <= cap]
     out = []
     for s in range(1, cap + 1):
         left = total - counts[0] * s
@@ -539,16 +544,20 @@ class CoefficientCache:
         hit = self._p2p.get(key)
         if hit is not None:
             return hit
-        mine = Stage(first_layer=0, num_layers=1, recompute=c.recompute,
-                     replicas=self.replicas(c, micro_batch))
-        names = (other_group,) if isinstance(other_group, str) else other_group
-        reps = []
-        for name in names:
-            group = self.instance.cluster.group(name)
-            reps.append(ReplicaGroup(
-                node_group=group.name, device=group.device, count=1, tp=1,
-                micro_batch_share=1, placement=(Placement(node=0, replicas=1),)))
-        other = Stage(first_layer=0, num_layers=1, recompute="none", replicas=tuple(reps))
-        value = self.cm.p2p_side_s(mine, other, micro_batch)
+        value = self.cm.p2p_side_s(self.replicas(c, micro_batch), self._neighbour(other_group))
         self._p2p[key] = value
         return value
+
+    def _neighbour(self, other_group: str | tuple[str, ...]) -> tuple[ReplicaGroup, ...]:
+        """Replica groups standing for a neighbour on `other_group` (one GPU per node group:
+        only the node groups matter to the link)."""
+        key = ("neighbour", other_group)
+        hit = self._misc.get(key)
+        if hit is None:
+            names = (other_group,) if isinstance(other_group, str) else other_group
+            hit = tuple(ReplicaGroup(node_group=group.name, device=group.device, count=1, tp=1,
+                                     micro_batch_share=1,
+                                     placement=(Placement(node=0, replicas=1),))
+                        for group in map(self.instance.cluster.group, names))
+            self._misc[key] = hit
+        return hit  # type: ignore[return-value]
