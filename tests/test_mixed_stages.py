@@ -335,3 +335,68 @@ def test_replica_group_caches_change_no_coefficient(name: str) -> None:
             assert warm.max_layers(c, b, *role, 2) == fresh.max_layers(c, b, *role, 2)
             checked += 1
     assert checked > 100
+
+
+@settings(max_examples=15, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(two_type_instances())
+def test_stage_time_is_at_least_every_replica_s_layer_time(instance: Instance) -> None:
+    """The steps any_plan_floor rests on: a stage of n layers, single-type or mixed, in any role,
+    takes at least n times each of its replicas' per-layer forward + backward time (TP
+    communication included) per micro-batch, and no replica group of any configuration of the
+    space advances more sequence-layers per GPU-second than its node group's peak rate; the
+    floor is below the search's optimum."""
+    state = SearchState(instance, mixed=True)
+    peak = SEARCH.peak_layer_rates(state)
+    L = instance.model.num_layers
+    checked = 0
+    for b in state.micro_batches():
+        for c in state.configs(b):
+            for p in c.replica_parts(b):
+                rate = p.share / (p.tp * _per_layer(state.cost_model, p.device, p.tp, p.share,
+                                                    c.recompute))
+                assert rate <= peak[p.node_group] * (1 + 1e-12), (c, p)
+            for role in ((False, False, True), (True, False, True), (False, True, True),
+                         (True, True, False)):
+                co = state.cache.coefficients(c, b, *role)
+                per_layer = max(_per_layer(state.cost_model, p.device, p.tp, p.share,
+                                           c.recompute) for p in c.replica_parts(b))
+                for n in range(1, L + 1):
+                    assert co.tau(n) >= n * per_layer * (1 - 1e-12), (c, role, n)
+                checked += 1
+    assume(checked)
+    floor = SEARCH.any_plan_floor(SearchState(instance))
+    best = solve(instance, time_limit_s=30)
+    assume(best.status == "optimal")
+    assert floor <= best.iteration_time_s * (1 + 1e-12)
+
+
+def test_prepare_mixed_stops_at_its_deadline() -> None:
+    inst = load_instance(MIXED_WINS)
+    state = SearchState(inst)
+    assert not state.prepare_mixed(deadline=0.0)  # long past
+    assert state.mixed_counts == {} and state.mixed is False
+    assert state.prepare_mixed(deadline=math.inf)
+    assert set(state.mixed_counts) == set(state.micro_batches())
+    assert state.mixed is False
+
+
+def test_mixed_set_up_cut_by_the_time_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the time limit stops the set-up of the plans with a mixed stage (faked here), the
+    single-type search's plan comes back, and the bound covers the plans with a mixed stage
+    through any_plan_floor only: it stays below the whole space's optimum (here a plan with a
+    mixed stage), and the message says so."""
+    inst = load_instance(MIXED_WINS)
+    reference = solve(inst, time_limit_s=60)
+    single = solve(inst, time_limit_s=60, mixed=False)
+    assert single.iteration_time_s > reference.iteration_time_s  # the mixed stage wins here
+    monkeypatch.setattr(SearchState, "prepare_mixed", lambda self, deadline: False)
+    result = solve(inst, time_limit_s=60)
+    assert result.plan is not None
+    assert result.iteration_time_s == pytest.approx(single.iteration_time_s, rel=1e-9)
+    assert result.best_bound_s <= reference.iteration_time_s
+    assert result.best_bound_s == pytest.approx(
+        min(single.best_bound_s, SEARCH.any_plan_floor(SearchState(inst))), rel=1e-12)
+    assert result.status == "feasible" and result.gap > 0
+    assert result.search_space["mixed_phase"]["set_up"] is False
+    assert "bounded only by the cluster's compute" in result.message

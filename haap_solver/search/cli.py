@@ -92,12 +92,15 @@ def cmd_solve(args: argparse.Namespace) -> int:
         if phase:
             mixed = result.search_space.get("mixed_stage_configs", {})
             resumed = result.search_space.get("resumed_single_type_phase")
-            mixed_bound = result.search_space.get("mixed_phase", {}).get("best_bound_s", math.nan)
+            mixed_phase = result.search_space.get("mixed_phase", {})
+            mixed_bound = mixed_phase.get("best_bound_s", math.nan)
+            what = (f"({mixed.get('after_pruning', 0)} configurations, "
+                    f"{mixed.get('generated', 0)} generated)" if mixed_phase.get("set_up", True)
+                    else "(not set up in time, see below)")
             console.print(
                 f"single-type stages first: {phase['status']} {phase['iteration_time_s']:.4f} s "
                 f"(bound {phase['best_bound_s']:.4f} s) in {phase['wall_s']:.2f} s; plans with a "
-                f"mixed-type stage ({mixed.get('after_pruning', 0)} configurations, "
-                f"{mixed.get('generated', 0)} generated): bound {mixed_bound:.4f} s"
+                f"mixed-type stage {what}: bound {mixed_bound:.4f} s"
                 + (f"; single-type stages resumed: bound {resumed['best_bound_s']:.4f} s in "
                    f"{resumed['wall_s']:.2f} s" if resumed else "")
                 + ". The status, bound and gap above cover both.")

@@ -31,7 +31,13 @@ from haap_solver.search.bounds import CapacityBound, PositionalBound
 from haap_solver.search.coefficients import CoefficientCache, StageCoefficients, pieces_max
 from haap_solver.search.formulation import SubProblem, build_model, build_slots
 from haap_solver.search.heuristic import construct, seed_from_capacity
-from haap_solver.search.space import StageConfig, build_plan, micro_batch_candidates, stage_configs
+from haap_solver.search.space import (
+    StageConfig,
+    build_plan,
+    micro_batch_candidates,
+    stage_configs,
+    tp_candidates,
+)
 from haap_solver.validate import check_plan, plan_violations
 
 Progress = Callable[[int, int, str], None]
@@ -327,6 +333,22 @@ class SearchState:
                 if self._fits(c, micro_batch)]
         self.fitting[micro_batch] = len(fits)
         return fits
+
+    def prepare_mixed(self, deadline: float) -> bool:
+        """Build the configurations of the whole space (mixed-type ones included: generation,
+        memory, dominance) for every micro-batch size in turn until `deadline` (checked before
+        each); True when all are built. The set-up of the search over plans with a mixed stage
+        (4-5 s at 1,024 and 16,384 GPUs), done apart so that the time limit can stop it."""
+        was = self.mixed
+        self.mixed = True
+        try:
+            for b in self.micro_batches():
+                if time.perf_counter() >= deadline:
+                    return False
+                self.configs(b)
+            return True
+        finally:
+            self.mixed = was
 
     def mixed_space(self, micro_batch: int) -> list[StageConfig]:
         """The mixed stage configurations of the search space at `micro_batch` (before memory
@@ -689,6 +711,41 @@ def compute_bound(state: SearchState,
     return min((floors[0] * (big // b) for b, floors in floors_by_b.items()), default=math.inf)
 
 
+def peak_layer_rates(state: SearchState) -> dict[str, float]:
+    """rho*_g per node group: the most sequence-layers per second one of its GPUs can advance in
+    any stage of the space, single-type or mixed (any_plan_floor). A replica of TP degree t with
+    s sequences of the micro-batch takes at least its per-layer forward + backward time (TP
+    communication included) per layer and micro-batch, and a stage's time is at least every one
+    of its replicas' (a mixed stage's is its slowest part's), so rho*_g is the best
+    s / (t x that time) over the group's TP degrees, shares s in [1, max_micro_batch_size] and
+    recomputation modes."""
+    inst, cm = state.instance, state.cost_model
+    rates = {}
+    for g in inst.cluster.node_groups:
+        best = 0.0
+        for tp in tp_candidates(inst, g):
+            for share in range(1, inst.training.max_micro_batch_size + 1):
+                for recompute in inst.training.recompute:
+                    lc = cm.layer_cost(g.device, tp, share, recompute)
+                    per_layer = lc.fwd_s + lc.bwd_s + lc.tp_fwd_s + lc.tp_bwd_s
+                    best = max(best, share / (tp * per_layer))
+        rates[g.name] = best
+    return rates
+
+
+def any_plan_floor(state: SearchState) -> float:
+    """A lower bound on the iteration time of every plan of the space, mixed-type stages
+    included, that needs no stage configuration built (Sec. 4.1 without the configurations):
+    every plan pushes L x B sequence-layers through the cluster, whose GPUs advance at most
+    rho*_g each (peak_layer_rates), so T >= L B / sum_g G_g rho*_g."""
+    inst = state.instance
+    rates = peak_layer_rates(state)
+    rate = sum(g.num_gpus * rates[g.name] for g in inst.cluster.node_groups)
+    if rate <= 0:
+        return 0.0
+    return inst.model.num_layers * inst.training.global_batch_size / rate
+
+
 REFINE_SPLITS = 8
 """Splits of each bottleneck interval of the walk of Sec. 4.5 (refined_interval_cost). At
 16,384 GPUs (8 micro-batches) the least strong bound went from 13.63 s to 14.24 s (a 30 s run's
@@ -800,6 +857,12 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
             yield_when_stuck=True, bounds_out=single_bounds, **common)  # type: ignore[arg-type]
     except InfeasibleError:
         single = None  # no single-type plan; a mixed one may still fit
+    # The set-up of the second search, stopped at the time limit: where it does not finish,
+    # the plans with a mixed stage are reported unbounded rather than the limit overrun.
+    setup_start = time.perf_counter()
+    if not state.prepare_mixed(start + time_limit_s):
+        return _mixed_unbounded(single, state, time_limit_s=time_limit_s, start=start,
+                                setup_s=time.perf_counter() - setup_start)
     remaining = max(0.01, time_limit_s - (time.perf_counter() - start))
     # The first search bounds every single-type plan (single.best_bound_s; there is none where
     # it found the space infeasible), so the second one bounds only the plans with a mixed stage
@@ -857,6 +920,34 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
         both.message = single.message
     both.wall_s = time.perf_counter() - start
     return both
+
+
+def _mixed_unbounded(single: SolveResult | None, state: SearchState, *, time_limit_s: float,
+                     start: float, setup_s: float) -> SolveResult:
+    """The single-type search's result where the time limit stopped the set-up of the plans with
+    a mixed stage: those plans are bounded only by `any_plan_floor`, which the whole space's
+    bound then is at most, and the message says why (the single-type bound stays in
+    `search_space`)."""
+    built = sum(1 for b in state.micro_batches() if (b, True) in state._configs)
+    why = (f"plans with a mixed-type stage are bounded only by the cluster's compute: the time "
+           f"limit ({time_limit_s:g} s) stopped building their configurations after "
+           f"{setup_s:.2f} s ({built} of {len(state.micro_batches())} micro-batch sizes); a "
+           f"longer limit bounds them, or mixed=False (--no-mixed) leaves them out")
+    if single is None:
+        raise HaapError(f"no plan with single-type stages fits memory, and {why}")
+    single.search_space["single_type_phase"] = _phase_summary(single)
+    floor = any_plan_floor(state)
+    single.search_space["mixed_phase"] = {"best_bound_s": floor, "wall_s": setup_s,
+                                          "set_up": False}
+    single.options["mixed"] = True
+    single.best_bound_s = min(single.best_bound_s, floor)
+    if single.plan is not None:
+        single.gap = max(0.0, (single.iteration_time_s - single.best_bound_s)
+                         / single.iteration_time_s)
+        single.status = "optimal" if single.gap <= 1e-6 else "feasible"
+    single.message = f"{single.message}; {why}" if single.message else why
+    single.wall_s = time.perf_counter() - start
+    return single
 
 
 def _phase_summary(result: SolveResult) -> dict[str, Any]:
