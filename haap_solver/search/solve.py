@@ -857,11 +857,12 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
             yield_when_stuck=True, bounds_out=single_bounds, **common)  # type: ignore[arg-type]
     except InfeasibleError:
         single = None  # no single-type plan; a mixed one may still fit
-    # The set-up of the second search, stopped at the time limit: where it does not finish,
-    # the plans with a mixed stage are reported unbounded rather than the limit overrun.
+    # The set-up of the second search, stopped at the time limit: where it does not finish, the
+    # plans with a mixed stage are bounded by the cluster's compute alone rather than the limit
+    # overrun.
     setup_start = time.perf_counter()
     if not state.prepare_mixed(start + time_limit_s):
-        return _mixed_unbounded(single, state, time_limit_s=time_limit_s, start=start,
+        return _mixed_not_set_up(single, state, time_limit_s=time_limit_s, start=start,
                                 setup_s=time.perf_counter() - setup_start)
     remaining = max(0.01, time_limit_s - (time.perf_counter() - start))
     # The first search bounds every single-type plan (single.best_bound_s; there is none where
@@ -922,13 +923,13 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
     return both
 
 
-def _mixed_unbounded(single: SolveResult | None, state: SearchState, *, time_limit_s: float,
+def _mixed_not_set_up(single: SolveResult | None, state: SearchState, *, time_limit_s: float,
                      start: float, setup_s: float) -> SolveResult:
     """The single-type search's result where the time limit stopped the set-up of the plans with
     a mixed stage: those plans are bounded only by `any_plan_floor`, which the whole space's
     bound then is at most, and the message says why (the single-type bound stays in
     `search_space`)."""
-    built = sum(1 for b in state.micro_batches() if (b, True) in state._configs)
+    built = len(state.mixed_counts)  # micro-batch sizes whose configurations were built
     why = (f"plans with a mixed-type stage are bounded only by the cluster's compute: the time "
            f"limit ({time_limit_s:g} s) stopped building their configurations after "
            f"{setup_s:.2f} s ({built} of {len(state.micro_batches())} micro-batch sizes); a "
