@@ -400,3 +400,25 @@ def test_mixed_set_up_cut_by_the_time_limit(monkeypatch: pytest.MonkeyPatch) -> 
     assert result.status == "feasible" and result.gap > 0
     assert result.search_space["mixed_phase"]["set_up"] is False
     assert "bounded only by the cluster's compute" in result.message
+
+
+def test_no_single_type_plan_and_no_time_to_set_up_mixed_ones(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where no single-type plan fits (faked) and the time limit stops the set-up of the plans
+    with a mixed stage (faked), the answer is an error that says both, not 'infeasible'."""
+    from haap_solver.errors import HaapError, InfeasibleError
+
+    inst = load_instance(MIXED_WINS)
+    real = SEARCH._solve
+
+    def search(*args: object, **kwargs: object) -> object:
+        if not kwargs["mixed"]:
+            raise InfeasibleError("no single-type plan (faked)")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(SEARCH, "_solve", search)
+    monkeypatch.setattr(SearchState, "prepare_mixed", lambda self, deadline: False)
+    with pytest.raises(HaapError, match="no plan with single-type stages fits") as caught:
+        solve(inst, time_limit_s=10)
+    assert not isinstance(caught.value, InfeasibleError)
+    assert "bounded only by the cluster's compute" in str(caught.value)
