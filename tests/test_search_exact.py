@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
@@ -26,7 +27,7 @@ from tiny_instances import tiny_instance
 from haap_solver.cost.evaluate import CostModel
 from haap_solver.instance import Instance, load_instance
 from haap_solver.search.backends import BackendResult, SolveOptions, get_backend
-from haap_solver.search.coefficients import Affine, CoefficientCache
+from haap_solver.search.coefficients import Affine, CoefficientCache, pieces_max
 from haap_solver.search.dp import best_layer_split
 from haap_solver.search.formulation import (
     Slot,
@@ -643,3 +644,15 @@ def test_a_dive_counts_as_its_sub_problem_s_first_pass_model(
         assert budgets.count(0.5) <= 1, (sub, budgets)
     assert result.status == "optimal"
     assert result.iteration_time_s == pytest.approx(reference.iteration_time_s, rel=1e-9)
+
+
+@given(st.lists(st.tuples(st.floats(-5, 5), st.floats(-5, 5)), min_size=1, max_size=5),
+       st.integers(1, 200))
+def test_pieces_max_is_the_largest_piece_everywhere(pieces: list[tuple[float, float]],
+                                                    n_max: int) -> None:
+    """pieces_max against its definition, bit for bit (the bound tables and the layer-split
+    oracles compare its values exactly)."""
+    affine = tuple(Affine(a, b) for a, b in pieces)
+    n = np.arange(1, n_max + 1, dtype=float)
+    expected = [max(q.slope * k + q.intercept for q in affine) for k in n]
+    assert pieces_max(affine, n).tolist() == expected
