@@ -116,7 +116,7 @@ def convert(value: Any, tp: Any, field: str) -> Any:
         args = typing.get_args(tp)
         inner = args[0] if args else Any
         return tuple(convert(v, inner, f"{field}[{i}]") for i, v in enumerate(value))
-    if dataclasses.is_dataclass(tp):
+    if dataclasses.is_dataclass(tp) and isinstance(tp, type):
         if isinstance(value, tp):
             return value
         if not isinstance(value, Mapping):

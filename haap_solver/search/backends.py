@@ -262,7 +262,11 @@ def _solve_highs(lp: LinearProgram, opts: SolveOptions, objective_floor_s: float
         from haap_solver.search.lp import Row
 
         rows.append(Row(dict(lp.objective), "<=", lp.objective_cutoff * (1 + 1e-9), "cutoff"))
-    lo, hi, starts, idx, vals = [], [], [], [], []
+    lo: list[float] = []
+    hi: list[float] = []
+    starts: list[int] = []
+    idx: list[int] = []
+    vals: list[float] = []
     for r in rows:
         starts.append(len(idx))
         for i, c in r.coeffs.items():

@@ -124,31 +124,32 @@ class CapacityBound:
         running: list[np.ndarray] = []
         for g, items in self.items.items():
             budget = self.budget[g]
-            gains, cfgs = [], []
+            gains: list[tuple[int, list[int]]] = []
+            cfgs: list[StageConfig] = []
             for c, (gpus, per_role) in zip(self.item_configs[g], items, strict=True):
                 if gpus > budget:
                     continue
-                n = [int(np.searchsorted(taus, t, side="right")) for taus in per_role]
-                if any(n):
-                    gains.append((gpus, n))
+                held = [int(np.searchsorted(taus, t, side="right")) for taus in per_role]
+                if any(held):
+                    gains.append((gpus, held))
                     cfgs.append(c)
-            hist, unit = _group_history(gains, budget, p)
-            best = hist[:, :, -1].copy() if hist.shape[2] else np.full((p + 1, 4), NEG)
-            groups.append((cfgs, gains, unit, hist, best))
-            running.append(best if not running else _combine(running[-1], best))
+            hist, unit = _group_history(gains, budget, p)  # type: ignore[arg-type]  # int <= float
+            top = hist[:, :, -1].copy() if hist.shape[2] else np.full((p + 1, 4), NEG)
+            groups.append((cfgs, gains, unit, hist, top))
+            running.append(top if not running else _combine(running[-1], top))
         if not running or running[-1][p, FIRST | LAST] < self.L:
             return None
         out: list[tuple[StageConfig, int, int]] = []
         k, f = p, FIRST | LAST
         for gi in range(len(groups) - 1, -1, -1):
-            cfgs, gains, unit, hist, best = groups[gi]
+            cfgs, gains, unit, hist, top = groups[gi]
             target = running[gi][k, f]
             split = (k, f) if gi == 0 else None
             if gi > 0:
                 for kg in range(k + 1):
                     for fg in (fg for fg in range(4) if not fg & ~f):
-                        if (best[kg, fg] > NEG / 2
-                                and running[gi - 1][k - kg, f & ~fg] + best[kg, fg] == target):
+                        if (top[kg, fg] > NEG / 2
+                                and running[gi - 1][k - kg, f & ~fg] + top[kg, fg] == target):
                             split = (kg, fg)
                             break
                     if split:
@@ -519,7 +520,8 @@ class PositionalBound:
         for all configurations at once from the bilinear memory form (Sec. 2), rounded up at
         floating-point ties: a bound may over-estimate room, never under-estimate it. Cached
         per (role, in-flight count)."""
-        hit = self._mem.get((*role, in_flight))
+        key = (*role, in_flight)
+        hit = self._mem.get(key)
         if hit is not None:
             return hit
         coef = self._bilinear.get(role)
@@ -531,14 +533,14 @@ class PositionalBound:
                 coef[k, : len(f)] = f
             self._bilinear[role] = coef
         a, b, c, d = (coef[:, :, i] for i in range(4))
-        f = float(in_flight)
-        one = a + b + c * f + d * f
-        slope = b + d * f
+        flight = float(in_flight)
+        one = a + b + c * flight + d * flight
+        slope = b + d * flight
         with np.errstate(divide="ignore", invalid="ignore"):
-            most = np.where(slope > 0, np.floor((1 - a - c * f) / slope + 1e-9), np.inf)
+            most = np.where(slope > 0, np.floor((1 - a - c * flight) / slope + 1e-9), np.inf)
         most = np.where(one > 1 + 1e-9, 0.0, most)
         hit = np.clip(most.min(axis=1), 0, self.L).astype(int)
-        self._mem[(*role, in_flight)] = hit
+        self._mem[key] = hit
         return hit
 
     def _layer_table(self, role: tuple[bool, bool, bool], t: float,
@@ -592,7 +594,7 @@ class PositionalBound:
         cols_low: list[float] = []
         cols_class: list[int] = []
         cols_cfg: list[int] = []
-        classes = []
+        classes: list[tuple[tuple[bool, bool, bool], int, int]] = []
         for role, f, mult, (most, fewest) in self._merged(p, t, r):
             usable = self._undominated_by_room(most, fewest)
             if len(usable) == 0:
@@ -783,7 +785,8 @@ class PositionalBound:
                 return min(best, base + float(r_values[0]))
             if r_known == len(r_values) - 1 and not self.holds_all_layers(p, t, r_values[-1]):
                 return min(best, base + float(r_values[0]))  # (not at or above the floor)
-            lo = _first_true(lambda i, t=t: self.holds_all_layers(p, t, r_values[i]), 0, r_known)
+            lo = _first_true(lambda i, t=t: self.holds_all_layers(  # type: ignore[misc]
+                p, t, float(r_values[i])), 0, r_known)
             r_here = float(r_values[lo])
             if lo == 0:
                 return min(best, base + r_here)
@@ -795,8 +798,8 @@ class PositionalBound:
             if top <= t_idx or not self.holds_all_layers(p, t_values[top], r_below):
                 # R_min stays r_here up to `top`; beyond, the cost alone reaches the limit.
                 return min(limit, cost_of_interval(t, t_values[top]) + r_here)
-            a = _first_true(lambda i, r=r_below: self.holds_all_layers(p, t_values[i], r),
-                            t_idx + 1, top)
+            a = _first_true(lambda i, r=r_below: self.holds_all_layers(  # type: ignore[misc]
+                p, t_values[i], float(r)), t_idx + 1, top)
             best = min(best, cost_of_interval(t, t_values[a - 1]) + r_here)
             t_idx = a
             r_known = lo - 1  # the bisection ended where the LP holds L at r_below

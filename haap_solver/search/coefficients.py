@@ -145,7 +145,7 @@ def _splits(counts: list[int], total: int, cap: int) -> list[tuple[int, ...]]:
         c0, c1 = counts
         return [(s, left // c1) for s in range(1, cap + 1)
                 if (left := total - c0 * s) >= c1 and left % c1 == 0 and left // c1 <= cap]
-    out = []
+    out: list[tuple[int, ...]] = []
     for s in range(1, cap + 1):
         left = total - counts[0] * s
         if left < sum(counts[1:]):
@@ -485,12 +485,12 @@ class CoefficientCache:
         hit = self._misc.get(key)
         if hit is not None:
             return hit  # type: ignore[return-value]
-        out = []
+        out: list[tuple[float, float, float, float]] = []
         for r in c.replica_parts(micro_batch):
             part_key = ("memp", *_group_key(c, r, first, last, multi_stage))
             form = self._misc.get(part_key)
             if form is not None:  # the same replica group in another stage: cached per group
-                out.append(form)
+                out.append(form)  # type: ignore[arg-type]
                 continue
             cap = self.instance.device(r.device).memory_gib * GIB
 

@@ -162,7 +162,7 @@ def build_model(instance: Instance, cache: CoefficientCache, sub: SubProblem, sl
     # (4) GPU budget of every node group.
     for gname, g in groups.items():
         # A mixed stage counts each replica group's GPUs in its own node group's row.
-        row = {x: c.gpus_in(gname) for s, xs in zip(slots, sm.x, strict=True)
+        row = {x: float(c.gpus_in(gname)) for s, xs in zip(slots, sm.x, strict=True)
                for x, c in zip(xs, s.candidates, strict=True) if c.gpus_in(gname)}
         if row:
             lp.add(row, "<=", g.num_gpus, f"budget[{gname}]")

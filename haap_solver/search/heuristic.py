@@ -117,5 +117,5 @@ def seed_from_capacity(cache: CoefficientCache, sub: SubProblem,
     layers = layer_split(cache, sequence, real, cache.instance.model.num_layers)
     if layers is None:
         return None
-    return build_plan(cache.instance, sequence, layers, micro_batch=b, schedule=sub.schedule,
-                      note=note)  # type: ignore[arg-type]
+    return build_plan(cache.instance, sequence, layers, micro_batch=b,
+                      schedule=sub.schedule, note=note)  # type: ignore[arg-type]

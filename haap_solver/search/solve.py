@@ -222,7 +222,7 @@ class SearchState:
             return hit
         roles = ((True, True, False),) if only else (
             (False, False, True), (True, False, True), (False, True, True))
-        out = []
+        out: list[tuple[int, float, float]] = []
         for role in roles:
             gpus, tau_min, tail_min = self._suffix_minima(micro_batch, role)
             ok = np.isfinite(tau_min[:, layers - 1])
@@ -403,7 +403,7 @@ class SearchState:
                           -self.cache.max_layers(c, micro_batch, True, True, False, 1)))
         f = np.array(feats, dtype=float).reshape(len(configs), 10)
         tol = np.abs(f) * 1e-12 + 1e-15
-        may = (use[:, None, :] <= use[None, :, :]).all(axis=2)
+        may: np.ndarray = np.asarray((use[:, None, :] <= use[None, :, :]).all(axis=2))
         for k in range(f.shape[1]):
             may &= f[:, None, k] <= f[None, :, k] + tol[None, :, k]
         np.fill_diagonal(may, False)
@@ -1029,7 +1029,7 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
                         cand.lower_bound, cand.strengthened_with = known, against
                 candidates.append(cand)
     candidates.sort(key=_Candidate.rank)
-    space = {
+    space: dict[str, Any] = {
         "micro_batch_sizes": len(state.micro_batches()),
         "stage_configs_before_pruning": raw_configs,
         "stage_configs_fitting_memory": fitting_configs,

@@ -139,7 +139,7 @@ def mixed_shapes(instance: Instance, micro_batch: int) -> list[tuple[tuple[str, 
                     opts.append((g.name, tp, count))
                 count *= 2
         per_group.append(opts)
-    out = []
+    out: list[tuple[tuple[str, int, int], ...]] = []
     for i in range(len(groups)):
         for j in range(i + 1, len(groups)):
             if groups[i].device == groups[j].device:
