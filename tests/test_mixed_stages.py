@@ -422,3 +422,53 @@ def test_no_single_type_plan_and_no_time_to_set_up_mixed_ones(
         solve(inst, time_limit_s=10)
     assert not isinstance(caught.value, InfeasibleError)
     assert "bounded only by the cluster's compute" in str(caught.value)
+
+
+@pytest.mark.parametrize("name", ["llama3.2-1b-h100x4-l40sx4.toml", "gpt3-1.3b-t4x4-a100x12.toml"])
+def test_two_processes_prove_what_one_proves(name: str) -> None:
+    """threads=2: the plans with a mixed stage are searched in a second process beside the
+    single-type search (sharing plans); the proven optimum is the one process's, also where it
+    has a mixed stage (the first instance), and the result reports both phases and the call's
+    options."""
+    inst = load_instance(ROOT / "instances" / name)
+    one = solve(inst, time_limit_s=60)
+    two = solve(inst, time_limit_s=60, threads=2)
+    assert one.status == two.status == "optimal"
+    assert two.iteration_time_s == pytest.approx(one.iteration_time_s, rel=1e-12)
+    assert two.plan is not None
+    assert plan_violations(inst, two.plan, cost_model=CostModel(inst)) == []
+    assert one.plan is not None
+    assert [len(s.replicas) for s in two.plan.stages] == [len(s.replicas) for s in one.plan.stages]
+    assert two.search_space["mixed_phase"]["best_bound_s"] >= one.iteration_time_s * (1 - 1e-9)
+    assert "single_type_phase" in two.search_space
+    assert two.search_space["mixed_stage_configs"] == one.search_space["mixed_stage_configs"]
+    assert two.options["threads"] == 2 and two.options["time_limit_s"] == 60
+
+
+@pytest.mark.parametrize("answer", [("error", "faked"), ("timeout",), None])
+def test_second_process_failing_falls_back_to_one(monkeypatch: pytest.MonkeyPatch,
+                                                   answer: tuple[str, ...] | None) -> None:
+    """Where the second process fails, does not answer, or cannot start (None), the first one
+    searches the plans with a mixed stage itself: the same proven optimum."""
+    inst = load_instance(MIXED_WINS)
+    reference = solve(inst, time_limit_s=60)
+    if answer is None:
+        monkeypatch.setattr(SEARCH._MixedHelper, "start", classmethod(lambda cls, *a, **k: None))
+    else:
+        monkeypatch.setattr(SEARCH._MixedHelper, "answer", lambda self, until_wall: answer)
+    result = solve(inst, time_limit_s=60, threads=2)
+    assert result.status == "optimal"
+    assert result.iteration_time_s == pytest.approx(reference.iteration_time_s, rel=1e-12)
+
+
+def test_second_process_not_set_up_in_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The second process's set-up cut by the time limit (faked answer): the plans with a mixed
+    stage are bounded by the compute floor, as in one process."""
+    inst = load_instance(MIXED_WINS)
+    reference = solve(inst, time_limit_s=60)
+    monkeypatch.setattr(SEARCH._MixedHelper, "answer",
+                        lambda self, until_wall: ("not_set_up", 0.5, 1))
+    result = solve(inst, time_limit_s=60, threads=2)
+    assert result.search_space["mixed_phase"]["set_up"] is False
+    assert result.best_bound_s <= reference.iteration_time_s
+    assert "1 of" in result.message

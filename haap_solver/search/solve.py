@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import bisect
+import contextlib
 import heapq
 import math
 import time
@@ -830,7 +831,28 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
     where it is proven sooner); its best plan is the incumbent of the search over the whole
     space, whose bound and gap are the ones reported. So a mixed search never returns a plan
     worse than a single-type search given that share of the time.
+
+    With `threads` >= 2 (and mixed-type stages), the plans with a mixed stage are searched in
+    a second process beside the single-type search, which then has the whole time limit and
+    threads - 1 threads (`_solve_beside`); the two share every better plan. Proven results are
+    the same; where the time limit ends the search, the bound depends on when plans were shared.
     """
+    result = _solve_dispatch(instance, backend=backend, time_limit_s=time_limit_s,
+                             threads=threads, seed=seed, state=state, max_stages=max_stages,
+                             progress=progress, seed_with_baselines=seed_with_baselines,
+                             mixed=mixed)
+    # The options of this call (a phase's result carries its own time limit and threads).
+    result.options = {"backend": backend, "time_limit_s": time_limit_s, "threads": threads,
+                      "seed": seed, "mixed": mixed}
+    return result
+
+
+def _solve_dispatch(instance: Instance, *, backend: str, time_limit_s: float, threads: int,
+                    seed: int, state: SearchState | None, max_stages: int | None,
+                    progress: Progress | None, seed_with_baselines: bool,
+                    mixed: bool) -> SolveResult:
+    """`solve` without the final options: the single-type search alone, or both searches one
+    after the other or side by side."""
     common = dict(backend=backend, threads=threads, seed=seed, max_stages=max_stages,
                   progress=progress)
     start = time.perf_counter()
@@ -842,11 +864,16 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
                         seed_with_baselines=seed_with_baselines, mixed=False,
                         **common)  # type: ignore[arg-type]
         if mixed:
-            result.options["mixed"] = True
             result.search_space["mixed_stage_configs"] = {
                 "generated": 0, "fitting_memory": 0, "after_pruning": 0}
             result.wall_s = time.perf_counter() - start
         return result
+    if threads >= 2 and PARALLEL_MIXED:
+        helper = _MixedHelper.start(instance, backend=backend, seed=seed, max_stages=max_stages,
+                                    time_limit_s=time_limit_s)
+        if helper is not None:
+            return _solve_beside(helper, instance, state, start=start, time_limit_s=time_limit_s,
+                                 seed_with_baselines=seed_with_baselines, common=common)
     single_bounds: dict[SubProblem, tuple[float, float | None]] = {}
     try:
         # The seeds get the budgets they would get in a single-type search of the whole limit.
@@ -857,6 +884,16 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
             yield_when_stuck=True, bounds_out=single_bounds, **common)  # type: ignore[arg-type]
     except InfeasibleError:
         single = None  # no single-type plan; a mixed one may still fit
+    return _then_mixed(instance, single, single_bounds, state, start=start,
+                       time_limit_s=time_limit_s, common=common)
+
+
+def _then_mixed(instance: Instance, single: SolveResult | None,
+                single_bounds: dict[SubProblem, tuple[float, float | None]], state: SearchState, *,
+                start: float, time_limit_s: float, common: dict[str, Any]) -> SolveResult:
+    """After the single-type search (`single`; None where it found no single-type plan): the
+    search over plans with a mixed stage in this process, then the single-type sub-problems
+    still open if time is left, and the result of both (formulations Sec. 1.1)."""
     # The set-up of the second search, stopped at the time limit: where it does not finish, the
     # plans with a mixed stage are bounded by the cluster's compute alone rather than the limit
     # overrun.
@@ -878,7 +915,6 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
         if single is None:
             raise  # neither kind of plan exists
         # No plan with a mixed stage exists, and the first search found no plan in time either.
-        single.options["mixed"] = True
         single.wall_s = time.perf_counter() - start
         return single
     finally:
@@ -886,21 +922,34 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
     if single is None:
         both.wall_s = time.perf_counter() - start
         return both
-    phases = [single, both]
-    single_bound = single.best_bound_s
+    resumed = None
     remaining = time_limit_s - (time.perf_counter() - start)
     if single.status != "optimal" and both.status == "optimal" and remaining > 0.05:
         # Plans with a mixed stage are ruled out and time is left: back to the single-type
         # sub-problems the first search left open, now against the best plan of both.
         resumed = _solve(instance, time_limit_s=remaining, state=state,
                          seed_with_baselines=False, mixed=False, incumbent=both,
-                         known_bounds=single_bounds, **common)  # type: ignore[arg-type]
+                         known_bounds=single_bounds, **common)
+    return _merge_phases(single, both, resumed, setup_s=setup_s, start=start)
+
+
+def _merge_phases(single: SolveResult, both: SolveResult, resumed: SolveResult | None, *,
+                  setup_s: float, start: float) -> SolveResult:
+    """One result from the single-type search, the search over plans with a mixed stage (whose
+    result is returned, updated) and the resumed single-type search if any: the best plan of
+    all, the whole space's bound the lesser of the two kinds' (formulations Sec. 1.1)."""
+    phases = [single, both]
+    single_bound = single.best_bound_s
+    if resumed is not None:
         phases.append(resumed)
         single_bound = max(single_bound, resumed.best_bound_s)  # both bound single-type plans
         both.search_space["resumed_single_type_phase"] = _phase_summary(resumed)
         if resumed.iteration_time_s < both.iteration_time_s:
             both.plan, both.evaluation = resumed.plan, resumed.evaluation
             both.iteration_time_s, both.message = resumed.iteration_time_s, resumed.message
+    if single.iteration_time_s < both.iteration_time_s:  # (beside: found after the last share)
+        both.plan, both.evaluation = single.plan, single.evaluation
+        both.iteration_time_s, both.message = single.iteration_time_s, single.message
     # What bounds the plans with a mixed stage, before it merges with the single-type bound.
     both.search_space["mixed_phase"] = {"best_bound_s": both.best_bound_s,
                                         "wall_s": setup_s + both.wall_s, "setup_s": setup_s}
@@ -926,12 +975,13 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
 
 
 def _mixed_not_set_up(single: SolveResult | None, state: SearchState, *, time_limit_s: float,
-                     start: float, setup_s: float) -> SolveResult:
+                      start: float, setup_s: float, built: int | None = None) -> SolveResult:
     """The single-type search's result where the time limit stopped the set-up of the plans with
     a mixed stage: those plans are bounded only by `any_plan_floor`, which the whole space's
     bound then is at most, and the message says why (the single-type bound stays in
     `search_space`)."""
-    built = len(state.mixed_counts)  # micro-batch sizes whose configurations were built
+    if built is None:  # micro-batch sizes whose configurations were built
+        built = len(state.mixed_counts)
     why = (f"plans with a mixed-type stage are bounded only by the cluster's compute: the time "
            f"limit ({time_limit_s:g} s) stopped building their configurations after "
            f"{setup_s:.2f} s ({built} of {len(state.micro_batches())} micro-batch sizes); a "
@@ -942,7 +992,6 @@ def _mixed_not_set_up(single: SolveResult | None, state: SearchState, *, time_li
     floor = any_plan_floor(state)
     single.search_space["mixed_phase"] = {"best_bound_s": floor, "wall_s": setup_s,
                                           "setup_s": setup_s, "set_up": False}
-    single.options["mixed"] = True
     single.best_bound_s = min(single.best_bound_s, floor)
     if single.plan is not None:
         single.gap = max(0.0, (single.iteration_time_s - single.best_bound_s)
@@ -951,6 +1000,148 @@ def _mixed_not_set_up(single: SolveResult | None, state: SearchState, *, time_li
     single.message = f"{single.message}; {why}" if single.message else why
     single.wall_s = time.perf_counter() - start
     return single
+
+
+PARALLEL_MIXED = True
+"""With threads >= 2, `solve` searches the plans with a mixed stage in a second process beside
+the single-type search (`_solve_beside`), instead of after it."""
+
+HELPER_GRACE_S = 5.0
+"""How long past the time limit `_solve_beside` waits for the second process's answer before it
+stops it and bounds the plans with a mixed stage in its own process."""
+
+
+class _MixedHelper:
+    """The search over plans with a mixed stage in a second process (`_mixed_worker`), started
+    with the "spawn" method (a fresh interpreter: no fork of a process with solver threads). It
+    is sent every plan that improves the first search's incumbent and answers once, with its
+    result."""
+
+    def __init__(self, process: Any, conn: Any, deadline_wall: float):
+        self.process, self.conn, self.deadline_wall = process, conn, deadline_wall
+
+    @classmethod
+    def start(cls, instance: Instance, *, backend: str, seed: int, max_stages: int | None,
+              time_limit_s: float) -> _MixedHelper | None:
+        """The helper, running; None where no second process can be started."""
+        import multiprocessing
+
+        deadline_wall = time.time() + time_limit_s
+        try:
+            ctx = multiprocessing.get_context("spawn")
+            conn, child = ctx.Pipe()
+            process = ctx.Process(target=_mixed_worker, daemon=True, name="haap-mixed",
+                                  args=(instance, backend, seed, max_stages, deadline_wall, child))
+            process.start()
+            child.close()
+        except (OSError, RuntimeError, ValueError):
+            return None
+        return cls(process, conn, deadline_wall)
+
+    def share(self, plan: Plan, evaluation: Evaluation) -> None:
+        # Where it has ended, its answer (or its absence) tells the rest.
+        with contextlib.suppress(OSError, ValueError):
+            self.conn.send(("incumbent", plan, evaluation))
+
+    def answer(self, until_wall: float) -> tuple[Any, ...]:
+        """Its answer: ("result", SolveResult, set-up s), ("not_set_up", set-up s, micro-batch
+        sizes built), ("infeasible", why) or ("error", why); ("timeout",) after `until_wall`."""
+        while True:
+            left = until_wall - time.time()
+            try:
+                if self.conn.poll(max(0.0, min(left, 0.05))):
+                    return tuple(self.conn.recv())
+            except (EOFError, OSError):
+                return ("error", "the second process ended without an answer")
+            if not self.process.is_alive() and not self.conn.poll():
+                return ("error", f"the second process exited with code {self.process.exitcode}")
+            if left <= 0:
+                return ("timeout",)
+
+    def close(self) -> None:
+        if self.process.is_alive():
+            self.process.terminate()
+        self.process.join(timeout=2.0)
+        self.conn.close()
+
+
+def _mixed_worker(instance: Instance, backend: str, seed: int, max_stages: int | None,
+                  deadline_wall: float, conn: Any) -> None:
+    """The second process of `_solve_beside`: set-up of the plans with a mixed stage, then their
+    search (row (M)) against the best plan the first search has shared so far, one thread."""
+    try:
+        start = time.perf_counter()
+        deadline = start + (deadline_wall - time.time())
+        state = SearchState(instance)
+        ready = state.prepare_mixed(deadline)
+        setup_s = time.perf_counter() - start
+        if not ready:
+            conn.send(("not_set_up", setup_s, len(state.mixed_counts)))
+            return
+
+        def feed() -> tuple[Plan, Evaluation] | None:
+            best: tuple[Plan, Evaluation] | None = None
+            while conn.poll():
+                kind, plan, evaluation = conn.recv()
+                if kind == "incumbent" and (
+                        best is None or evaluation.iteration_time_s < best[1].iteration_time_s):
+                    best = (plan, evaluation)
+            return best
+
+        # The first shared plan (the first search's seeds come within a second or so): bounds
+        # strengthened against no incumbent at all would cost much more.
+        while not conn.poll(0.02) and time.perf_counter() < deadline:
+            pass
+        state.require_mixed = True
+        result = _solve(instance, backend=backend,
+                        time_limit_s=max(0.01, deadline - time.perf_counter()), threads=1,
+                        seed=seed, state=state, max_stages=max_stages, progress=None,
+                        seed_with_baselines=False, mixed=True, incumbent_feed=feed,
+                        warm_start=False)
+        conn.send(("result", result, setup_s))
+    except InfeasibleError as exc:
+        conn.send(("infeasible", str(exc)))
+    except Exception as exc:  # reported to the first process, which goes on without it
+        conn.send(("error", f"{type(exc).__name__}: {exc}"))
+
+
+def _solve_beside(helper: _MixedHelper, instance: Instance, state: SearchState, *, start: float,
+                  time_limit_s: float, seed_with_baselines: bool,
+                  common: dict[str, Any]) -> SolveResult:
+    """`solve` with threads >= 2: the single-type search here, with the whole time limit and
+    threads - 1 threads, sharing every better plan with the search over plans with a mixed stage
+    in the second process; then both results as one. Where the second process fails, this one
+    searches the plans with a mixed stage itself in the time left."""
+    here = {**common, "threads": max(1, common["threads"] - 1)}
+    try:
+        try:
+            single: SolveResult | None = _solve(
+                instance, time_limit_s=time_limit_s, state=state,
+                seed_with_baselines=seed_with_baselines, mixed=False,
+                share_incumbent=helper.share, **here)
+        except InfeasibleError:
+            single = None
+        answer = helper.answer(until_wall=helper.deadline_wall + HELPER_GRACE_S)
+    finally:
+        helper.close()
+    kind = answer[0]
+    if kind == "result":
+        both, setup_s = answer[1], answer[2]
+        if single is None:
+            both.wall_s = time.perf_counter() - start
+            return both  # type: ignore[no-any-return]
+        return _merge_phases(single, both, None, setup_s=setup_s, start=start)
+    if kind == "not_set_up":
+        return _mixed_not_set_up(single, state, time_limit_s=time_limit_s, start=start,
+                                 setup_s=answer[1], built=answer[2])
+    if kind == "infeasible":  # no plan with a mixed stage exists
+        if single is None:
+            raise InfeasibleError(answer[1])
+        single.wall_s = time.perf_counter() - start
+        return single
+    # It failed or did not answer in time: the plans with a mixed stage are searched here.
+    return _then_mixed(instance, single, {}, state, start=start, time_limit_s=time_limit_s,
+                       common=common)
 
 
 def _phase_summary(result: SolveResult) -> dict[str, Any]:
@@ -966,7 +1157,10 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
            follow_up_s: float = math.inf,
            yield_when_stuck: bool = False,
            known_bounds: dict[SubProblem, tuple[float, float | None]] | None = None,
-           bounds_out: dict[SubProblem, tuple[float, float | None]] | None = None
+           bounds_out: dict[SubProblem, tuple[float, float | None]] | None = None,
+           share_incumbent: Callable[[Plan, Evaluation], None] | None = None,
+           incumbent_feed: Callable[[], tuple[Plan, Evaluation] | None] | None = None,
+           warm_start: bool = True,
            ) -> SolveResult:
     """One search over the single-type (or, with `mixed`, the whole) space; `incumbent` is a
     plan already found (its warm start is then skipped: it covered the single-type stages).
@@ -976,7 +1170,12 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
 
     `bounds_out` receives every sub-problem's bound at the end, with the incumbent it was
     strengthened against (a sub-problem closed by its model: the incumbent then), and
-    `known_bounds` gives a later search of the same space those bounds to start from."""
+    `known_bounds` gives a later search of the same space those bounds to start from.
+
+    With a search running beside this one (`solve` with threads >= 2): `share_incumbent` is
+    called with every plan that improves the incumbent, and `incumbent_feed` returns the best
+    plan the other search has shared since (or None), taken as the incumbent where it is
+    better; `warm_start=False` skips the warm start."""
     start = time.perf_counter()
     deadline = start + time_limit_s
     state = state or SearchState(instance)
@@ -1053,6 +1252,21 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
     mismatch = 0.0
     plans_costed = 0
     opts_base = SolveOptions(time_limit_s=time_limit_s, threads=threads, seed=seed)
+
+    def improved(plan: Plan, ev: Evaluation) -> None:
+        """A better incumbent (found here): kept, and shared with a search running beside."""
+        nonlocal best_time, best_plan, best_eval
+        best_time, best_plan, best_eval = ev.iteration_time_s, plan, ev
+        if share_incumbent is not None:
+            share_incumbent(plan, ev)
+
+    def absorb() -> None:
+        """The best plan a search running beside has shared, where it beats the incumbent."""
+        nonlocal best_time, best_plan, best_eval
+        got = incumbent_feed() if incumbent_feed is not None else None
+        if got is not None and got[1].iteration_time_s < best_time:
+            best_plan, best_eval = got
+            best_time = got[1].iteration_time_s
     # Sub-problems are attacked in passes of growing per-sub-problem time budgets: easy ones close
     # at once and give incumbents whose bound (Sec. 4.2) then shrinks the hard ones.
     def attempt(sub: SubProblem, configs: list[StageConfig], budget: float,
@@ -1095,7 +1309,7 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
             assert res.objective_s is not None
             mismatch = max(mismatch, abs(ev.iteration_time_s - res.objective_s))
             if ev.iteration_time_s < best_time:
-                best_time, best_plan, best_eval = ev.iteration_time_s, plan, ev
+                improved(plan, ev)
         return res
 
     def warm(cand: _Candidate, restricted_model: bool = True) -> None:
@@ -1124,14 +1338,14 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
             ev = cm.evaluate(plan)
             plans_costed += 1
             if ev.iteration_time_s < best_time:
-                best_time, best_plan, best_eval = ev.iteration_time_s, plan, ev
+                improved(plan, ev)
         if restricted_model and time.perf_counter() < deadline:
             attempt(cand.sub, [c for cs in ranked.values() for c in cs[:2]], 0.5,
                     cand.lower_bound, restricted=True)
 
     # Warm start: the most promising sub-problems by their cheap bound give a good incumbent
     # quickly, which makes the cap of Sec. 4.2 bite in the exact passes.
-    warm_until = start + (0.2 * time_limit_s if incumbent is None else 0.0)
+    warm_until = start + (0.2 * time_limit_s if incumbent is None and warm_start else 0.0)
     warm_count = WARM_START_SUBPROBLEMS[total_gpus > WARM_START_LARGE_GPUS]
     for cand in candidates[: warm_count * len(instance.training.schedules)]:
         if time.perf_counter() >= warm_until:
@@ -1158,9 +1372,10 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
                       cost_model=cm)
         plans_costed += base.plans_costed
         seed_times[name] = base.iteration_time_s if base.plan is not None else math.inf
-        if base.plan is not None and base.iteration_time_s < best_time:
+        if base.plan is not None and base.evaluation is not None \
+                and base.iteration_time_s < best_time:
             check_plan(instance, base.plan, cost_model=cm)
-            best_time, best_plan, best_eval = base.iteration_time_s, base.plan, base.evaluation
+            improved(base.plan, base.evaluation)
             seeded = name
             seed_plans.append(base.plan)
 
@@ -1169,6 +1384,7 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
 
     def strengthen(cand: _Candidate) -> None:
         """The strong bound (Sec. 4.3-4.6) against the current incumbent."""
+        absorb()
         cand.strengthened_with = best_time
         cand.lower_bound = max(cand.lower_bound, strong_lower_bound(
             state, cand.sub, floors_by_b[cand.sub.micro_batch], p_cap, best_time))
@@ -1181,6 +1397,7 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
         return cand.strengthened_with is None or best_time < 0.999 * cand.strengthened_with
 
     def before_each(cand: _Candidate, done: int) -> None:
+        absorb()
         if pending_seeds and time.perf_counter() - start >= SEED_AFTER_SHARE * time_limit_s:
             name, share = pending_seeds.pop(0)
             if not (name == "metis" and best_time < seed_times.get("uniform", math.inf)):
