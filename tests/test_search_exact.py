@@ -656,3 +656,33 @@ def test_pieces_max_is_the_largest_piece_everywhere(pieces: list[tuple[float, fl
     n = np.arange(1, n_max + 1, dtype=float)
     expected = [max(q.slope * k + q.intercept for q in affine) for k in n]
     assert pieces_max(affine, n).tolist() == expected
+
+
+def test_two_threads_prove_what_one_proves() -> None:
+    """threads=2 reaches the HiGHS models too (HIGHS_THREADS): HiGHS's scheduler is one per
+    process and set by the first (one-thread) bound LP, and a model asking for two threads was
+    refused, every MIP answering 'unknown' and the search ending unproven."""
+    inst = load_instance(SMALL_DIR.parent / "gpt3-2.7b-a100-40gx8-v100x8.toml")
+    one = solve(inst, time_limit_s=60, mixed=False)
+    two = solve(inst, time_limit_s=60, mixed=False, threads=2, backend="highs")
+    assert one.status == two.status == "optimal"
+    assert two.iteration_time_s == pytest.approx(one.iteration_time_s, rel=1e-12)
+
+
+def test_highs_refusing_to_run_is_an_error() -> None:
+    """A HiGHS model that is never run (here: a thread count the process's scheduler does not
+    have) raises, rather than answering 'unknown' as if it had run out of time."""
+    import highspy
+
+    from haap_solver.errors import HaapError
+    from haap_solver.search.backends import new_highs, run_highs
+
+    first = new_highs(threads=1, seed=0)
+    first.addVar(0, 1)
+    run_highs(first)  # the scheduler now has one thread
+    refused = highspy.Highs()
+    refused.setOptionValue("output_flag", False)
+    refused.setOptionValue("threads", 2)
+    refused.addVar(0, 1)
+    with pytest.raises(HaapError, match="refused to run"):
+        run_highs(refused)

@@ -212,22 +212,44 @@ minutes on a 0.5 s limit. Switching presolve rules off only moves the loop: with
 limit, and search times change by a few percent (docs/benchmarks.md)."""
 
 
+HIGHS_THREADS = 1
+"""Every HiGHS model of the package runs with this many threads, whatever `threads` asks. HiGHS's
+thread scheduler is one per process, set by the first model solved (a bound LP, one thread):
+a later model asking for another count fails at once ("the scheduler has already been
+initialized"), which until 2026-11-30 made every MIP of `threads=2` an 'unknown' answer and the
+search end unproven. HiGHS's MIP gains little from more threads; `threads` goes to CP-SAT and
+CBC, and to the second process of `solve` (Sec. 1.1)."""
+
+
 def new_highs(*, threads: int, seed: int, time_limit_s: float | None = None,
               mip: bool = False) -> Any:
-    """A silent highspy.Highs with our fixed options (threads, seed, a time limit, and for a
-    `mip` MIP_PRESOLVE): every HiGHS model of the package, MIP or LP, is solved by one."""
+    """A silent highspy.Highs with our fixed options (HIGHS_THREADS whatever `threads` is, seed,
+    a time limit, and for a `mip` MIP_PRESOLVE): every HiGHS model of the package, MIP or LP, is
+    solved by one."""
     import highspy
 
     with stdout_silenced():  # HiGHS prints a banner on stdout, which is ours (JSON output)
         h = highspy.Highs()
     h.setOptionValue("output_flag", False)
-    h.setOptionValue("threads", threads)
+    h.setOptionValue("threads", HIGHS_THREADS)
     h.setOptionValue("random_seed", seed)
     if time_limit_s is not None:
         h.setOptionValue("time_limit", time_limit_s)
     if mip:
         h.setOptionValue("presolve", MIP_PRESOLVE)
     return h
+
+
+def run_highs(h: Any) -> None:
+    """h.run(), where HiGHS refusing to run at all (an error and no model status: a bad option,
+    say) is an error, never a model answer of 'unknown'. A solve that fails (numerical trouble)
+    still answers 'unknown', which claims nothing."""
+    import highspy
+
+    if (h.run() == highspy.HighsStatus.kError
+            and h.getModelStatus() == highspy.HighsModelStatus.kNotset):
+        raise HaapError("internal error: HiGHS refused to run a model (HighsStatus.kError, no "
+                        "model status); solve it with output_flag on to see why")
 
 
 def _clean(lp: LinearProgram, raw: list[float]) -> list[float]:
@@ -276,7 +298,7 @@ def _solve_highs(lp: LinearProgram, opts: SolveOptions, objective_floor_s: float
         hi.append(r.rhs if r.sense in ("<=", "==") else inf)
     h.addRows(len(rows), np.array(lo), np.array(hi), len(idx), np.array(starts, dtype=np.int32),
               np.array(idx, dtype=np.int32), np.array(vals, dtype=np.float64))
-    h.run()
+    run_highs(h)
     wall = time.perf_counter() - start
     status = h.getModelStatus()
     info = h.getInfo()

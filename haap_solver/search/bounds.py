@@ -901,6 +901,8 @@ def _solve_lp(row_lo: np.ndarray, row_hi: np.ndarray, costs: np.ndarray, col_sta
     ("optimal" | "infeasible" | "unknown", objective)."""
     import highspy
 
+    from haap_solver.search.backends import run_highs
+
     if solver is None:
         h = new_bound_lp_solver()
     else:
@@ -912,7 +914,7 @@ def _solve_lp(row_lo: np.ndarray, row_hi: np.ndarray, costs: np.ndarray, col_sta
     n = len(costs)
     h.addCols(n, costs.astype(float), np.zeros(n), np.full(n, highspy.kHighsInf), len(values),
               col_starts.astype(np.int32), row_index.astype(np.int32), values.astype(float))
-    h.run()
+    run_highs(h)
     status = h.getModelStatus()
     if status == highspy.HighsModelStatus.kInfeasible:
         return "infeasible", math.inf
