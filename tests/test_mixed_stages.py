@@ -472,3 +472,28 @@ def test_second_process_not_set_up_in_time(monkeypatch: pytest.MonkeyPatch) -> N
     assert result.search_space["mixed_phase"]["set_up"] is False
     assert result.best_bound_s <= reference.iteration_time_s
     assert "1 of" in result.message
+
+
+def test_second_process_uses_the_callers_cost_model() -> None:
+    """The second process builds its cost model with the constants (and profile) of the state
+    it was given: with slower devices than the defaults, two processes find the one-process
+    optimum, a plan with a mixed stage, and its time is the caller's cost model's."""
+    from dataclasses import replace
+
+    from haap_solver.cost.efficiency import DEFAULT_CONSTANTS
+
+    inst = load_instance(MIXED_WINS)
+    constants = replace(DEFAULT_CONSTANTS, max_efficiency=0.5 * DEFAULT_CONSTANTS.max_efficiency)
+
+    def state() -> SearchState:
+        return SearchState(inst, CostModel(inst, constants=constants))
+
+    one = solve(inst, time_limit_s=60, state=state())
+    two = solve(inst, time_limit_s=60, state=state(), threads=2)
+    default = solve(inst, time_limit_s=60)
+    assert one.status == two.status == "optimal"
+    assert one.iteration_time_s > 1.5 * default.iteration_time_s  # the constants matter
+    assert two.iteration_time_s == pytest.approx(one.iteration_time_s, rel=1e-12)
+    assert two.plan is not None
+    assert CostModel(inst, constants=constants).evaluate(two.plan).iteration_time_s == \
+        pytest.approx(two.iteration_time_s, rel=1e-12)

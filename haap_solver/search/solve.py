@@ -869,8 +869,8 @@ def _solve_dispatch(instance: Instance, *, backend: str, time_limit_s: float, th
             result.wall_s = time.perf_counter() - start
         return result
     if threads >= 2 and PARALLEL_MIXED:
-        helper = _MixedHelper.start(instance, backend=backend, seed=seed, max_stages=max_stages,
-                                    time_limit_s=time_limit_s)
+        helper = _MixedHelper.start(instance, state.cost_model, backend=backend, seed=seed,
+                                    max_stages=max_stages, time_limit_s=time_limit_s)
         if helper is not None:
             return _solve_beside(helper, instance, state, start=start, time_limit_s=time_limit_s,
                                  seed_with_baselines=seed_with_baselines, common=common)
@@ -1021,9 +1021,10 @@ class _MixedHelper:
         self.process, self.conn, self.deadline_wall = process, conn, deadline_wall
 
     @classmethod
-    def start(cls, instance: Instance, *, backend: str, seed: int, max_stages: int | None,
-              time_limit_s: float) -> _MixedHelper | None:
-        """The helper, running; None where no second process can be started."""
+    def start(cls, instance: Instance, cost_model: CostModel, *, backend: str, seed: int,
+              max_stages: int | None, time_limit_s: float) -> _MixedHelper | None:
+        """The helper, running, with a cost model of the same constants and profile as
+        `cost_model`; None where no second process can be started."""
         import multiprocessing
 
         deadline_wall = time.time() + time_limit_s
@@ -1031,7 +1032,8 @@ class _MixedHelper:
             ctx = multiprocessing.get_context("spawn")
             conn, child = ctx.Pipe()
             process = ctx.Process(target=_mixed_worker, daemon=True, name="haap-mixed",
-                                  args=(instance, backend, seed, max_stages, deadline_wall, child))
+                                  args=(instance, cost_model.constants, cost_model.profile,
+                                        backend, seed, max_stages, deadline_wall, child))
             process.start()
             child.close()
         except (OSError, RuntimeError, ValueError):
@@ -1065,14 +1067,14 @@ class _MixedHelper:
         self.conn.close()
 
 
-def _mixed_worker(instance: Instance, backend: str, seed: int, max_stages: int | None,
-                  deadline_wall: float, conn: Any) -> None:
+def _mixed_worker(instance: Instance, constants: Any, profile: Any, backend: str, seed: int,
+                  max_stages: int | None, deadline_wall: float, conn: Any) -> None:
     """The second process of `_solve_beside`: set-up of the plans with a mixed stage, then their
     search (row (M)) against the best plan the first search has shared so far, one thread."""
     try:
         start = time.perf_counter()
         deadline = start + (deadline_wall - time.time())
-        state = SearchState(instance)
+        state = SearchState(instance, CostModel(instance, constants=constants, profile=profile))
         ready = state.prepare_mixed(deadline)
         setup_s = time.perf_counter() - start
         if not ready:
