@@ -471,7 +471,7 @@ def bench_report(rows: list[dict[str, Any]], instances: list[Instance], *, metho
                      "otherwise it means haap stopped at its time limit (see its status and "
                      "gap).")
     if "haap-single" in methods:
-        lines += mixed_section(rows, instances)
+        lines += mixed_section(rows, instances, threads)
     lines += ["", "## Every method on every instance", "",
               "| instance | method | status | iteration s | tokens/s | MFU | vs uniform | gap "
               "| search s | plans costed | stages | note |",
@@ -498,18 +498,22 @@ def bench_report(rows: list[dict[str, Any]], instances: list[Instance], *, metho
     return "\n".join(lines) + "\n"
 
 
-def mixed_section(rows: list[dict[str, Any]], instances: list[Instance]) -> list[str]:
+def mixed_section(rows: list[dict[str, Any]], instances: list[Instance],
+                  threads: int = 1) -> list[str]:
     """Best plan with and without mixed-type stages on the instances with several device types,
     iteration and search time side by side, and where a mixed stage wins (issue 5)."""
     by = {(r["instance"], r["method"]): r for r in rows}
+    order = ("With one thread it searches the single-type space first (up to 3/4 of the time "
+             "limit), then the plans with a mixed stage from that incumbent, then the "
+             "single-type sub-problems still open if time is left" if threads < 2 else
+             f"With {threads} threads it searches the plans with a mixed stage in a second "
+             "process beside the single-type search, the two sharing every better plan")
     lines = ["", "## Mixed-type stages", "",
              "`haap-single` searches single-type stages only; `haap` (the default) also lets a "
              "stage combine replica groups of two device types, each with its own TP degree and "
-             "batch share (formulations/stage-assignment.md Sec. 1.1). It searches the "
-             "single-type space first (up to 3/4 of the time limit), then the plans with a "
-             "mixed stage from that incumbent, then the single-type sub-problems still open if "
-             "time is left; its status and gap refer to the whole space. Instances with one "
-             "device type have no mixed stage and are left out.", "",
+             "batch share (formulations/stage-assignment.md Sec. 1.1). " + order + "; its "
+             "status and gap refer to the whole space. Instances with one device type have no "
+             "mixed stage and are left out.", "",
              "| instance | GPUs | single-type s | status (gap) | search s | with mixed s | "
              "status (gap) | search s | search ratio | mixed stages in the plan |",
              "|---|---:|---:|---|---:|---:|---|---:|---:|---|"]
