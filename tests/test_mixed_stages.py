@@ -497,3 +497,23 @@ def test_second_process_uses_the_callers_cost_model() -> None:
     assert two.plan is not None
     assert CostModel(inst, constants=constants).evaluate(two.plan).iteration_time_s == \
         pytest.approx(two.iteration_time_s, rel=1e-12)
+
+
+def test_second_process_refused_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Inside a daemonic process (a worker of the caller's own pool) multiprocessing refuses to
+    start a child with an AssertionError; solve goes on in one process."""
+    import multiprocessing
+
+    class Refusing:
+        def Pipe(self) -> object:
+            return multiprocessing.Pipe()
+
+        def Process(self, *args: object, **kwargs: object) -> object:
+            raise AssertionError("daemonic processes are not allowed to have children")
+
+    inst = load_instance(MIXED_WINS)
+    reference = solve(inst, time_limit_s=60)
+    monkeypatch.setattr(multiprocessing, "get_context", lambda method=None: Refusing())
+    result = solve(inst, time_limit_s=60, threads=2)
+    assert result.status == "optimal"
+    assert result.iteration_time_s == pytest.approx(reference.iteration_time_s, rel=1e-12)

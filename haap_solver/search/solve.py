@@ -1036,7 +1036,7 @@ class _MixedHelper:
                                         backend, seed, max_stages, deadline_wall, child))
             process.start()
             child.close()
-        except (OSError, RuntimeError, ValueError):
+        except Exception:  # e.g. inside a daemonic process, which may not have children
             return None
         return cls(process, conn, deadline_wall)
 
