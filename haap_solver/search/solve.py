@@ -1070,41 +1070,53 @@ class _MixedHelper:
 def _mixed_worker(instance: Instance, constants: Any, profile: Any, backend: str, seed: int,
                   max_stages: int | None, deadline_wall: float, conn: Any) -> None:
     """The second process of `_solve_beside`: set-up of the plans with a mixed stage, then their
-    search (row (M)) against the best plan the first search has shared so far, one thread."""
+    search (row (M)) against the best plan the first search has shared so far, one thread. It
+    answers once (`_MixedHelper.answer`); interrupted (Ctrl-C reaches both processes), it ends
+    quietly and the first process decides."""
+    answer: tuple[Any, ...]
     try:
-        start = time.perf_counter()
-        deadline = start + (deadline_wall - time.time())
-        state = SearchState(instance, CostModel(instance, constants=constants, profile=profile))
-        ready = state.prepare_mixed(deadline)
-        setup_s = time.perf_counter() - start
-        if not ready:
-            conn.send(("not_set_up", setup_s, len(state.mixed_counts)))
-            return
-
-        def feed() -> tuple[Plan, Evaluation] | None:
-            best: tuple[Plan, Evaluation] | None = None
-            while conn.poll():
-                kind, plan, evaluation = conn.recv()
-                if kind == "incumbent" and (
-                        best is None or evaluation.iteration_time_s < best[1].iteration_time_s):
-                    best = (plan, evaluation)
-            return best
-
-        # The first shared plan (the first search's seeds come within a second or so): bounds
-        # strengthened against no incumbent at all would cost much more.
-        while not conn.poll(0.02) and time.perf_counter() < deadline:
-            pass
-        state.require_mixed = True
-        result = _solve(instance, backend=backend,
-                        time_limit_s=max(0.01, deadline - time.perf_counter()), threads=1,
-                        seed=seed, state=state, max_stages=max_stages, progress=None,
-                        seed_with_baselines=False, mixed=True, incumbent_feed=feed,
-                        warm_start=False)
-        conn.send(("result", result, setup_s))
+        answer = _mixed_search(instance, constants, profile, backend, seed, max_stages,
+                               deadline_wall, conn)
+    except KeyboardInterrupt:
+        return
     except InfeasibleError as exc:
-        conn.send(("infeasible", str(exc)))
+        answer = ("infeasible", str(exc))
     except Exception as exc:  # reported to the first process, which goes on without it
-        conn.send(("error", f"{type(exc).__name__}: {exc}"))
+        answer = ("error", f"{type(exc).__name__}: {exc}")
+    with contextlib.suppress(OSError):  # the first process has stopped listening
+        conn.send(answer)
+
+
+def _mixed_search(instance: Instance, constants: Any, profile: Any, backend: str, seed: int,
+                  max_stages: int | None, deadline_wall: float, conn: Any) -> tuple[Any, ...]:
+    start = time.perf_counter()
+    deadline = start + (deadline_wall - time.time())
+    state = SearchState(instance, CostModel(instance, constants=constants, profile=profile))
+    ready = state.prepare_mixed(deadline)
+    setup_s = time.perf_counter() - start
+    if not ready:
+        return ("not_set_up", setup_s, len(state.mixed_counts))
+
+    def feed() -> tuple[Plan, Evaluation] | None:
+        best: tuple[Plan, Evaluation] | None = None
+        while conn.poll():
+            kind, plan, evaluation = conn.recv()
+            if kind == "incumbent" and (
+                    best is None or evaluation.iteration_time_s < best[1].iteration_time_s):
+                best = (plan, evaluation)
+        return best
+
+    # The first shared plan (the first search's seeds come within a second or so): bounds
+    # strengthened against no incumbent at all would cost much more.
+    while not conn.poll(0.02) and time.perf_counter() < deadline:
+        pass
+    state.require_mixed = True
+    result = _solve(instance, backend=backend,
+                    time_limit_s=max(0.01, deadline - time.perf_counter()), threads=1,
+                    seed=seed, state=state, max_stages=max_stages, progress=None,
+                    seed_with_baselines=False, mixed=True, incumbent_feed=feed,
+                    warm_start=False)
+    return ("result", result, setup_s)
 
 
 def _solve_beside(helper: _MixedHelper, instance: Instance, state: SearchState, *, start: float,
