@@ -15,6 +15,8 @@ import bisect
 import contextlib
 import heapq
 import math
+import os
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -1074,6 +1076,7 @@ def _mixed_worker(instance: Instance, constants: Any, profile: Any, backend: str
     answers once (`_MixedHelper.answer`); interrupted (Ctrl-C reaches both processes), it ends
     quietly and the first process decides."""
     answer: tuple[Any, ...]
+    _die_with_parent()
     try:
         answer = _mixed_search(instance, constants, profile, backend, seed, max_stages,
                                deadline_wall, conn)
@@ -1085,6 +1088,38 @@ def _mixed_worker(instance: Instance, constants: Any, profile: Any, backend: str
         answer = ("error", f"{type(exc).__name__}: {exc}")
     with contextlib.suppress(OSError):  # the first process has stopped listening
         conn.send(answer)
+
+
+def _die_with_parent() -> None:
+    """The second process must not run on to its deadline (minutes, with a long time limit)
+    where the first one is killed without stopping it: on Linux the kernel kills it with its
+    parent (PR_SET_PDEATHSIG); elsewhere a thread looks every half second (it needs the GIL,
+    which a long solver call may hold)."""
+    import multiprocessing
+    import signal
+    import threading
+
+    parent = multiprocessing.parent_process()
+    if parent is None:
+        return
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            pr_set_pdeathsig = 1
+            if ctypes.CDLL(None).prctl(pr_set_pdeathsig, signal.SIGKILL) == 0:
+                if not parent.is_alive():  # it died before the request
+                    os._exit(0)
+                return
+        except (OSError, AttributeError):
+            pass
+
+    def watch() -> None:
+        while parent.is_alive():
+            time.sleep(0.5)
+        os._exit(0)
+
+    threading.Thread(target=watch, daemon=True, name="haap-parent-watch").start()
 
 
 def _mixed_search(instance: Instance, constants: Any, profile: Any, backend: str, seed: int,
