@@ -517,3 +517,22 @@ def test_second_process_refused_falls_back(monkeypatch: pytest.MonkeyPatch) -> N
     result = solve(inst, time_limit_s=60, threads=2)
     assert result.status == "optimal"
     assert result.iteration_time_s == pytest.approx(reference.iteration_time_s, rel=1e-12)
+
+
+def test_main_module_hidden_while_the_second_process_starts(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The caller's __main__ shows no __file__ or __spec__ while the second process starts (so a
+    script that solves at top level is not run again there), and both come back after."""
+    import sys
+    import types
+
+    main = types.ModuleType("__main__")
+    main.__file__ = "/somewhere/script.py"
+    spec = object()
+    main.__spec__ = spec  # type: ignore[assignment]
+    monkeypatch.setitem(sys.modules, "__main__", main)
+    with SEARCH._main_module_hidden():
+        assert not hasattr(main, "__file__")
+        assert main.__spec__ is None
+    assert main.__file__ == "/somewhere/script.py"
+    assert main.__spec__ is spec

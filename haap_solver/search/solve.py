@@ -18,7 +18,7 @@ import math
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -1036,7 +1036,8 @@ class _MixedHelper:
             process = ctx.Process(target=_mixed_worker, daemon=True, name="haap-mixed",
                                   args=(instance, cost_model.constants, cost_model.profile,
                                         backend, seed, max_stages, deadline_wall, child))
-            process.start()
+            with _main_module_hidden():
+                process.start()
             child.close()
         except Exception:  # e.g. inside a daemonic process, which may not have children
             return None
@@ -1088,6 +1089,28 @@ def _mixed_worker(instance: Instance, constants: Any, profile: Any, backend: str
         answer = ("error", f"{type(exc).__name__}: {exc}")
     with contextlib.suppress(OSError):  # the first process has stopped listening
         conn.send(answer)
+
+
+@contextlib.contextmanager
+def _main_module_hidden() -> Iterator[None]:
+    """While a "spawn" child starts: no __file__ or __spec__ on the caller's __main__, so that
+    the child does not import it. It needs nothing from there, and a script that calls solve at
+    top level, without `if __name__ == "__main__"`, would otherwise run again in the child (the
+    whole solve, before the child's own work)."""
+    main = sys.modules.get("__main__")
+    missing = object()
+    saved = {name: getattr(main, name, missing) for name in ("__file__", "__spec__")}
+    try:
+        if main is not None:
+            main.__spec__ = None
+            if saved["__file__"] is not missing:
+                del main.__file__
+        yield
+    finally:
+        if main is not None:
+            for name, value in saved.items():
+                if value is not missing:
+                    setattr(main, name, value)
 
 
 def _die_with_parent() -> None:
