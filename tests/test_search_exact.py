@@ -677,7 +677,7 @@ def test_highs_refusing_to_run_is_an_error() -> None:
     from haap_solver.errors import HaapError
     from haap_solver.search.backends import new_highs, run_highs
 
-    first = new_highs(threads=1, seed=0)
+    first = new_highs(seed=0)
     first.addVar(0, 1)
     run_highs(first)  # the scheduler now has one thread
     refused = highspy.Highs()

@@ -24,7 +24,7 @@ def test_highs_stops_near_its_time_limit_where_presolve_loops(tmp_path: Path, na
     presolve on, it ran past 13 minutes.)"""
     model = tmp_path / "model.mps"
     model.write_bytes(lzma.decompress((DATA / name).read_bytes()))
-    h = new_highs(threads=1, seed=0, time_limit_s=0.5, mip=True)
+    h = new_highs(seed=0, time_limit_s=0.5, mip=True)
     h.readModel(str(model))
     assert h.getOptionValue("time_limit")[1] == 0.5  # reading a model keeps the options
     # A daemon thread: if HiGHS loops, the test fails here instead of hanging the suite.

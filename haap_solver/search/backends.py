@@ -221,11 +221,9 @@ search end unproven. HiGHS's MIP gains little from more threads; `threads` goes 
 CBC, and to the second process of `solve` (Sec. 1.1)."""
 
 
-def new_highs(*, threads: int, seed: int, time_limit_s: float | None = None,
-              mip: bool = False) -> Any:
-    """A silent highspy.Highs with our fixed options (HIGHS_THREADS whatever `threads` is, seed,
-    a time limit, and for a `mip` MIP_PRESOLVE): every HiGHS model of the package, MIP or LP, is
-    solved by one."""
+def new_highs(*, seed: int, time_limit_s: float | None = None, mip: bool = False) -> Any:
+    """A silent highspy.Highs with our fixed options (HIGHS_THREADS, seed, a time limit, and for
+    a `mip` MIP_PRESOLVE): every HiGHS model of the package, MIP or LP, is solved by one."""
     import highspy
 
     with stdout_silenced():  # HiGHS prints a banner on stdout, which is ours (JSON output)
@@ -264,8 +262,7 @@ def _solve_highs(lp: LinearProgram, opts: SolveOptions, objective_floor_s: float
     import numpy as np
 
     start = time.perf_counter()
-    h = new_highs(threads=opts.threads, seed=opts.seed, time_limit_s=max(opts.time_limit_s, 0.01),
-                  mip=True)
+    h = new_highs(seed=opts.seed, time_limit_s=max(opts.time_limit_s, 0.01), mip=True)
     h.setOptionValue("mip_rel_gap", opts.relative_gap)
     h.setOptionValue("mip_abs_gap", 0.0)
     n = len(lp.vars)

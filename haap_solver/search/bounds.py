@@ -889,7 +889,7 @@ def new_bound_lp_solver() -> Any:
     calls by `_solve_lp`: building one costs more than solving a small LP."""
     from haap_solver.search.backends import new_highs
 
-    h = new_highs(threads=1, seed=0)
+    h = new_highs(seed=0)
     h.setOptionValue("presolve", BOUND_LP_PRESOLVE)
     return h
 

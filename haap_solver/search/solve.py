@@ -955,10 +955,7 @@ def _merge_phases(single: SolveResult, both: SolveResult, resumed: SolveResult |
     # What bounds the plans with a mixed stage, before it merges with the single-type bound.
     both.search_space["mixed_phase"] = {"best_bound_s": both.best_bound_s,
                                         "wall_s": setup_s + both.wall_s, "setup_s": setup_s}
-    both.best_bound_s = min(both.best_bound_s, single_bound)
-    if both.plan is not None:
-        both.gap = max(0.0, (both.iteration_time_s - both.best_bound_s) / both.iteration_time_s)
-        both.status = "optimal" if both.gap <= 1e-6 else "feasible"
+    _lower_bound(both, single_bound)
     both.search_space["single_type_phase"] = _phase_summary(single)
     for other in phases:
         if other is both:
@@ -974,6 +971,16 @@ def _merge_phases(single: SolveResult, both: SolveResult, resumed: SolveResult |
         both.message = single.message
     both.wall_s = time.perf_counter() - start
     return both
+
+
+def _lower_bound(result: SolveResult, bound: float) -> None:
+    """`result`'s bound lowered to `bound` where that is less (it now covers more plans), and
+    its gap and status with it."""
+    result.best_bound_s = min(result.best_bound_s, bound)
+    if result.plan is not None:
+        result.gap = max(0.0, (result.iteration_time_s - result.best_bound_s)
+                         / result.iteration_time_s)
+        result.status = "optimal" if result.gap <= 1e-6 else "feasible"
 
 
 def _mixed_not_set_up(single: SolveResult | None, state: SearchState, *, time_limit_s: float,
@@ -994,11 +1001,7 @@ def _mixed_not_set_up(single: SolveResult | None, state: SearchState, *, time_li
     floor = any_plan_floor(state)
     single.search_space["mixed_phase"] = {"best_bound_s": floor, "wall_s": setup_s,
                                           "setup_s": setup_s, "set_up": False}
-    single.best_bound_s = min(single.best_bound_s, floor)
-    if single.plan is not None:
-        single.gap = max(0.0, (single.iteration_time_s - single.best_bound_s)
-                         / single.iteration_time_s)
-        single.status = "optimal" if single.gap <= 1e-6 else "feasible"
+    _lower_bound(single, floor)
     single.message = f"{single.message}; {why}" if single.message else why
     single.wall_s = time.perf_counter() - start
     return single
@@ -1345,7 +1348,7 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
                 floor: float, restricted: bool = False, max_vars: int | None = None) -> Any:
         """Build and solve one model; keep its plan if it beats the incumbent. A model of more
         than `max_vars` variables is not solved (TOO_BIG)."""
-        nonlocal best_time, best_plan, best_eval, mismatch, solved, plans_costed
+        nonlocal mismatch, solved, plans_costed
         floors = floors_by_b[sub.micro_batch]
         # Sec. 4.2: a plan better than the incumbent has no stage slower than this.
         cap = _stage_time_cap(state, sub, floors, best_time)
@@ -1388,7 +1391,7 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
         """Heuristic plans for one sub-problem (they prove nothing): capacity-bound seeds,
         constructed plans and (`restricted_model`) a model restricted to the two best
         configurations per node group, which solves in a fraction of the full model's time."""
-        nonlocal best_time, best_plan, best_eval, plans_costed
+        nonlocal plans_costed
         ranked = _ranked_per_group(state, cand.sub, p_cap)
         if not ranked:
             return
@@ -1432,7 +1435,7 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
         pending_seeds = [("uniform", 0.10), ("metis", 0.25)]
 
     def run_seed(name: str, share: float) -> None:
-        nonlocal best_time, best_plan, best_eval, seeded, plans_costed
+        nonlocal seeded, plans_costed
         from haap_solver.baselines.metis import metis
         from haap_solver.baselines.uniform import uniform
 
