@@ -184,6 +184,11 @@ def _check_bounds(state: SearchState) -> int:
                     # One state for all: what a bisection stopped early keeps must stay valid.
                     bound = strong_lower_bound(state, sub, floors, p_cap, incumbent)
                     assert bound <= best_time * (1 + 1e-9), (sub, incumbent, bound, best_time)
+                for incumbent in (math.inf, 1.05 * best_time, best_time):
+                    # The walk with integer stage counts (Sec. 4.5, integer walk).
+                    bound = strong_lower_bound(state, sub, floors, p_cap, incumbent,
+                                               integer=True)
+                    assert bound <= best_time * (1 + 1e-9), (sub, incumbent, bound, best_time)
     return checked
 
 
@@ -741,3 +746,86 @@ def test_refined_interval_cost_is_a_valid_and_exact_floor(
     limit = data.draw(st.floats(0.0, 100.0))
     capped = refined_interval_cost(cost, t_values, t_values[lo], t_values[hi], splits, limit)
     assert cost(t_values[lo], t_values[hi]) <= capped <= best_point + 1e-12
+
+
+def _check_integer_sequences(state: SearchState) -> int:
+    """The integer capacity program (PositionalBound.integer_sequence) against every valid plan
+    of every enumerable sub-problem: at each plan's bottleneck T and tail R it must admit some
+    sequence (every plan is one of its points; checked at the Pareto-least (T, R) pairs, the
+    others follow by monotonicity), and the sequence it returns there must keep the GPU
+    budgets and leave room at its real positions (role, micro-batches in flight) for a split of
+    the L layers with every stage time <= T and tail <= R. Returns how many pairs were
+    checked."""
+    instance = state.instance
+    L = instance.model.num_layers
+    budget = {g.name: g.num_gpus for g in instance.cluster.node_groups}
+    checked = 0
+    for b in state.micro_batches():
+        m = instance.training.global_batch_size // b
+        for schedule in instance.training.schedules:
+            positional = state.positional_bound(b, schedule)
+            for p in range(1, min(L, instance.cluster.num_gpus) + 1):
+                pairs: set[tuple[float, float]] = set()
+                for seq in _sequences(state.configs(b), p, dict(budget)):
+                    if state.require_mixed and not any(c.mixed for c in seq):
+                        continue
+                    for layers in compositions(L, p):
+                        plan = build_plan(instance, seq, layers, micro_batch=b,
+                                          schedule=schedule,  # type: ignore[arg-type]
+                                          note="test")
+                        if plan is None or plan_violations(instance, plan,
+                                                           cost_model=state.cost_model):
+                            continue
+                        coeffs = [state.cache.coefficients(c, b, i == 0, i == p - 1, p > 1)
+                                  for i, c in enumerate(seq)]
+                        pairs.add((max(co.tau(n) for co, n in zip(coeffs, layers, strict=True)),
+                                   max(co.tail(n) for co, n in zip(coeffs, layers, strict=True))))
+                least = [(t, r) for t, r in pairs
+                         if not any(u <= t and v <= r and (u, v) != (t, r) for u, v in pairs)]
+                for t, r in least:
+                    for most_layers in (False, True):
+                        found = positional.integer_sequence(p, t, r, most_layers=most_layers)
+                        assert found is not None, (b, schedule, p, t, r, most_layers)
+                        _assert_sequence_fits(state, found, b, schedule, m, t, r)
+                    assert positional.holds_all_layers_integer(p, t, r)
+                    checked += 1
+    return checked
+
+
+def _assert_sequence_fits(state: SearchState, seq: list, b: int, schedule: str, m: int,
+                          t: float, r: float) -> None:
+    """`seq` keeps every node group's GPU budget and has room at its real positions for every
+    layer with stage times <= t and tails <= r."""
+    instance, cache = state.instance, state.cache
+    p, L = len(seq), instance.model.num_layers
+    for g in instance.cluster.node_groups:
+        assert sum(c.gpus_in(g.name) for c in seq) <= g.num_gpus, (g.name, seq)
+    low = high = 0
+    for i, c in enumerate(seq):
+        role = (i == 0, i == p - 1, p > 1)
+        room = cache.max_layers(c, b, *role, cache.in_flight(schedule, p - 1 - i, p, m))
+        co = cache.coefficients(c, b, *role)
+        ok = [n for n in range(1, min(room, L) + 1)
+              if co.tau(n) <= t * (1 + 1e-9) and co.tail(n) <= r * (1 + 1e-9)]
+        assert ok, (i, c, room)
+        low, high = low + min(ok), high + max(ok)
+    assert low <= L <= high, (low, L, high)
+
+
+@settings(max_examples=15, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(mixed_memory_bound_instances(), st.booleans())
+def test_integer_sequence_admits_every_plan(instance: Instance, require_mixed: bool) -> None:
+    """Sec. 4.4 with integer stage counts, mixed-type stages among the candidates, with and
+    without row (M)."""
+    state = SearchState(instance, mixed=True)
+    state.require_mixed = require_mixed
+    assume(_check_integer_sequences(state))
+
+
+@settings(max_examples=15, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(memory_bound_instances())
+def test_integer_sequence_admits_every_single_type_plan(instance: Instance) -> None:
+    """The same on single-type stages, where in-flight memory decides what fits where."""
+    assume(_check_integer_sequences(SearchState(instance)))

@@ -686,3 +686,33 @@ def test_highs_refusing_to_run_is_an_error() -> None:
     refused.addVar(0, 1)
     with pytest.raises(HaapError, match="refused to run"):
         run_highs(refused)
+
+
+def test_positional_seeds_are_valid_and_leave_the_optimum(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The seeds of the integer capacity program (solve.positional_seed_sequence, Sec. 4.6
+    Passes), made to run for every sub-problem (they normally run only where the full model
+    is too large for a dive): each is a plan that passes the validator, and the search proves
+    the same optimum as without them."""
+    import importlib
+
+    solve_module = importlib.import_module("haap_solver.search.solve")
+    inst = load_instance(SMALL_DIR.parent / "gpt3-1.3b-t4x4-a100x12.toml")
+    reference = solve(inst, time_limit_s=30, mixed=False)
+    real_seed = solve_module.seed_from_sequence
+    seeds: list[object] = []
+
+    def seed_from_sequence(cache: CoefficientCache, sequence: list[StageConfig],
+                           sub: SubProblem, note: str) -> object:
+        plan = real_seed(cache, sequence, sub, note)
+        seeds.append(plan)
+        return plan
+
+    monkeypatch.setattr(solve_module, "seed_from_sequence", seed_from_sequence)
+    monkeypatch.setattr(solve_module, "DIVE_FULL_MAX_VARS", 0)
+    result = solve(inst, time_limit_s=30, mixed=False)
+    assert len(seeds) >= 5
+    for plan in seeds:
+        assert plan is not None
+        assert plan_violations(inst, plan) == []  # type: ignore[arg-type]
+    assert result.status == "optimal"
+    assert result.iteration_time_s == pytest.approx(reference.iteration_time_s, rel=1e-9)

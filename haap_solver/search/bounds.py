@@ -169,7 +169,7 @@ class CapacityBound:
         top = len(self.t_values) - 1
         if self.capacity(top)[k] < self.L - 1e-9:
             return float("inf")
-        return self.t_values[_first_true(lambda i: self.capacity(i)[k] >= self.L - 1e-9, 0, top)]
+        return self.t_values[first_true(lambda i: self.capacity(i)[k] >= self.L - 1e-9, 0, top)]
 
 
 NEG = -1e18
@@ -354,6 +354,8 @@ class PositionalBound:
         self._sums: dict[tuple[int, float], float] = {}
         self._hull: dict[tuple[bool, bool, bool], tuple[np.ndarray, np.ndarray]] = {}
         self._lp_solver: Any = None  # one HiGHS object for all its LPs (new_bound_lp_solver)
+        self._ip_solver: Any = None  # and one for its integer programs (new_bound_ip_solver)
+        self._ip_status = ""  # the last integer program's status (integer_sequence)
         self._counts: dict[tuple[tuple[bool, bool, bool], float], np.ndarray] = {}
         self._by_role: dict[int, list[tuple[tuple[bool, bool, bool], list[int], np.ndarray,
                                             np.ndarray]]] = {}
@@ -401,11 +403,13 @@ class PositionalBound:
         return [(role, f, k) for (role, f), k in counts.items()]
 
     def _merged(self, p: int, t: float, r: float) -> list[
-            tuple[tuple[bool, bool, bool], int, int, tuple[np.ndarray, np.ndarray]]]:
+            tuple[tuple[bool, bool, bool], tuple[int, ...], int, tuple[np.ndarray, np.ndarray]]]:
         """The position classes of a p-stage pipeline with their layer ranges at (t, r), classes
         of one role whose ranges coincide merged into one (their in-flight counts no longer
-        matter: memory does not bind there), which keeps the LPs small on long pipelines."""
-        out: list[tuple[tuple[bool, bool, bool], int, int, tuple[np.ndarray, np.ndarray]]] = []
+        matter: memory does not bind there), which keeps the LPs small on long pipelines. Each
+        entry: role, the in-flight counts it merges, its multiplicity, (most, fewest)."""
+        out: list[tuple[tuple[bool, bool, bool], tuple[int, ...], int,
+                        tuple[np.ndarray, np.ndarray]]] = []
         for role, flights, mults, room in self._role_classes(p):
             most, fewest = self._layers(room, self._layer_table(role, t, r))
             merged: dict[bytes, int] = {}  # row of (most, fewest) -> index in out
@@ -414,10 +418,10 @@ class PositionalBound:
                 at = merged.get(key)
                 if at is None:
                     merged[key] = len(out)
-                    out.append((role, flights[k], int(mults[k]), (most[k], fewest[k])))
+                    out.append((role, (flights[k],), int(mults[k]), (most[k], fewest[k])))
                 else:
                     hit = out[at]
-                    out[at] = (hit[0], hit[1], hit[2] + int(mults[k]), hit[3])
+                    out[at] = (hit[0], (*hit[1], flights[k]), hit[2] + int(mults[k]), hit[3])
         return out
 
     def _role_classes(self, p: int) -> list[
@@ -594,19 +598,18 @@ class PositionalBound:
         cols_low: list[float] = []
         cols_class: list[int] = []
         cols_cfg: list[int] = []
-        classes: list[tuple[tuple[bool, bool, bool], int, int]] = []
-        for role, f, mult, (most, fewest) in self._merged(p, t, r):
+        mults: list[int] = []
+        for _, _, mult, (most, fewest) in self._merged(p, t, r):
             usable = self._undominated_by_room(most, fewest)
             if len(usable) == 0:
                 return -math.inf
-            k = len(classes)
-            classes.append((role, f, mult))
             cols_n.extend(most[usable].tolist())
             cols_low.extend(fewest[usable].tolist())
-            cols_class.extend([k] * len(usable))
+            cols_class.extend([len(mults)] * len(usable))
             cols_cfg.extend(usable.tolist())
+            mults.append(mult)
         status, value = self._assignment_lp(
-            [mult for _, _, mult in classes], np.array(cols_class, dtype=int),
+            mults, np.array(cols_class, dtype=int),
             np.array(cols_cfg, dtype=int),
             np.array(cols_low, dtype=float), -np.array(cols_n, dtype=float),
             layers_lo=-math.inf, layers_hi=float(self.L))
@@ -618,6 +621,122 @@ class PositionalBound:
 
     def holds_all_layers(self, p: int, t: float, r: float = math.inf) -> bool:
         return self.capacity(p, t, r) >= self.L - 1e-6
+
+    def integer_sequence(self, p: int, t: float, r: float = math.inf, *,
+                         most_layers: bool = True) -> list[StageConfig] | None:
+        """A p-stage sequence of configurations (pipeline order) that the capacity model with
+        integer stage counts admits at (t, r): every position class gets its stages, the GPU
+        budgets hold, and the layers fit between what the chosen stages hold at the least and
+        at the most (Sec. 4.4 with z integer; the LP drops the second row, which its objective
+        stands for). Every plan with bottleneck <= t and tail <= r has such a sequence, so this
+        is the exact question the LP relaxes; the sequence still needs its layer split, which the
+        caller finds (a seed, proving nothing). None where there is none, or where the search
+        for one stopped at POSITIONAL_IP_NODES. With `most_layers`, the sequence holding the
+        most layers at (t, r) (the most slack); without, the first one found (a feasibility
+        test)."""
+        t = t * (1 + 1e-12)
+        r = r * (1 + 1e-12)
+        merged = self._merged(p, t, r)
+        cols_most: list[float] = []
+        cols_low: list[float] = []
+        cols_class: list[int] = []
+        cols_cfg: list[int] = []
+        for k, (_, _, _, (most, fewest)) in enumerate(merged):
+            usable = self._undominated_by_room(most, fewest)  # (keeps an integer optimum too)
+            if len(usable) == 0:
+                self._ip_status = "infeasible"
+                return None
+            cols_most.extend(most[usable].tolist())
+            cols_low.extend(fewest[usable].tolist())
+            cols_class.extend([k] * len(usable))
+            cols_cfg.extend(usable.tolist())
+        col_class = np.array(cols_class, dtype=int)
+        col_cfg = np.array(cols_cfg, dtype=int)
+        most_n = np.array(cols_most, dtype=float)
+        status, counts = self._assignment_ip(
+            [mult for _, _, mult, _ in merged], col_class, col_cfg,
+            np.array(cols_low, dtype=float), most_n,
+            -most_n if most_layers else np.zeros(len(most_n)))
+        if counts is None:
+            self._ip_status = status
+            return None
+        self._ip_status = status
+        # Each merged class's stages, same node group together (cheap links between them), go
+        # to its positions in pipeline order.
+        stages: list[list[StageConfig]] = [[] for _ in merged]
+        for j in np.nonzero(counts)[0]:
+            stages[col_class[j]].extend([self.configs[col_cfg[j]]] * int(counts[j]))
+        for group in stages:
+            group.sort(key=lambda c: (str(c.link_key), -c.gpus))
+        where = {(role, f): k for k, (role, flights, _, _) in enumerate(merged) for f in flights}
+        sequence: list[StageConfig] = []
+        for i in range(p):
+            role = (i == 0, i == p - 1, p > 1)
+            f = self.cache.in_flight(self.schedule, p - 1 - i, p, self.m)
+            sequence.append(stages[where[(role, f)]].pop(0))
+        return sequence
+
+    def _assignment_ip(self, mult: list[int], col_class: np.ndarray, col_cfg: np.ndarray,
+                       col_fewest: np.ndarray, col_most: np.ndarray,
+                       costs: np.ndarray) -> tuple[str, np.ndarray | None]:
+        """The integer stage counts per column minimising costs . z with, per position class,
+        its columns summing to its multiplicity; the GPU budgets; fewest . z <= L <= most . z;
+        with require_mixed, a mixed column. ("optimal", counts), ("infeasible", None), or
+        ("unknown", None): not solved within POSITIONAL_IP_NODES branch-and-bound nodes."""
+        import highspy
+
+        from haap_solver.search.backends import run_highs
+
+        nc, n_class, n_groups = len(costs), len(mult), len(self.groups)
+        use = self.use[col_cfg]
+        use_col, use_group = np.nonzero(use)
+        layer_row = n_class + n_groups
+        mixed_cols = np.nonzero(self.is_mixed[col_cfg])[0] if self.require_mixed else \
+            np.zeros(0, dtype=int)
+        rows_idx = np.concatenate([col_class, n_class + use_group, np.full(nc, layer_row),
+                                   np.full(nc, layer_row + 1),
+                                   np.full(len(mixed_cols), layer_row + 2)])
+        cols_idx = np.concatenate([np.arange(nc), use_col, np.arange(nc), np.arange(nc),
+                                   mixed_cols])
+        vals = np.concatenate([np.ones(nc), use[use_col, use_group], col_fewest, col_most,
+                               np.ones(len(mixed_cols))])
+        order = np.lexsort((rows_idx, cols_idx))  # column-wise
+        rows_idx, cols_idx, vals = rows_idx[order], cols_idx[order], vals[order]
+        starts = np.searchsorted(cols_idx, np.arange(nc)).astype(np.int32)
+        inf = highspy.kHighsInf
+        counts = np.array(mult, dtype=float)
+        lower = np.concatenate([counts, np.full(n_groups, -inf), [-inf, float(self.L)]])
+        upper = np.concatenate([counts, self.budget, [float(self.L), inf]])
+        if self.require_mixed:
+            lower = np.append(lower, 1.0)
+            upper = np.append(upper, inf)
+        if self._ip_solver is None:
+            self._ip_solver = new_bound_ip_solver()
+        h = self._ip_solver
+        h.clearModel()
+        empty_i, empty_f = np.array([], dtype=np.int32), np.array([], dtype=np.float64)
+        h.addRows(len(lower), lower, upper, 0, empty_i, empty_i, empty_f)
+        h.addCols(nc, costs.astype(float), np.zeros(nc), np.full(nc, inf), len(vals), starts,
+                  rows_idx.astype(np.int32), vals.astype(float))
+        h.changeColsIntegrality(nc, np.arange(nc, dtype=np.int32),
+                                np.full(nc, highspy.HighsVarType.kInteger))
+        run_highs(h)
+        status = h.getModelStatus()
+        if status == highspy.HighsModelStatus.kInfeasible:
+            return "infeasible", None
+        if status != highspy.HighsModelStatus.kOptimal:
+            return "unknown", None
+        return "optimal", np.rint(np.array(h.getSolution().col_value)).astype(int)
+
+    def holds_all_layers_integer(self, p: int, t: float, r: float = math.inf) -> bool:
+        """holds_all_layers with integer stage counts (integer_sequence): False only where the
+        integer program is proven infeasible, so a bound built on it stays valid when the
+        program is cut short. On gpt3-175b-4types-x1024, (p, b) = (26, 12), the least tail
+        threshold at the positional floor is 0.388 s by the LP and 0.908 s with integers."""
+        if not self.holds_all_layers(p, t, r):  # (the LP relaxes it, and costs less)
+            return False
+        return (self.integer_sequence(p, t, r, most_layers=False) is not None
+                or self._ip_status != "infeasible")
 
     def tail_values(self) -> np.ndarray:
         """Every tail any configuration can have, sorted: the candidates for R."""
@@ -734,19 +853,21 @@ class PositionalBound:
                          self._lp_solver)
 
     def _cannot_beat(self, p: int, cost_of_interval: Callable[[float, float], float],
-                     t_values: list[float], t_idx: int, stop: float, depth: int = 4) -> bool:
+                     t_values: list[float], t_idx: int, stop: float, depth: int = 4,
+                     holds: Callable[[int, float, float], bool] | None = None) -> bool:
         """A prune test cheaper than the walk: with t_top the largest candidate whose cost alone
         stays below `stop`, a plan beating `stop` has T in some interval [a, b] of
         [t_floor, t_top] and a tail below r* = stop - cost_of_interval(a, b); if the LP cannot
         hold L at (b, r*), no plan of that interval beats `stop` (R_min does not grow with T).
         Intervals that pass are halved, `depth` times at most."""
+        holds = holds or self.holds_all_layers
         if cost_of_interval(t_values[t_idx], math.inf) >= stop:
             return True
         todo = [(t_idx, _last_below(cost_of_interval, t_values, t_idx, stop), 0)]
         while todo:
             a, b, level = todo.pop()
             r_star = stop - cost_of_interval(t_values[a], t_values[b])
-            if r_star < 0 or not self.holds_all_layers(p, t_values[b], r_star):
+            if r_star < 0 or not holds(p, t_values[b], r_star):
                 continue  # no plan with T in [t_a, t_b] beats stop
             if level >= depth or a == b:
                 return False
@@ -757,7 +878,7 @@ class PositionalBound:
 
     def objective_floor(self, p: int, cost_of_interval: Callable[[float, float], float],
                         t_values: list[float], t_floor: float, stop: float = math.inf,
-                        max_steps: int = 24) -> float:
+                        max_steps: int = 24, integer: bool = False) -> float:
         """min over T >= t_floor of (a lower bound on the cost without the tail at bottleneck T)
         + R_min(T), where R_min(T) is the least tail threshold at which the LP holds every layer
         with bottleneck T (Sec. 4.5).
@@ -766,7 +887,12 @@ class PositionalBound:
         must not decrease in `a` nor increase in `b`. R_min does not grow with T, so the walk goes
         up its steps from t_floor, alternating a bisection for R_min(T) with one for the next T
         where it drops, and ends once the cost reaches the best value found or `stop` (nothing
-        further can be lower, or matter)."""
+        further can be lower, or matter).
+
+        With `integer`, "holds every layer" is asked of the program with integer stage counts
+        (holds_all_layers_integer): the same walk, a larger R_min, integer programs instead of
+        LPs where the LP holds."""
+        holds = self.holds_all_layers_integer if integer else self.holds_all_layers
         r_values = self.tail_values()
         if len(r_values) == 0 or not math.isfinite(t_floor):
             return cost_of_interval(t_floor, math.inf)
@@ -774,7 +900,8 @@ class PositionalBound:
         t_idx = int(np.searchsorted(t_values, t_floor * (1 - 1e-12), side="left"))
         if t_idx >= n_t:
             return cost_of_interval(t_floor, math.inf)
-        if math.isfinite(stop) and self._cannot_beat(p, cost_of_interval, t_values, t_idx, stop):
+        if math.isfinite(stop) and self._cannot_beat(p, cost_of_interval, t_values, t_idx, stop,
+                                                     holds=holds):
             return stop
         best = math.inf
         r_known = len(r_values) - 1  # the LP is known to hold L at (t, r_values[r_known])
@@ -783,9 +910,9 @@ class PositionalBound:
             base = cost_of_interval(t, math.inf)
             if base >= min(best, stop):
                 return min(best, base + float(r_values[0]))
-            if r_known == len(r_values) - 1 and not self.holds_all_layers(p, t, r_values[-1]):
+            if r_known == len(r_values) - 1 and not holds(p, t, r_values[-1]):
                 return min(best, base + float(r_values[0]))  # (not at or above the floor)
-            lo = _first_true(lambda i, t=t: self.holds_all_layers(  # type: ignore[misc]
+            lo = first_true(lambda i, t=t: holds(  # type: ignore[misc]
                 p, t, float(r_values[i])), 0, r_known)
             r_here = float(r_values[lo])
             if lo == 0:
@@ -795,10 +922,10 @@ class PositionalBound:
             r_below = r_values[lo - 1]
             limit = min(best, stop)
             top = _last_below(cost_of_interval, t_values, t_idx, limit)
-            if top <= t_idx or not self.holds_all_layers(p, t_values[top], r_below):
+            if top <= t_idx or not holds(p, t_values[top], r_below):
                 # R_min stays r_here up to `top`; beyond, the cost alone reaches the limit.
                 return min(limit, cost_of_interval(t, t_values[top]) + r_here)
-            a = _first_true(lambda i, r=r_below: self.holds_all_layers(  # type: ignore[misc]
+            a = first_true(lambda i, r=r_below: holds(  # type: ignore[misc]
                 p, t_values[i], float(r)), t_idx + 1, top)
             best = min(best, cost_of_interval(t, t_values[a - 1]) + r_here)
             t_idx = a
@@ -843,7 +970,7 @@ class PositionalBound:
                 probe = min(probe + step, n - 1)
                 step *= 2
             hi = probe
-        lo = hi = _first_true(lambda i: self.holds_all_layers(p, t_values[i]), lo, hi)
+        lo = hi = first_true(lambda i: self.holds_all_layers(p, t_values[i]), lo, hi)
         self._bracket[p] = (lo, hi)
         return t_values[lo]
 
@@ -860,12 +987,12 @@ def _last_below(cost_of_interval: Callable[[float, float], float], t_values: lis
     """Largest index i >= start whose cost cost_of_interval(t_values[i], inf) is below `limit`
     (the cost does not decrease with T; the cost at `start` is below `limit`)."""
     n = len(t_values)
-    first_at_limit = _first_true(
+    first_at_limit = first_true(
         lambda i: i == n or cost_of_interval(t_values[i], math.inf) >= limit, start, n)
     return max(start, first_at_limit - 1)
 
 
-def _first_true(pred: Callable[[int], bool], lo: int, hi: int) -> int:
+def first_true(pred: Callable[[int], bool], lo: int, hi: int) -> int:
     """Smallest i in [lo, hi] with pred(i), for a pred that stays true once true and holds at hi
     (hi itself is not tested)."""
     while lo < hi:
@@ -891,6 +1018,26 @@ def new_bound_lp_solver() -> Any:
 
     h = new_highs(seed=0)
     h.setOptionValue("presolve", BOUND_LP_PRESOLVE)
+    return h
+
+
+POSITIONAL_IP_NODES = 2000
+"""Branch-and-bound nodes an integer capacity program (PositionalBound.integer_sequence) may
+take; a deterministic limit (a time limit would make seeds depend on the machine's load). On
+gpt3-175b-4types-x1024 they end at the root or within a few dozen nodes."""
+
+POSITIONAL_IP_TIME_S = 2.0
+"""A safety net for POSITIONAL_IP_NODES (a node of a large program can take long)."""
+
+
+def new_bound_ip_solver() -> Any:
+    """A HiGHS object for the small integer capacity programs (one thread, seed 0, node limit,
+    MIP_PRESOLVE like every MIP of the package), reused across calls."""
+    from haap_solver.search.backends import new_highs
+
+    h = new_highs(seed=0, time_limit_s=POSITIONAL_IP_TIME_S, mip=True)
+    h.setOptionValue("mip_max_nodes", POSITIONAL_IP_NODES)
+    h.setOptionValue("mip_rel_gap", 0.0)
     return h
 
 

@@ -1,4 +1,4 @@
-"""A constructive warm start for the exact search (proves nothing; gives an incumbent fast).
+"""Constructive warm starts for the exact search (they prove nothing; they give incumbents fast).
 
 For a sub-problem (p, b, schedule): give every node group the configuration with which it hosts the
 most layers near the load-balance bound, as many stages of it as its GPUs allow (scaled down to p
@@ -118,4 +118,17 @@ def seed_from_capacity(cache: CoefficientCache, sub: SubProblem,
     if layers is None:
         return None
     return build_plan(cache.instance, sequence, layers, micro_batch=b,
+                      schedule=sub.schedule, note=note)  # type: ignore[arg-type]
+
+
+def seed_from_sequence(cache: CoefficientCache, sequence: list[StageConfig], sub: SubProblem,
+                       note: str) -> Plan | None:
+    """A plan from a stage sequence (pipeline order) with the best layer split of all
+    (`dp.best_layer_split`, exact for the sequence); None where no split fits memory."""
+    from haap_solver.search.dp import best_layer_split
+
+    split = best_layer_split(cache.instance, cache, sequence, sub.micro_batch, sub.schedule)
+    if split is None:
+        return None
+    return build_plan(cache.instance, sequence, split[0], micro_batch=sub.micro_batch,
                       schedule=sub.schedule, note=note)  # type: ignore[arg-type]

@@ -30,10 +30,10 @@ from haap_solver.errors import HaapError, InfeasibleError
 from haap_solver.instance import Instance
 from haap_solver.plan import Plan
 from haap_solver.search.backends import SolveOptions, get_backend
-from haap_solver.search.bounds import CapacityBound, PositionalBound
+from haap_solver.search.bounds import CapacityBound, PositionalBound, first_true
 from haap_solver.search.coefficients import CoefficientCache, StageCoefficients, pieces_max
 from haap_solver.search.formulation import SubProblem, build_model, build_slots
-from haap_solver.search.heuristic import construct, seed_from_capacity
+from haap_solver.search.heuristic import construct, seed_from_capacity, seed_from_sequence
 from haap_solver.search.space import (
     StageConfig,
     build_plan,
@@ -587,7 +587,8 @@ def bottleneck_costs(state: SearchState, sub: SubProblem, floors: tuple[float, f
 
 
 def strong_lower_bound(state: SearchState, sub: SubProblem, floors: tuple[float, float, float],
-                       p_max: int, incumbent_s: float = math.inf) -> float:
+                       p_max: int, incumbent_s: float = math.inf, *,
+                       integer: bool = False) -> float:
     """`lower_bound` with the bottleneck floors of Sec. 4.3 and 4.4 and the tail of the most
     loaded stage (Sec. 4.5).
 
@@ -598,7 +599,9 @@ def strong_lower_bound(state: SearchState, sub: SubProblem, floors: tuple[float,
     by T_c, a running minimum of R_c gives it exactly.
 
     With an incumbent the bottleneck search stops once it proves that no plan of the
-    sub-problem can beat it (Sec. 4.2); the value returned is then still a valid bound.
+    sub-problem can beat it (Sec. 4.2); the value returned is then still a valid bound. With
+    `integer` the walk of Sec. 4.5 asks the capacity question with integer stage counts
+    (PositionalBound.holds_all_layers_integer), wherever it is within TAIL_LP_WITHIN.
     """
     t_floor = floors[0]
     granular = state.granular_floor(sub, p_max)
@@ -635,7 +638,7 @@ def strong_lower_bound(state: SearchState, sub: SubProblem, floors: tuple[float,
                                          incumbent_s)
 
         bound = max(bound, positional.objective_floor(p, cost_of_interval, t_values, bottleneck,
-                                                      stop=incumbent_s))
+                                                      stop=incumbent_s, integer=integer))
     return bound
 
 
@@ -773,6 +776,18 @@ DIVE_EVERY = 32
 """In the first pass, after DIVE_FIRST strengthenings without a model, then after every
 DIVE_EVERY, the sub-problem with the least strong bound so far is dived into for an early
 incumbent (`DIVE_FULL_MAX_VARS`)."""
+
+FIRST_PASS_BUDGET_S = 0.5
+"""The time budget of a sub-problem's model in the first pass (Sec. 4.6 Passes)."""
+
+BIG_MODEL_MIN_LEFT_S = 8.0
+"""A full model too large for a dive (DIVE_FULL_MAX_VARS) is solved only in the passes after the
+first, and only with at least this much time left. In the first pass the seed and the strong
+bound of the integer capacity program stand in for it: on gpt3-175b-4types-x1024 and
+llama3-405b-6types-x16384 its 0.5 s never found a plan, and 25 of them took 12 s of a 30 s
+run. HiGHS's root heuristics on these models do not look at the clock: a gpt3-175b-4types-x1024
+model given 2 s returned after 6.3 s (in HighsPrimalHeuristics::linesearchRounding, whatever
+the heuristic options and interrupt callbacks), and a 30 s run ended at 33-36 s."""
 
 DIVE_FULL_MAX_VARS = 2000
 """A dive solves the sub-problem's full model (its first-pass model, 0.5 s) where that model has
@@ -1387,6 +1402,62 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
                 improved(plan, ev)
         return res
 
+    def try_seed(plan: Plan | None) -> None:
+        """Validate and cost a heuristic plan; keep it if it beats the incumbent."""
+        nonlocal plans_costed
+        if plan is None or plan_violations(instance, plan, cost_model=cm):
+            return
+        ev = cm.evaluate(plan)
+        plans_costed += 1
+        if ev.iteration_time_s < best_time:
+            improved(plan, ev)
+
+    positional_seeded: set[SubProblem] = set()
+    model_sizes: dict[SubProblem, bool] = {}
+
+    def too_big_to_dive(cand: _Candidate) -> bool:
+        """Whether the sub-problem's full model (without the cap of Sec. 4.2, so the answer
+        does not change with the incumbent) has more than DIVE_FULL_MAX_VARS variables."""
+        hit = model_sizes.get(cand.sub)
+        if hit is None:
+            slots = build_slots(instance, cache, cand.sub, state.configs(cand.sub.micro_batch))
+            hit = slots is not None and 2 * sum(
+                len(s.candidates) for s in slots) > DIVE_FULL_MAX_VARS
+            model_sizes[cand.sub] = hit
+        return hit
+
+    integer_strengthened: dict[SubProblem, float] = {}
+
+    def strengthen_integer(cand: _Candidate) -> None:
+        """The strong bound with integer stage counts (strong_lower_bound(integer=True)),
+        before the model of a sub-problem too large for a dive, once per incumbent: there the
+        backend's own bound rarely passes it, and closing the sub-problem here saves its
+        model."""
+        if not too_big_to_dive(cand) or time.perf_counter() >= deadline \
+                or integer_strengthened.get(cand.sub, math.inf) <= best_time:
+            return
+        integer_strengthened[cand.sub] = best_time
+        cand.lower_bound = max(cand.lower_bound, strong_lower_bound(
+            state, cand.sub, floors_by_b[cand.sub.micro_batch], p_cap, best_time,
+            integer=True))
+
+    def positional_seed(cand: _Candidate) -> None:
+        """The seed of the integer capacity program (positional_seed_sequence), once per
+        sub-problem (in the warm start, the dives and before its first model) where its full
+        model is too large for a dive (DIVE_FULL_MAX_VARS): there the backend rarely finds a
+        plan in time, and elsewhere the model finds what the seed would, for less than the
+        seed's integer programs cost (gpt3-1.3b-a100x8: 0.2 s -> 0.8 s with a seed for every
+        sub-problem)."""
+        if cand.sub in positional_seeded or time.perf_counter() >= deadline:
+            return
+        positional_seeded.add(cand.sub)
+        if not too_big_to_dive(cand):
+            return
+        sequence = positional_seed_sequence(state, cand.sub, p_cap)
+        if sequence is not None:
+            try_seed(seed_from_sequence(cache, sequence, cand.sub,
+                                        note=f"haap_solver {backend}"))
+
     def warm(cand: _Candidate, restricted_model: bool = True) -> None:
         """Heuristic plans for one sub-problem (they prove nothing): capacity-bound seeds,
         constructed plans and (`restricted_model`) a model restricted to the two best
@@ -1408,12 +1479,8 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
                                      for drop in best_each if len(best_each) > 1]:
             seeds.append(construct(cache, cand.sub, chosen, note=f"haap_solver {backend}"))
         for plan in seeds:
-            if plan is None or plan_violations(instance, plan, cost_model=cm):
-                continue
-            ev = cm.evaluate(plan)
-            plans_costed += 1
-            if ev.iteration_time_s < best_time:
-                improved(plan, ev)
+            try_seed(plan)
+        positional_seed(cand)
         if restricted_model and time.perf_counter() < deadline:
             attempt(cand.sub, [c for cs in ranked.values() for c in cs[:2]], 0.5,
                     cand.lower_bound, restricted=True)
@@ -1485,6 +1552,14 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
 
     def solve_one(cand: _Candidate, budget: float, still_open: list[_Candidate]) -> int:
         """Solve the model of one sub-problem; 1 if that closed it, else 0 (kept open)."""
+        positional_seed(cand)
+        strengthen_integer(cand)
+        if closed_by_bound(cand):  # by the seed's plan or the integer bound
+            return 1
+        if too_big_to_dive(cand) and (budget <= FIRST_PASS_BUDGET_S or deadline
+                                      - time.perf_counter() < BIG_MODEL_MIN_LEFT_S):
+            still_open.append(cand)  # (BIG_MODEL_MIN_LEFT_S)
+            return 0
         res = attempt(cand.sub, state.configs(cand.sub.micro_batch), budget, cand.lower_bound)
         return settle(cand, res, still_open)
 
@@ -1528,6 +1603,8 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
             break
         if stale(cand):
             strengthen(cand)
+            if not closed_by_bound(cand):
+                positional_seed(cand)
             if closed_by_bound(cand):
                 pruned_bound += 1
                 done += 1
@@ -1546,8 +1623,9 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
                     dive = candidates[target[3]]
                     res = TOO_BIG
                     if full_dives:
-                        res = attempt(dive.sub, state.configs(dive.sub.micro_batch), 0.5,
-                                      dive.lower_bound, max_vars=DIVE_FULL_MAX_VARS)
+                        res = attempt(dive.sub, state.configs(dive.sub.micro_batch),
+                                      FIRST_PASS_BUDGET_S, dive.lower_bound,
+                                      max_vars=DIVE_FULL_MAX_VARS)
                     # Its seeds, and the restricted model where the full one was not solved.
                     warm(dive, restricted_model=res is TOO_BIG)
                     if res is not TOO_BIG:  # its first-pass model, solved now: it leaves the queue
@@ -1556,7 +1634,7 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
                         heapq.heapify(queue)
             continue
         since_model = 0
-        done += solve_one(cand, 0.5, still_open)
+        done += solve_one(cand, FIRST_PASS_BUDGET_S, still_open)
     # Further passes of growing per-sub-problem time budgets over what stayed open: easy
     # sub-problems close at once and give incumbents whose cap (Sec. 4.2) shrinks the hard ones.
     deadline = min(deadline, time.perf_counter() + follow_up_s)
@@ -1627,6 +1705,33 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
 
 TOO_BIG = object()
 """`attempt`'s answer for a model above its size limit (not solved)."""
+
+
+def positional_seed_sequence(state: SearchState, sub: SubProblem,
+                             p_max: int) -> list[StageConfig] | None:
+    """The stage sequence of a seed (it proves nothing): at the sub-problem's positional
+    bottleneck floor T (Sec. 4.4), the least tail threshold R at which the capacity model with
+    integer stage counts holds every layer (`PositionalBound.integer_sequence`), and its
+    sequence holding the most layers there. The LP's least R at T is a floor for it (the LP
+    relaxes it), so the bisection starts there. On gpt3-175b-4types-x1024, (p, b) = (27, 12),
+    this gives a 14.578 s plan where the search had found 14.890 s: the full models are too
+    large for HiGHS there, and the restricted ones miss the few slow, low-tail stages."""
+    t = state.bottleneck_floor(sub, p_max)
+    if not math.isfinite(t):
+        return None
+    positional = state.positional_bound(sub.micro_batch, sub.schedule)
+    p = sub.num_stages
+    r_values = positional.tail_values()
+    if len(r_values) == 0 or positional.integer_sequence(
+            p, t, math.inf, most_layers=False) is None:
+        return None
+    top = len(r_values) - 1
+    if not positional.holds_all_layers(p, t, float(r_values[top])):
+        return positional.integer_sequence(p, t)
+    lo = first_true(lambda i: positional.holds_all_layers(p, t, float(r_values[i])), 0, top)
+    lo = first_true(lambda i: positional.integer_sequence(
+        p, t, float(r_values[i]), most_layers=False) is not None, lo, top + 1)
+    return positional.integer_sequence(p, t, float(r_values[lo]) if lo <= top else math.inf)
 
 
 def _ranked_per_group(state: SearchState, sub: SubProblem,
