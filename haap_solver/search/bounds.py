@@ -355,7 +355,6 @@ class PositionalBound:
         self._hull: dict[tuple[bool, bool, bool], tuple[np.ndarray, np.ndarray]] = {}
         self._lp_solver: Any = None  # one HiGHS object for all its LPs (new_bound_lp_solver)
         self._ip_solver: Any = None  # and one for its integer programs (new_bound_ip_solver)
-        self._ip_status = ""  # the last integer program's status (integer_sequence)
         self._counts: dict[tuple[tuple[bool, bool, bool], float], np.ndarray] = {}
         self._by_role: dict[int, list[tuple[tuple[bool, bool, bool], list[int], np.ndarray,
                                             np.ndarray]]] = {}
@@ -634,6 +633,12 @@ class PositionalBound:
         for one stopped at POSITIONAL_IP_NODES. With `most_layers`, the sequence holding the
         most layers at (t, r) (the most slack); without, the first one found (a feasibility
         test)."""
+        return self._integer_point(p, t, r, most_layers)[1]
+
+    def _integer_point(self, p: int, t: float, r: float, most_layers: bool) -> tuple[
+            str, list[StageConfig] | None]:
+        """integer_sequence with the program's status: "optimal" (with the sequence),
+        "infeasible" or "unknown" (stopped at its node limit)."""
         t = t * (1 + 1e-12)
         r = r * (1 + 1e-12)
         merged = self._merged(p, t, r)
@@ -644,8 +649,7 @@ class PositionalBound:
         for k, (_, _, _, (most, fewest)) in enumerate(merged):
             usable = self._undominated_by_room(most, fewest)  # (keeps an integer optimum too)
             if len(usable) == 0:
-                self._ip_status = "infeasible"
-                return None
+                return "infeasible", None
             cols_most.extend(most[usable].tolist())
             cols_low.extend(fewest[usable].tolist())
             cols_class.extend([k] * len(usable))
@@ -658,9 +662,7 @@ class PositionalBound:
             np.array(cols_low, dtype=float), most_n,
             -most_n if most_layers else np.zeros(len(most_n)))
         if counts is None:
-            self._ip_status = status
-            return None
-        self._ip_status = status
+            return status, None
         # Each merged class's stages, same node group together (cheap links between them), go
         # to its positions in pipeline order.
         stages: list[list[StageConfig]] = [[] for _ in merged]
@@ -674,7 +676,7 @@ class PositionalBound:
             role = (i == 0, i == p - 1, p > 1)
             f = self.cache.in_flight(self.schedule, p - 1 - i, p, self.m)
             sequence.append(stages[where[(role, f)]].pop(0))
-        return sequence
+        return status, sequence
 
     def _assignment_ip(self, mult: list[int], col_class: np.ndarray, col_cfg: np.ndarray,
                        col_fewest: np.ndarray, col_most: np.ndarray,
@@ -735,8 +737,7 @@ class PositionalBound:
         threshold at the positional floor is 0.388 s by the LP and 0.908 s with integers."""
         if not self.holds_all_layers(p, t, r):  # (the LP relaxes it, and costs less)
             return False
-        return (self.integer_sequence(p, t, r, most_layers=False) is not None
-                or self._ip_status != "infeasible")
+        return self._integer_point(p, t, r, most_layers=False)[0] != "infeasible"
 
     def tail_values(self) -> np.ndarray:
         """Every tail any configuration can have, sorted: the candidates for R."""
