@@ -689,17 +689,20 @@ def test_highs_refusing_to_run_is_an_error() -> None:
 
 
 def test_positional_seeds_are_valid_and_leave_the_optimum(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The seeds of the integer capacity program (solve.positional_seed_sequence, Sec. 4.6
-    Passes), made to run for every sub-problem (they normally run only where the full model
-    is too large for a dive): each is a plan that passes the validator, and the search proves
-    the same optimum as without them."""
+    """Where every full model counts as too large for a dive (DIVE_FULL_MAX_VARS = 0), none is
+    solved: the seeds of the integer capacity program (solve.positional_seed_sequence) and the
+    integer strong bounds stand in (Sec. 4.6). Each seed is a plan that passes the validator,
+    the bound stays at or below the optimum the full search proves, and the plan is within the
+    reported gap of it."""
     import importlib
 
     solve_module = importlib.import_module("haap_solver.search.solve")
     inst = load_instance(SMALL_DIR.parent / "gpt3-1.3b-t4x4-a100x12.toml")
     reference = solve(inst, time_limit_s=30, mixed=False)
-    real_seed = solve_module.seed_from_sequence
+    assert reference.status == "optimal"
+    real_seed, real_get = solve_module.seed_from_sequence, solve_module.get_backend
     seeds: list[object] = []
+    full_models: list[int] = []
 
     def seed_from_sequence(cache: CoefficientCache, sequence: list[StageConfig],
                            sub: SubProblem, note: str) -> object:
@@ -707,12 +710,27 @@ def test_positional_seeds_are_valid_and_leave_the_optimum(monkeypatch: pytest.Mo
         seeds.append(plan)
         return plan
 
+    def get_backend(name: str) -> object:
+        real = real_get(name)
+        if name != "auto":  # the restricted models of the warm start and dives go to HiGHS
+            return real
+
+        def full(lp: LinearProgram, opts: SolveOptions, floor: float) -> BackendResult:
+            full_models.append(len(lp.vars))
+            return real(lp, opts, floor)
+        return full
+
     monkeypatch.setattr(solve_module, "seed_from_sequence", seed_from_sequence)
+    monkeypatch.setattr(solve_module, "get_backend", get_backend)
     monkeypatch.setattr(solve_module, "DIVE_FULL_MAX_VARS", 0)
     result = solve(inst, time_limit_s=30, mixed=False)
     assert len(seeds) >= 5
     for plan in seeds:
         assert plan is not None
         assert plan_violations(inst, plan) == []  # type: ignore[arg-type]
-    assert result.status == "optimal"
+    assert not full_models
+    assert result.best_bound_s <= reference.iteration_time_s * (1 + 1e-9)
+    assert result.iteration_time_s >= reference.iteration_time_s * (1 - 1e-9)
+    assert result.iteration_time_s <= reference.iteration_time_s * (1 + result.gap) + 1e-9
+    # Measured: the seeds alone find the optimum here; the bounds alone leave a 1% gap.
     assert result.iteration_time_s == pytest.approx(reference.iteration_time_s, rel=1e-9)

@@ -780,15 +780,6 @@ incumbent (`DIVE_FULL_MAX_VARS`)."""
 FIRST_PASS_BUDGET_S = 0.5
 """The time budget of a sub-problem's model in the first pass (Sec. 4.6 Passes)."""
 
-BIG_MODEL_MIN_LEFT_S = 8.0
-"""A full model too large for a dive (DIVE_FULL_MAX_VARS) is solved only in the passes after the
-first, and only with at least this much time left. In the first pass the seed and the strong
-bound of the integer capacity program stand in for it: on gpt3-175b-4types-x1024 and
-llama3-405b-6types-x16384 its 0.5 s never found a plan, and 25 of them took 12 s of a 30 s
-run. HiGHS's root heuristics on these models do not look at the clock: a gpt3-175b-4types-x1024
-model given 2 s returned after 6.3 s (in HighsPrimalHeuristics::linesearchRounding, whatever
-the heuristic options and interrupt callbacks), and a 30 s run ended at 33-36 s."""
-
 DIVE_FULL_MAX_VARS = 2000
 """A dive solves the sub-problem's full model (its first-pass model, 0.5 s) where that model has
 at most this many variables and goes to HiGHS or CP-SAT under `auto`; elsewhere it runs the
@@ -796,7 +787,16 @@ warm-start step (restricted model, the sub-problem stays queued). On the 500-var
 llama3-70b-h100x32-a100x32 the full model finds the optimum where the restricted one (two
 configurations per node group) cannot: the optimum uses three H100 configurations. At 1,024
 GPUs and above the full models have 3,600 variables or more and HiGHS finds no plan in 0.5 s;
-with `cpsat` alone a full-model dive found poor plans (Sec. 4.6)."""
+with `cpsat` alone a full-model dive found poor plans (Sec. 4.6).
+
+Nor is a model this large solved anywhere else: the seed and the strong bound of the integer
+capacity program (Sec. 4.4-4.6) stand in for it, and the sub-problem stays open with its bound
+where they do not close it. On gpt3-175b-4types-x1024 and llama3-405b-6types-x16384 these models
+never found a plan (0.5 s each: 25 of them took 12 s of a 30 s run; 60 s on one found none
+either), and HiGHS's root heuristics on them do not look at the clock: a 5,600-variable model
+given 2 s returned after 6.3 s, an 18,002-variable one (plans with a mixed stage) given 38 s
+after 147 s, so that a 120 s run with two threads lost its second process's answer. No model of
+the instances up to 64 GPUs is that large."""
 
 SEED_AFTER_SHARE = 0.5
 """The Metis-style seed costs seconds on 64 GPUs, more than the exact passes need where they close
@@ -1460,8 +1460,9 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
 
     def warm(cand: _Candidate, restricted_model: bool = True) -> None:
         """Heuristic plans for one sub-problem (they prove nothing): capacity-bound seeds,
-        constructed plans and (`restricted_model`) a model restricted to the two best
-        configurations per node group, which solves in a fraction of the full model's time."""
+        constructed plans, the integer capacity program's seed (positional_seed) and
+        (`restricted_model`) a model restricted to the two best configurations per node group,
+        which solves in a fraction of the full model's time."""
         nonlocal plans_costed
         ranked = _ranked_per_group(state, cand.sub, p_cap)
         if not ranked:
@@ -1481,7 +1482,10 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
         for plan in seeds:
             try_seed(plan)
         positional_seed(cand)
-        if restricted_model and time.perf_counter() < deadline:
+        # Not where the full model is too large for a dive: at 1,024 and 16,384 GPUs (30 s runs)
+        # the restricted models gave no incumbent, the integer program's seeds all the late ones,
+        # and leaving them out starts the first pass 1-2 s sooner.
+        if restricted_model and time.perf_counter() < deadline and not too_big_to_dive(cand):
             attempt(cand.sub, [c for cs in ranked.values() for c in cs[:2]], 0.5,
                     cand.lower_bound, restricted=True)
 
@@ -1556,9 +1560,8 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
         strengthen_integer(cand)
         if closed_by_bound(cand):  # by the seed's plan or the integer bound
             return 1
-        if too_big_to_dive(cand) and (budget <= FIRST_PASS_BUDGET_S or deadline
-                                      - time.perf_counter() < BIG_MODEL_MIN_LEFT_S):
-            still_open.append(cand)  # (BIG_MODEL_MIN_LEFT_S)
+        if too_big_to_dive(cand):
+            still_open.append(cand)  # its full model is never solved (DIVE_FULL_MAX_VARS)
             return 0
         res = attempt(cand.sub, state.configs(cand.sub.micro_batch), budget, cand.lower_bound)
         return settle(cand, res, still_open)
