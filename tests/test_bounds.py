@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -462,6 +463,24 @@ def _continuous_stage_sum(positional: PositionalBound, p: int, t: float) -> floa
     return math.inf if res.status == 2 else float(res.fun)
 
 
+def _valid_plans(state: SearchState, b: int, schedule: str,
+                 p: int) -> Iterator[tuple[list, tuple[int, ...]]]:
+    """(stage sequence, layer split) of every valid plan with p stages, micro-batch b and
+    `schedule` (with state.require_mixed: with a mixed-type stage), by enumeration."""
+    instance = state.instance
+    budget = {g.name: g.num_gpus for g in instance.cluster.node_groups}
+    for seq in _sequences(state.configs(b), p, dict(budget)):
+        if state.require_mixed and not any(c.mixed for c in seq):
+            continue
+        for layers in compositions(instance.model.num_layers, p):
+            plan = build_plan(instance, seq, layers, micro_batch=b,
+                              schedule=schedule,  # type: ignore[arg-type]
+                              note="test")
+            if plan is None or plan_violations(instance, plan, cost_model=state.cost_model):
+                continue
+            yield seq, layers
+
+
 def _check_stage_sums(state: SearchState) -> int:
     """S(T) of every enumerable sub-problem against its valid plans (S(T) at a plan's bottleneck
     may not exceed the plan's sum of stage times and pipeline links) and against the continuous
@@ -469,7 +488,6 @@ def _check_stage_sums(state: SearchState) -> int:
     (Sec. 4.1) against every plan. Returns how many bottleneck values were compared."""
     instance = state.instance
     L = instance.model.num_layers
-    budget = {g.name: g.num_gpus for g in instance.cluster.node_groups}
     compared = 0
     for b in state.micro_batches():
         if not state.configs(b):
@@ -479,30 +497,21 @@ def _check_stage_sums(state: SearchState) -> int:
             positional = state.positional_bound(b, schedule)
             for p in range(1, min(L, instance.cluster.num_gpus) + 1):
                 sums: dict[float, float] = {}  # least sum of stage times per plan bottleneck
-                for seq in _sequences(state.configs(b), p, dict(budget)):
-                    if state.require_mixed and not any(c.mixed for c in seq):
-                        continue
-                    for layers in compositions(L, p):
-                        plan = build_plan(instance, seq, layers, micro_batch=b,
-                                          schedule=schedule,  # type: ignore[arg-type]
-                                          note="test")
-                        if plan is None or plan_violations(instance, plan,
-                                                           cost_model=state.cost_model):
-                            continue
-                        taus = [state.cache.coefficients(c, b, i == 0, i == p - 1, p > 1).tau(n)
-                                for i, (c, n) in enumerate(zip(seq, layers, strict=True))]
-                        # The objective's 2 sum_j c_j: each link is its slower side (model (8)).
-                        links = [max(state.cache.p2p_side(a, b, z.link_key),
-                                     state.cache.p2p_side(z, b, a.link_key))
-                                 for a, z in itertools.pairwise(seq)]
-                        sums[max(taus)] = min(sums.get(max(taus), math.inf),
-                                              sum(taus) + 2 * sum(links))
-                        # The fluid bounds of Sec. 4.1 hold for every plan.
-                        _, layer_floor, rate = floors
-                        fluid = fluid_fill(L, p, layer_floor, rate, np.array([max(taus)]))[0]
-                        assert fluid <= sum(taus) * (1 + 1e-9), (p, b, fluid, sum(taus))
-                        reach = state.rate_by_stage_count(b)[p]
-                        assert L / reach <= max(taus) * (1 + 1e-9), (p, b, L / reach, taus)
+                for seq, layers in _valid_plans(state, b, schedule, p):
+                    taus = [state.cache.coefficients(c, b, i == 0, i == p - 1, p > 1).tau(n)
+                            for i, (c, n) in enumerate(zip(seq, layers, strict=True))]
+                    # The objective's 2 sum_j c_j: each link is its slower side (model (8)).
+                    links = [max(state.cache.p2p_side(a, b, z.link_key),
+                                 state.cache.p2p_side(z, b, a.link_key))
+                             for a, z in itertools.pairwise(seq)]
+                    sums[max(taus)] = min(sums.get(max(taus), math.inf),
+                                          sum(taus) + 2 * sum(links))
+                    # The fluid bounds of Sec. 4.1 hold for every plan.
+                    _, layer_floor, rate = floors
+                    fluid = fluid_fill(L, p, layer_floor, rate, np.array([max(taus)]))[0]
+                    assert fluid <= sum(taus) * (1 + 1e-9), (p, b, fluid, sum(taus))
+                    reach = state.rate_by_stage_count(b)[p]
+                    assert L / reach <= max(taus) * (1 + 1e-9), (p, b, L / reach, taus)
                 for t, least in sums.items():
                     floor = positional.stage_sum_floor(p, t)
                     assert floor <= least * (1 + 1e-9), (b, schedule, p, t, floor, least)
@@ -758,7 +767,6 @@ def _check_integer_sequences(state: SearchState) -> int:
     checked."""
     instance = state.instance
     L = instance.model.num_layers
-    budget = {g.name: g.num_gpus for g in instance.cluster.node_groups}
     checked = 0
     for b in state.micro_batches():
         m = instance.training.global_batch_size // b
@@ -766,20 +774,11 @@ def _check_integer_sequences(state: SearchState) -> int:
             positional = state.positional_bound(b, schedule)
             for p in range(1, min(L, instance.cluster.num_gpus) + 1):
                 pairs: set[tuple[float, float]] = set()
-                for seq in _sequences(state.configs(b), p, dict(budget)):
-                    if state.require_mixed and not any(c.mixed for c in seq):
-                        continue
-                    for layers in compositions(L, p):
-                        plan = build_plan(instance, seq, layers, micro_batch=b,
-                                          schedule=schedule,  # type: ignore[arg-type]
-                                          note="test")
-                        if plan is None or plan_violations(instance, plan,
-                                                           cost_model=state.cost_model):
-                            continue
-                        coeffs = [state.cache.coefficients(c, b, i == 0, i == p - 1, p > 1)
-                                  for i, c in enumerate(seq)]
-                        pairs.add((max(co.tau(n) for co, n in zip(coeffs, layers, strict=True)),
-                                   max(co.tail(n) for co, n in zip(coeffs, layers, strict=True))))
+                for seq, layers in _valid_plans(state, b, schedule, p):
+                    coeffs = [state.cache.coefficients(c, b, i == 0, i == p - 1, p > 1)
+                              for i, c in enumerate(seq)]
+                    pairs.add((max(co.tau(n) for co, n in zip(coeffs, layers, strict=True)),
+                               max(co.tail(n) for co, n in zip(coeffs, layers, strict=True))))
                 least = [(t, r) for t, r in pairs
                          if not any(u <= t and v <= r and (u, v) != (t, r) for u, v in pairs)]
                 for t, r in least:

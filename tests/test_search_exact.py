@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 import math
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -599,6 +599,21 @@ def test_metis_seed_runs_only_where_the_search_has_not_beaten_the_grid(
     assert calls == (["uniform", "metis"] if grid_has_plan else ["uniform"])
 
 
+def _hook_full_models(monkeypatch: pytest.MonkeyPatch, solve_module: object,
+                      full: Callable[..., BackendResult]) -> None:
+    """Route the search's full models (backend `auto`; the restricted models of the warm start
+    and the dives go to HiGHS) through full(lp, opts, floor, real backend)."""
+    real_get = solve_module.get_backend  # type: ignore[attr-defined]
+
+    def get_backend(name: str) -> object:
+        real = real_get(name)
+        if name != "auto":
+            return real
+        return lambda lp, opts, floor: full(lp, opts, floor, real)
+
+    monkeypatch.setattr(solve_module, "get_backend", get_backend)
+
+
 def test_a_dive_counts_as_its_sub_problem_s_first_pass_model(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """A dive (Sec. 4.6, Passes) solves the full model of the sub-problem with the least strong
@@ -611,7 +626,7 @@ def test_a_dive_counts_as_its_sub_problem_s_first_pass_model(
     solve_module = importlib.import_module("haap_solver.search.solve")
     inst = load_instance(SMALL_DIR.parent / "gpt3-1.3b-t4x4-a100x12.toml")
     reference = solve(inst, time_limit_s=30, mixed=False)
-    real_get, real_build = solve_module.get_backend, solve_module.build_model
+    real_build = solve_module.build_model
     building: list[SubProblem] = []
     full_models: list[tuple[SubProblem, float]] = []  # (sub-problem, time limit)
 
@@ -620,22 +635,17 @@ def test_a_dive_counts_as_its_sub_problem_s_first_pass_model(
         building.append(sub)
         return real_build(instance, cache, sub, *args, **kwargs)  # type: ignore[arg-type]
 
-    def get_backend(name: str) -> object:
-        real = real_get(name)
-        if name != "auto":  # the restricted models of the warm start go to HiGHS
-            return real
-
-        def full(lp: LinearProgram, opts: SolveOptions, floor: float) -> BackendResult:
-            sub = building[-1]
-            first = all(seen != sub for seen, _ in full_models)
-            full_models.append((sub, opts.time_limit_s))
-            if first:
-                return BackendResult("unknown", None, None, -math.inf, 0.0)
-            return real(lp, opts, floor)
-        return full
+    def full(lp: LinearProgram, opts: SolveOptions, floor: float,
+             real: Callable[..., BackendResult]) -> BackendResult:
+        sub = building[-1]
+        first = all(seen != sub for seen, _ in full_models)
+        full_models.append((sub, opts.time_limit_s))
+        if first:
+            return BackendResult("unknown", None, None, -math.inf, 0.0)
+        return real(lp, opts, floor)
 
     monkeypatch.setattr(solve_module, "build_model", build_model)
-    monkeypatch.setattr(solve_module, "get_backend", get_backend)
+    _hook_full_models(monkeypatch, solve_module, full)
     monkeypatch.setattr(solve_module, "DIVE_FIRST", 1)
     result = solve(inst, time_limit_s=30, mixed=False)
     assert full_models, "no full model was solved"
@@ -700,7 +710,7 @@ def test_positional_seeds_are_valid_and_leave_the_optimum(monkeypatch: pytest.Mo
     inst = load_instance(SMALL_DIR.parent / "gpt3-1.3b-t4x4-a100x12.toml")
     reference = solve(inst, time_limit_s=30, mixed=False)
     assert reference.status == "optimal"
-    real_seed, real_get = solve_module.seed_from_sequence, solve_module.get_backend
+    real_seed = solve_module.seed_from_sequence
     seeds: list[object] = []
     full_models: list[int] = []
 
@@ -710,18 +720,13 @@ def test_positional_seeds_are_valid_and_leave_the_optimum(monkeypatch: pytest.Mo
         seeds.append(plan)
         return plan
 
-    def get_backend(name: str) -> object:
-        real = real_get(name)
-        if name != "auto":  # the restricted models of the warm start and dives go to HiGHS
-            return real
-
-        def full(lp: LinearProgram, opts: SolveOptions, floor: float) -> BackendResult:
-            full_models.append(len(lp.vars))
-            return real(lp, opts, floor)
-        return full
+    def full(lp: LinearProgram, opts: SolveOptions, floor: float,
+             real: Callable[..., BackendResult]) -> BackendResult:
+        full_models.append(len(lp.vars))
+        return real(lp, opts, floor)
 
     monkeypatch.setattr(solve_module, "seed_from_sequence", seed_from_sequence)
-    monkeypatch.setattr(solve_module, "get_backend", get_backend)
+    _hook_full_models(monkeypatch, solve_module, full)
     monkeypatch.setattr(solve_module, "DIVE_FULL_MAX_VARS", 0)
     result = solve(inst, time_limit_s=30, mixed=False)
     assert len(seeds) >= 5

@@ -689,29 +689,11 @@ class PositionalBound:
 
         from haap_solver.search.backends import run_highs
 
-        nc, n_class, n_groups = len(costs), len(mult), len(self.groups)
-        use = self.use[col_cfg]
-        use_col, use_group = np.nonzero(use)
-        layer_row = n_class + n_groups
-        mixed_cols = np.nonzero(self.is_mixed[col_cfg])[0] if self.require_mixed else \
-            np.zeros(0, dtype=int)
-        rows_idx = np.concatenate([col_class, n_class + use_group, np.full(nc, layer_row),
-                                   np.full(nc, layer_row + 1),
-                                   np.full(len(mixed_cols), layer_row + 2)])
-        cols_idx = np.concatenate([np.arange(nc), use_col, np.arange(nc), np.arange(nc),
-                                   mixed_cols])
-        vals = np.concatenate([np.ones(nc), use[use_col, use_group], col_fewest, col_most,
-                               np.ones(len(mixed_cols))])
-        order = np.lexsort((rows_idx, cols_idx))  # column-wise
-        rows_idx, cols_idx, vals = rows_idx[order], cols_idx[order], vals[order]
-        starts = np.searchsorted(cols_idx, np.arange(nc)).astype(np.int32)
         inf = highspy.kHighsInf
-        counts = np.array(mult, dtype=float)
-        lower = np.concatenate([counts, np.full(n_groups, -inf), [-inf, float(self.L)]])
-        upper = np.concatenate([counts, self.budget, [float(self.L), inf]])
-        if self.require_mixed:
-            lower = np.append(lower, 1.0)
-            upper = np.append(upper, inf)
+        lower, upper, starts, rows_idx, vals = self._assignment_matrix(
+            mult, col_class, col_cfg, [(col_fewest, -inf, float(self.L)),
+                                       (col_most, float(self.L), inf)])
+        nc = len(costs)
         if self._ip_solver is None:
             self._ip_solver = new_bound_ip_solver()
         h = self._ip_solver
@@ -819,35 +801,53 @@ class PositionalBound:
         self._sums[key] = value
         return value
 
-    def _assignment_lp(self, mult: list[int], col_class: np.ndarray, col_cfg: np.ndarray,
-                       col_layers: np.ndarray, costs: np.ndarray, *, layers_lo: float,
-                       layers_hi: float) -> tuple[str, float]:
-        """min costs . x over x >= 0 with, per position class k, sum of its columns = mult_k;
-        per node group, the GPUs of the columns' configurations <= its budget; the columns'
-        layers within [layers_lo, layers_hi]; with require_mixed, at least one mixed column."""
+    def _assignment_matrix(self, mult: list[int], col_class: np.ndarray, col_cfg: np.ndarray,
+                           layer_rows: list[tuple[np.ndarray, float, float]]) -> tuple[
+            np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The rows both assignment programs share, column-wise: per position class, its
+        columns summing to its multiplicity; per node group, the GPUs of the columns'
+        configurations within its budget; each (coefficients, lower, upper) of `layer_rows`;
+        with require_mixed, at least one mixed column. Returns (row lower, row upper, column
+        starts, row indices, values)."""
         import highspy
 
-        nc, n_class, n_groups = len(costs), len(mult), len(self.groups)
-        n_rows = n_class + n_groups + 1
+        nc, n_class, n_groups = len(col_class), len(mult), len(self.groups)
         use = self.use[col_cfg]
         use_col, use_group = np.nonzero(use)
+        first_layer_row = n_class + n_groups
         mixed_cols = np.nonzero(self.is_mixed[col_cfg])[0] if self.require_mixed else \
             np.zeros(0, dtype=int)
-        rows_idx = np.concatenate([col_class, n_class + use_group, np.full(nc, n_rows - 1),
-                                   np.full(len(mixed_cols), n_rows)])
-        cols_idx = np.concatenate([np.arange(nc), use_col, np.arange(nc), mixed_cols])
-        vals = np.concatenate([np.ones(nc), use[use_col, use_group], col_layers,
+        rows_idx = np.concatenate([col_class, n_class + use_group,
+                                   *(np.full(nc, first_layer_row + k)
+                                     for k in range(len(layer_rows))),
+                                   np.full(len(mixed_cols), first_layer_row + len(layer_rows))])
+        cols_idx = np.concatenate([np.arange(nc), use_col,
+                                   *(np.arange(nc) for _ in layer_rows), mixed_cols])
+        vals = np.concatenate([np.ones(nc), use[use_col, use_group],
+                               *(coefficients for coefficients, _, _ in layer_rows),
                                np.ones(len(mixed_cols))])
         order = np.lexsort((rows_idx, cols_idx))  # column-wise
         rows_idx, cols_idx, vals = rows_idx[order], cols_idx[order], vals[order]
         starts = np.searchsorted(cols_idx, np.arange(nc)).astype(np.int32)
         inf = highspy.kHighsInf
         counts = np.array(mult, dtype=float)
-        lower = np.concatenate([counts, np.full(n_groups, -inf), [layers_lo]])
-        upper = np.concatenate([counts, self.budget, [layers_hi]])
+        lower = np.concatenate([counts, np.full(n_groups, -inf),
+                                [lo for _, lo, _ in layer_rows]])
+        upper = np.concatenate([counts, self.budget, [hi for _, _, hi in layer_rows]])
         if self.require_mixed:
             lower = np.append(lower, 1.0)
             upper = np.append(upper, inf)
+        return lower, upper, starts, rows_idx, vals
+
+    def _assignment_lp(self, mult: list[int], col_class: np.ndarray, col_cfg: np.ndarray,
+                       col_layers: np.ndarray, costs: np.ndarray, *, layers_lo: float,
+                       layers_hi: float) -> tuple[str, float]:
+        """min costs . x over x >= 0 with, per position class k, sum of its columns = mult_k;
+        per node group, the GPUs of the columns' configurations <= its budget; the columns'
+        layers within [layers_lo, layers_hi]; with require_mixed, at least one mixed column."""
+
+        lower, upper, starts, rows_idx, vals = self._assignment_matrix(
+            mult, col_class, col_cfg, [(col_layers, layers_lo, layers_hi)])
         if self._lp_solver is None:
             self._lp_solver = new_bound_lp_solver()
         return _solve_lp(lower, upper, costs.astype(float), starts, rows_idx, vals,
