@@ -734,6 +734,8 @@ def test_positional_seeds_are_valid_and_leave_the_optimum(monkeypatch: pytest.Mo
         assert plan is not None
         assert plan_violations(inst, plan) == []  # type: ignore[arg-type]
     assert not full_models
+    large = result.search_space["too_large_for_a_model"]
+    assert large["subproblems"] >= 1 and large["integer_program_seeds"] >= len(seeds)
     assert result.best_bound_s <= reference.iteration_time_s * (1 + 1e-9)
     assert result.iteration_time_s >= reference.iteration_time_s * (1 - 1e-9)
     assert result.iteration_time_s <= reference.iteration_time_s * (1 + result.gap) + 1e-9

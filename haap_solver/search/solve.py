@@ -1414,6 +1414,7 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
 
     positional_seeded: set[SubProblem] = set()
     model_sizes: dict[SubProblem, bool] = {}
+    large_work = {"integer_program_seeds": 0, "integer_walks": 0}
 
     def too_big_to_dive(cand: _Candidate) -> bool:
         """Whether the sub-problem's full model (without the cap of Sec. 4.2, so the answer
@@ -1437,6 +1438,7 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
                 or integer_strengthened.get(cand.sub, math.inf) <= best_time:
             return
         integer_strengthened[cand.sub] = best_time
+        large_work["integer_walks"] += 1
         cand.lower_bound = max(cand.lower_bound, strong_lower_bound(
             state, cand.sub, floors_by_b[cand.sub.micro_batch], p_cap, best_time,
             integer=True))
@@ -1454,6 +1456,7 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
         if not too_big_to_dive(cand):
             return
         sequence = positional_seed_sequence(state, cand.sub, p_cap)
+        large_work["integer_program_seeds"] += 1
         if sequence is not None:
             try_seed(seed_from_sequence(cache, sequence, cand.sub,
                                         note=f"haap_solver {backend}"))
@@ -1670,6 +1673,11 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
         open_list = [c for c in still_open if not closed_by_bound(c)]
         pruned_bound += len(still_open) - len(open_list)
     open_bounds.extend(c.lower_bound for c in open_list)
+    if any(model_sizes.values()):
+        # Sub-problems that came to need a model whose full model was too large to solve
+        # (Sec. 4.6), and what stood in for it.
+        space["too_large_for_a_model"] = {"subproblems": sum(model_sizes.values()),
+                                          **large_work}
     if bounds_out is not None:
         bounds_out.update((c.sub, (c.lower_bound, c.strengthened_with)) for c in candidates)
     if progress:
