@@ -828,3 +828,46 @@ def test_integer_sequence_admits_every_plan(instance: Instance, require_mixed: b
 def test_integer_sequence_admits_every_single_type_plan(instance: Instance) -> None:
     """The same on single-type stages, where in-flight memory decides what fits where."""
     assume(_check_integer_sequences(SearchState(instance)))
+
+
+def test_integer_program_is_tighter_than_the_lp_at_1024_gpus() -> None:
+    """Where the GPU budgets bind in whole stages the integer program of Sec. 4.4 rules out
+    what its LP allows: on gpt3-175b-4types-x1024, (p, b) = (26, 12), at the positional floor
+    the LP holds every layer with every tail under 0.39 s, the integer program only from about
+    0.91 s (formulations Sec. 4.4). Guards the integer path against falling back to the LP."""
+    inst = load_instance(INSTANCES / "gpt3-175b-4types-x1024.toml")
+    state = SearchState(inst, mixed=False)
+    p, b = 26, 12
+    p_cap = min(inst.model.num_layers, inst.cluster.num_gpus)
+    t = state.bottleneck_floor(SubProblem(p, b, "1f1b"), p_cap)
+    positional = state.positional_bound(b, "1f1b")
+    assert positional.holds_all_layers(p, t, 0.39)
+    assert not positional.holds_all_layers_integer(p, t, 0.39)
+    assert positional.integer_sequence(p, t, 0.39) is None
+    assert positional.holds_all_layers_integer(p, t, 0.91)
+    sequence = positional.integer_sequence(p, t, 0.91)
+    assert sequence is not None and len(sequence) == p
+
+
+def test_seed_of_the_integer_program_at_1024_gpus() -> None:
+    """The seed of (p, b) = (27, 12) on gpt3-175b-4types-x1024 (solve.positional_seed_sequence
+    with the exact layer split) is a valid plan, no faster than that sub-problem's strong
+    bounds (LP and integer walks, computed independently of it), and faster than the
+    Metis-style search's 15.266 s (docs/benchmarks.md)."""
+    from haap_solver.search.heuristic import seed_from_sequence
+    from haap_solver.search.solve import positional_seed_sequence
+
+    inst = load_instance(INSTANCES / "gpt3-175b-4types-x1024.toml")
+    state = SearchState(inst, mixed=False)
+    sub = SubProblem(27, 12, "1f1b")
+    p_cap = min(inst.model.num_layers, inst.cluster.num_gpus)
+    sequence = positional_seed_sequence(state, sub, p_cap)
+    assert sequence is not None
+    plan = seed_from_sequence(state.cache, sequence, sub, note="test")
+    assert plan is not None and plan_violations(inst, plan, cost_model=state.cost_model) == []
+    time_s = state.cost_model.evaluate(plan).iteration_time_s
+    floors = _layer_rate_bounds(state, 12, state.configs(12))
+    for integer in (False, True):  # (an incumbent above the plan: the walks run past it)
+        bound = strong_lower_bound(state, sub, floors, p_cap, 1.05 * time_s, integer=integer)
+        assert bound <= time_s * (1 + 1e-9), (integer, bound, time_s)
+    assert time_s < 15.266
