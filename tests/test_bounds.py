@@ -871,3 +871,52 @@ def test_seed_of_the_integer_program_at_1024_gpus() -> None:
         bound = strong_lower_bound(state, sub, floors, p_cap, 1.05 * time_s, integer=integer)
         assert bound <= time_s * (1 + 1e-9), (integer, bound, time_s)
     assert time_s < 15.266
+
+
+@settings(max_examples=8, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(mixed_memory_bound_instances())
+def test_bounds_from_the_top_are_valid(instance: Instance) -> None:
+    """The first process's bounds on plans with a mixed stage (_bound_mixed_from_the_top, with
+    two processes) never exceed a sub-problem's best such plan, and leave the state as it was
+    (no mixed stages required, its own mixed setting)."""
+    from haap_solver.search.solve import _bound_mixed_from_the_top
+
+    state = SearchState(instance, mixed=False)
+    p_max = min(instance.model.num_layers, instance.cluster.num_gpus)
+    bounds = _bound_mixed_from_the_top(instance, state, math.inf, math.inf, p_max,
+                                       stop=lambda: False)
+    assert state.mixed is False and state.require_mixed is False
+    truth_state = SearchState(instance, mixed=True)
+    truth_state.require_mixed = True
+    checked = 0
+    for sub, bound in bounds.items():
+        truth = _sub_problem_optima(instance, truth_state, sub)
+        if truth is not None:
+            assert bound <= truth[0] * (1 + 1e-9), (sub, bound, truth[0])
+            checked += 1
+    assume(checked)
+
+
+def test_raise_bound_takes_the_larger_bound_per_sub_problem() -> None:
+    """_raise_bound: the least over sub-problems of the larger of two bounds, never above the
+    plan, with gap and status following."""
+    from haap_solver.search.solve import SolveResult, _raise_bound
+
+    a, b, c = SubProblem(2, 1, "1f1b"), SubProblem(3, 1, "1f1b"), SubProblem(4, 1, "1f1b")
+
+    def result() -> SolveResult:
+        return SolveResult(instance="x", method="haap", plan=object(),  # type: ignore[arg-type]
+                           evaluation=None, status="feasible", iteration_time_s=14.0,
+                           best_bound_s=10.0, gap=4 / 14, wall_s=1.0)
+
+    raised = result()
+    _raise_bound(raised, {a: 10.0, b: 12.0, c: 15.0}, {a: 13.0, c: 11.0})
+    assert raised.best_bound_s == 12.0 and raised.gap == pytest.approx(2 / 14)
+    assert raised.status == "feasible"
+    capped = result()
+    _raise_bound(capped, {a: 10.0}, {a: 20.0})
+    assert capped.best_bound_s == 14.0 and capped.gap == 0 and capped.status == "optimal"
+    kept = result()
+    _raise_bound(kept, {a: 9.0}, {})  # never lowered
+    assert kept.best_bound_s == 10.0
