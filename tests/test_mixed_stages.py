@@ -297,6 +297,11 @@ def test_cli_mixed_finds_the_mixed_stage(capsys: pytest.CaptureFixture[str]) -> 
     # The first phase is the single-type search: the same optimum as --no-mixed.
     assert (f"single-type stages first: optimal {single['iteration_time_s']:.4f} s"
             in " ".join(err.split()))
+    # With two threads the searches run side by side, and the summary says so.
+    assert main(["solve", str(MIXED_WINS), "--no-progress", "--threads", "2"]) == 0
+    err = " ".join(capsys.readouterr().err.split())
+    assert ("single-type stages, beside the search over plans with a mixed-type stage in a "
+            f"second process: optimal {single['iteration_time_s']:.4f} s") in err
 
 
 @pytest.mark.parametrize("name", ["llama3.2-1b-h100x4-l40sx4", "gpt3-2.7b-a100-40gx8-v100x8"])

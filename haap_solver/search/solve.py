@@ -1243,7 +1243,9 @@ def _solve_beside(helper: _MixedHelper, instance: Instance, state: SearchState, 
         if single is None:
             both.wall_s = time.perf_counter() - start
             return both  # type: ignore[no-any-return]
-        return _merge_phases(single, both, None, setup_s=setup_s, start=start)
+        merged = _merge_phases(single, both, None, setup_s=setup_s, start=start)
+        merged.search_space["mixed_phase"]["second_process"] = True
+        return merged
     if kind == "not_set_up":
         return _mixed_not_set_up(single, state, time_limit_s=time_limit_s, start=start,
                                  setup_s=answer[1], built=answer[2])
