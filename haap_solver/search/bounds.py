@@ -591,32 +591,44 @@ class PositionalBound:
         With a finite tail threshold `r` (Sec. 4.5) a configuration may only take layer counts
         whose tail is <= r as well, and the fewest layers the chosen stages must hold may not
         exceed L (a further valid row)."""
-        t = t * (1 + 1e-12)
-        r = r * (1 + 1e-12)
-        cols_n: list[float] = []
-        cols_low: list[float] = []
-        cols_class: list[int] = []
-        cols_cfg: list[int] = []
-        mults: list[int] = []
-        for _, _, mult, (most, fewest) in self._merged(p, t, r):
-            usable = self._undominated_by_room(most, fewest)
-            if len(usable) == 0:
-                return -math.inf
-            cols_n.extend(most[usable].tolist())
-            cols_low.extend(fewest[usable].tolist())
-            cols_class.extend([len(mults)] * len(usable))
-            cols_cfg.extend(usable.tolist())
-            mults.append(mult)
+        columns = self._capacity_columns(p, t, r)
+        if columns is None:
+            return -math.inf
+        merged, col_class, col_cfg, most, fewest = columns
         status, value = self._assignment_lp(
-            mults, np.array(cols_class, dtype=int),
-            np.array(cols_cfg, dtype=int),
-            np.array(cols_low, dtype=float), -np.array(cols_n, dtype=float),
+            [mult for _, _, mult, _ in merged], col_class, col_cfg, fewest, -most,
             layers_lo=-math.inf, layers_hi=float(self.L))
         if status == "infeasible":
             return -math.inf
         if status != "optimal":
             return math.inf  # no proof either way: claim nothing
         return -value
+
+    def _capacity_columns(self, p: int, t: float, r: float) -> tuple[
+            list[tuple[tuple[bool, bool, bool], tuple[int, ...], int,
+                       tuple[np.ndarray, np.ndarray]]],
+            np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+        """The columns of the capacity programs at (t, r), LP and integer alike: the merged
+        position classes (_merged), and per undominated configuration of each class its class,
+        configuration index, and the most and fewest layers it holds there. None where some
+        class has no configuration at all."""
+        t = t * (1 + 1e-12)
+        r = r * (1 + 1e-12)
+        merged = self._merged(p, t, r)
+        cols_most: list[float] = []
+        cols_low: list[float] = []
+        cols_class: list[int] = []
+        cols_cfg: list[int] = []
+        for k, (_, _, _, (most, fewest)) in enumerate(merged):
+            usable = self._undominated_by_room(most, fewest)  # (keeps an integer optimum too)
+            if len(usable) == 0:
+                return None
+            cols_most.extend(most[usable].tolist())
+            cols_low.extend(fewest[usable].tolist())
+            cols_class.extend([k] * len(usable))
+            cols_cfg.extend(usable.tolist())
+        return (merged, np.array(cols_class, dtype=int), np.array(cols_cfg, dtype=int),
+                np.array(cols_most, dtype=float), np.array(cols_low, dtype=float))
 
     def holds_all_layers(self, p: int, t: float, r: float = math.inf) -> bool:
         return self.capacity(p, t, r) >= self.L - 1e-6
@@ -639,28 +651,13 @@ class PositionalBound:
             str, list[StageConfig] | None]:
         """integer_sequence with the program's status: "optimal" (with the sequence),
         "infeasible" or "unknown" (stopped at its node limit)."""
-        t = t * (1 + 1e-12)
-        r = r * (1 + 1e-12)
-        merged = self._merged(p, t, r)
-        cols_most: list[float] = []
-        cols_low: list[float] = []
-        cols_class: list[int] = []
-        cols_cfg: list[int] = []
-        for k, (_, _, _, (most, fewest)) in enumerate(merged):
-            usable = self._undominated_by_room(most, fewest)  # (keeps an integer optimum too)
-            if len(usable) == 0:
-                return "infeasible", None
-            cols_most.extend(most[usable].tolist())
-            cols_low.extend(fewest[usable].tolist())
-            cols_class.extend([k] * len(usable))
-            cols_cfg.extend(usable.tolist())
-        col_class = np.array(cols_class, dtype=int)
-        col_cfg = np.array(cols_cfg, dtype=int)
-        most_n = np.array(cols_most, dtype=float)
+        columns = self._capacity_columns(p, t, r)
+        if columns is None:
+            return "infeasible", None
+        merged, col_class, col_cfg, most, fewest = columns
         status, counts = self._assignment_ip(
-            [mult for _, _, mult, _ in merged], col_class, col_cfg,
-            np.array(cols_low, dtype=float), most_n,
-            -most_n if most_layers else np.zeros(len(most_n)))
+            [mult for _, _, mult, _ in merged], col_class, col_cfg, fewest, most,
+            -most if most_layers else np.zeros(len(most)))
         if counts is None:
             return status, None
         # Each merged class's stages, same node group together (cheap links between them), go
@@ -693,24 +690,18 @@ class PositionalBound:
         lower, upper, starts, rows_idx, vals = self._assignment_matrix(
             mult, col_class, col_cfg, [(col_fewest, -inf, float(self.L)),
                                        (col_most, float(self.L), inf)])
-        nc = len(costs)
         if self._ip_solver is None:
             self._ip_solver = new_bound_ip_solver()
         h = self._ip_solver
-        h.clearModel()
-        empty_i, empty_f = np.array([], dtype=np.int32), np.array([], dtype=np.float64)
-        h.addRows(len(lower), lower, upper, 0, empty_i, empty_i, empty_f)
-        h.addCols(nc, costs.astype(float), np.zeros(nc), np.full(nc, inf), len(vals), starts,
-                  rows_idx.astype(np.int32), vals.astype(float))
+        _load_nonnegative(h, lower, upper, costs, starts, rows_idx, vals)
+        nc = len(costs)
         h.changeColsIntegrality(nc, np.arange(nc, dtype=np.int32),
                                 np.full(nc, highspy.HighsVarType.kInteger))
         run_highs(h)
-        status = h.getModelStatus()
-        if status == highspy.HighsModelStatus.kInfeasible:
-            return "infeasible", None
-        if status != highspy.HighsModelStatus.kOptimal:
-            return "unknown", None
-        return "optimal", np.rint(np.array(h.getSolution().col_value)).astype(int)
+        status = _status_name(h)
+        if status != "optimal":
+            return status, None
+        return status, np.rint(np.array(h.getSolution().col_value)).astype(int)
 
     def holds_all_layers_integer(self, p: int, t: float, r: float = math.inf) -> bool:
         """holds_all_layers with integer stage counts (integer_sequence): False only where the
@@ -845,7 +836,6 @@ class PositionalBound:
         """min costs . x over x >= 0 with, per position class k, sum of its columns = mult_k;
         per node group, the GPUs of the columns' configurations <= its budget; the columns'
         layers within [layers_lo, layers_hi]; with require_mixed, at least one mixed column."""
-
         lower, upper, starts, rows_idx, vals = self._assignment_matrix(
             mult, col_class, col_cfg, [(col_layers, layers_lo, layers_hi)])
         if self._lp_solver is None:
@@ -1047,25 +1037,42 @@ def _solve_lp(row_lo: np.ndarray, row_hi: np.ndarray, costs: np.ndarray, col_sta
     """Minimise costs . x over x >= 0 with row_lo <= A x <= row_hi, A given column-wise, with
     `solver` (new_bound_lp_solver(); its model is replaced) or a new one. Returns
     ("optimal" | "infeasible" | "unknown", objective)."""
-    import highspy
 
     from haap_solver.search.backends import run_highs
 
-    if solver is None:
-        h = new_bound_lp_solver()
-    else:
-        h = solver
-        h.clearModel()  # the options stay; the model, solution and basis go
+    h = new_bound_lp_solver() if solver is None else solver
+    _load_nonnegative(h, row_lo, row_hi, costs, col_starts, row_index, values)
+    run_highs(h)
+    status = _status_name(h)
+    if status == "infeasible":
+        return status, math.inf
+    if status == "optimal":
+        return status, float(h.getInfo().objective_function_value)
+    return status, math.nan
+
+
+def _load_nonnegative(h: Any, row_lo: np.ndarray, row_hi: np.ndarray, costs: np.ndarray,
+                      col_starts: np.ndarray, row_index: np.ndarray, values: np.ndarray) -> None:
+    """Replace `h`'s model (its options stay; the model, solution and basis go) with
+    min costs . x over x >= 0, row_lo <= A x <= row_hi, A given column-wise."""
+    import highspy
+
+    h.clearModel()
     empty_i, empty_f = np.array([], dtype=np.int32), np.array([], dtype=np.float64)
     h.addRows(len(row_lo), row_lo.astype(float), row_hi.astype(float), 0, empty_i, empty_i,
               empty_f)
     n = len(costs)
     h.addCols(n, costs.astype(float), np.zeros(n), np.full(n, highspy.kHighsInf), len(values),
               col_starts.astype(np.int32), row_index.astype(np.int32), values.astype(float))
-    run_highs(h)
+
+
+def _status_name(h: Any) -> str:
+    """"optimal", "infeasible" or "unknown" (anything else: no proof either way)."""
+    import highspy
+
     status = h.getModelStatus()
     if status == highspy.HighsModelStatus.kInfeasible:
-        return "infeasible", math.inf
+        return "infeasible"
     if status == highspy.HighsModelStatus.kOptimal:
-        return "optimal", float(h.getInfo().objective_function_value)
-    return "unknown", math.nan
+        return "optimal"
+    return "unknown"

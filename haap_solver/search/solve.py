@@ -592,10 +592,17 @@ def granular_lower_bound(state: SearchState, sub: SubProblem,
     """The first step of strong_lower_bound, no LP: `lower_bound` at the GPU-granular
     bottleneck floor (Sec. 4.3) with the tail staircase (Sec. 4.5); inf where no plan of the
     sub-problem holds every layer. It ranks the warm start on large clusters (WARM_RANK_POOL)."""
+    return _granular_step(state, sub, floors, p_max)[1]
+
+
+def _granular_step(state: SearchState, sub: SubProblem, floors: tuple[float, float, float],
+                   p_max: int) -> tuple[float, float, float]:
+    """(GPU-granular floor, the bound at it, its bottleneck floor) of granular_lower_bound;
+    all inf where no plan of the sub-problem holds every layer."""
     granular = state.granular_floor(sub, p_max)
     if not math.isfinite(granular):
-        return math.inf
-    return _floor_and_tail(state, sub, floors, max(floors[0], granular))[0]
+        return math.inf, math.inf, math.inf
+    return (granular, *_floor_and_tail(state, sub, floors, max(floors[0], granular)))
 
 
 def strong_lower_bound(state: SearchState, sub: SubProblem, floors: tuple[float, float, float],
@@ -616,12 +623,11 @@ def strong_lower_bound(state: SearchState, sub: SubProblem, floors: tuple[float,
     (PositionalBound.holds_all_layers_integer), wherever it is within TAIL_LP_WITHIN.
     """
     t_floor = floors[0]
-    granular = state.granular_floor(sub, p_max)
-    if not math.isfinite(granular):
-        return math.inf
     # The GPU-granular floor and the tail alone, no LP: enough to prune about half the
     # sub-problems that reach this point in our measurements.
-    bound, bottleneck = _floor_and_tail(state, sub, floors, max(t_floor, granular))
+    granular, bound, bottleneck = _granular_step(state, sub, floors, p_max)
+    if not math.isfinite(granular):
+        return math.inf
     if bound >= incumbent_s:
         return bound
     stop = _stage_time_cap(state, sub, floors, incumbent_s)
@@ -1012,7 +1018,12 @@ def _merge_phases(single: SolveResult, both: SolveResult, resumed: SolveResult |
 def _lower_bound(result: SolveResult, bound: float) -> None:
     """`result`'s bound lowered to `bound` where that is less (it now covers more plans), and
     its gap and status with it."""
-    result.best_bound_s = min(result.best_bound_s, bound)
+    _set_bound(result, min(result.best_bound_s, bound))
+
+
+def _set_bound(result: SolveResult, bound: float) -> None:
+    """`result`'s bound set to `bound`, and its gap and status with it."""
+    result.best_bound_s = bound
     if result.plan is not None:
         result.gap = max(0.0, (result.iteration_time_s - result.best_bound_s)
                          / result.iteration_time_s)
@@ -1249,9 +1260,7 @@ def _solve_beside(helper: _MixedHelper, instance: Instance, state: SearchState, 
                 and not helper.answered():
             from_the_top = _bound_mixed_from_the_top(
                 instance, state, single.iteration_time_s, start + time_limit_s,
-                min(instance.model.num_layers, instance.cluster.num_gpus,
-                    common.get("max_stages") or instance.model.num_layers),
-                stop=helper.answered)
+                _stage_count_cap(instance, common.get("max_stages")), stop=helper.answered)
         answer = helper.answer(until_wall=helper.deadline_wall + HELPER_GRACE_S)
     finally:
         helper.close()
@@ -1302,7 +1311,7 @@ def _bound_mixed_from_the_top(instance: Instance, state: SearchState, incumbent_
                 continue
             floors = _layer_rate_bounds(state, b, configs)
             for schedule in instance.training.schedules:
-                for p in range(1, p_max + 1):
+                for p in range(_stage_count_floor(state, b, configs), p_max + 1):
                     sub = SubProblem(p, b, schedule)
                     cheap = lower_bound(state, sub, floors)
                     if cheap < incumbent_s:
@@ -1326,10 +1335,22 @@ def _raise_bound(result: SolveResult, bounds: dict[SubProblem, float],
                 default=math.inf)
     raised = min(result.iteration_time_s, least)
     if raised > result.best_bound_s:
-        result.best_bound_s = raised
-        if result.plan is not None:
-            result.gap = max(0.0, (result.iteration_time_s - raised) / result.iteration_time_s)
-            result.status = "optimal" if result.gap <= 1e-6 else "feasible"
+        _set_bound(result, raised)
+
+
+def _stage_count_cap(instance: Instance, max_stages: int | None) -> int:
+    """The most pipeline stages a plan may have: one layer per stage, one GPU per stage, and
+    the caller's `max_stages`."""
+    layers = instance.model.num_layers
+    return min(layers, instance.cluster.num_gpus, max_stages or layers)
+
+
+def _stage_count_floor(state: SearchState, micro_batch: int, configs: list[StageConfig]) -> int:
+    """The fewest pipeline stages that can hold every layer at `micro_batch` (Sec. 2.2): L over
+    the most layers any of `configs` holds as a middle stage with one micro-batch in flight."""
+    roomiest = max(state.cache.max_layers(c, micro_batch, False, False, True, 1)
+                   for c in configs)
+    return max(1, math.ceil(state.instance.model.num_layers / max(roomiest, 1)))
 
 
 def _phase_summary(result: SolveResult) -> dict[str, Any]:
@@ -1378,9 +1399,8 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
     restricted_fn = get_backend("highs") if backend == "auto" else backend_fn
     cm, cache = state.cost_model, state.cache
     hits0, misses0 = cache.hits + cm.cache_hits, cache.misses + cm.cache_misses
-    L = instance.model.num_layers
     total_gpus = instance.cluster.num_gpus
-    p_cap = min(L, total_gpus, max_stages or L)
+    p_cap = _stage_count_cap(instance, max_stages)
 
     # Memory-aware initialization and the sub-problem list.
     raw_configs = 0
@@ -1401,8 +1421,7 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
         if not configs:
             pruned_memory += p_cap * len(instance.training.schedules)
             continue
-        roomiest = max(cache.max_layers(c, b, False, False, True, 1) for c in configs)
-        p_min = max(1, math.ceil(L / max(roomiest, 1)))
+        p_min = _stage_count_floor(state, b, configs)
         floors = _layer_rate_bounds(state, b, configs)
         floors_by_b[b] = floors
         for schedule in instance.training.schedules:
@@ -1512,7 +1531,7 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
 
     positional_seeded: set[SubProblem] = set()
     model_sizes: dict[SubProblem, bool] = {}
-    large_work = {"integer_program_seeds": 0, "integer_walks": 0}
+    integer_walks = 0
 
     def too_big_to_dive(cand: _Candidate) -> bool:
         """Whether the sub-problem's full model (without the cap of Sec. 4.2, so the answer
@@ -1535,8 +1554,9 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
         if not too_big_to_dive(cand) or time.perf_counter() >= deadline \
                 or integer_strengthened.get(cand.sub, math.inf) <= best_time:
             return
+        nonlocal integer_walks
         integer_strengthened[cand.sub] = best_time
-        large_work["integer_walks"] += 1
+        integer_walks += 1
         cand.lower_bound = max(cand.lower_bound, strong_lower_bound(
             state, cand.sub, floors_by_b[cand.sub.micro_batch], p_cap, best_time,
             integer=True))
@@ -1554,7 +1574,6 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
         if not too_big_to_dive(cand):
             return
         sequence = positional_seed_sequence(state, cand.sub, p_cap)
-        large_work["integer_program_seeds"] += 1
         if sequence is not None:
             try_seed(seed_from_sequence(cache, sequence, cand.sub,
                                         note=f"haap_solver {backend}"))
@@ -1787,8 +1806,10 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
     if any(model_sizes.values()):
         # Sub-problems that came to need a model whose full model was too large to solve
         # (Sec. 4.6), and what stood in for it.
-        space["too_large_for_a_model"] = {"subproblems": sum(model_sizes.values()),
-                                          **large_work}
+        space["too_large_for_a_model"] = {
+            "subproblems": sum(model_sizes.values()),
+            "integer_program_seeds": sum(model_sizes[sub] for sub in positional_seeded),
+            "integer_walks": integer_walks}
     if bounds_out is not None:
         bounds_out.update((c.sub, (c.lower_bound, c.strengthened_with)) for c in candidates)
     if progress:
@@ -1836,7 +1857,7 @@ def positional_seed_sequence(state: SearchState, sub: SubProblem,
     integer stage counts holds every layer (`PositionalBound.integer_sequence`), and its
     sequence holding the most layers there. The LP's least R at T is a floor for it (the LP
     relaxes it), so the bisection starts there. On gpt3-175b-4types-x1024, (p, b) = (27, 12),
-    this gives a 14.578 s plan where the search had found 14.890 s: the full models are too
+    this gives a 14.537 s plan where the search had found 14.890 s: the full models are too
     large for HiGHS there, and the restricted ones miss the few slow, low-tail stages."""
     t = state.bottleneck_floor(sub, p_max)
     if not math.isfinite(t):
@@ -1847,9 +1868,8 @@ def positional_seed_sequence(state: SearchState, sub: SubProblem,
     if len(r_values) == 0 or positional.integer_sequence(
             p, t, math.inf, most_layers=False) is None:
         return None
+    # The integer program holds at R = inf, so the LP holds at the largest tail of all.
     top = len(r_values) - 1
-    if not positional.holds_all_layers(p, t, float(r_values[top])):
-        return positional.integer_sequence(p, t)
     lo = first_true(lambda i: positional.holds_all_layers(p, t, float(r_values[i])), 0, top)
     lo = first_true(lambda i: positional.integer_sequence(
         p, t, float(r_values[i]), most_layers=False) is not None, lo, top + 1)
