@@ -381,7 +381,9 @@ def _check_tail_pairs(instance: Instance,
                         least_tail = min(co.tail(n) for n in counts)
                         later += least_tail < co.tail(layers)
                         expected.append((c.gpus, min(co.tau(n) for n in counts), least_tail))
-                assert sorted(state._tail_pairs(b, layers, only)) == sorted(expected)
+                gpus, taus, tails = state._tail_pairs(b, layers, only)
+                got = zip(gpus.tolist(), taus.tolist(), tails.tolist(), strict=True)
+                assert sorted(got) == sorted(expected)
                 compared += len(expected)
     return compared, later
 

@@ -23,7 +23,7 @@ from haap_solver.search.coefficients import (
     CoefficientCache,
     hull_candidates,
     pieces_below_pairs,
-    pieces_max,
+    pieces_max_rows,
 )
 from haap_solver.search.space import StageConfig
 
@@ -59,10 +59,10 @@ class CapacityBound:
         self.free_items: dict[str, list[tuple[int, list[np.ndarray], float]]] = {
             g.name: [] for g in instance.cluster.node_groups}
         values: list[np.ndarray] = []
-        for c in configs:
-            per_role = []
-            for first, last, multi in ROLES:
-                per_role.append(cache.stage_times(c, micro_batch, first, last, multi))
+        by_role = [cache.stage_times_many(configs, micro_batch, *role) for role in ROLES]
+        only_times = cache.stage_times_many(configs, micro_batch, True, True, False)
+        for k, c in enumerate(configs):
+            per_role = [times[k] for times in by_role]
             if c.mixed:
                 anchor = max(c.groups, key=lambda g: (c.gpus_in(g), g))
                 for g in c.groups:
@@ -71,7 +71,7 @@ class CapacityBound:
             else:
                 self.items[c.node_group].append((c.gpus, per_role))
                 self.item_configs[c.node_group].append(c)
-            only = cache.stage_times(c, micro_batch, True, True, False)
+            only = only_times[k]
             self.only.append((c.gpus, only))
             self.only_configs.append(c)
             values.extend((*per_role, only))
@@ -505,15 +505,16 @@ class PositionalBound:
         per configuration, inf beyond what fits with one micro-batch in flight."""
         hit = self._rows.get(role)
         if hit is None:
-            taus = [self.cache.stage_times(c, self.b, *role) for c in self.configs]
-            width = max([len(r) for r in taus] + [1])
+            taus = self.cache.stage_times_many(self.configs, self.b, *role)
+            widths = [len(r) for r in taus]
+            width = max([*widths, 1])
             tau_m = np.full((len(taus), width), np.inf)
-            tail_m = np.full((len(taus), width), np.inf)
-            for k, (c, r) in enumerate(zip(self.configs, taus, strict=True)):
+            for k, r in enumerate(taus):
                 tau_m[k, : len(r)] = r
-                co = self.cache.coefficients(c, self.b, *role)
-                tail_m[k, : len(r)] = pieces_max(co.tail_pieces,
-                                                 np.arange(1, len(r) + 1, dtype=float))
+            tails = pieces_max_rows([self.cache.coefficients(c, self.b, *role).tail_pieces
+                                     for c in self.configs], widths)
+            tail_m = np.full((len(taus), width), np.inf)
+            _fill_rows(tail_m, tails, widths)
             hit = (tau_m, tail_m)
             self._rows[role] = hit
         return hit
@@ -727,17 +728,15 @@ class PositionalBound:
         hit = self._hull.get(role)
         if hit is None:
             tau_m, _ = self._matrices(role)
-            width = tau_m.shape[1]
-            n = np.arange(1, width + 1, dtype=float)
             tau = np.full(tau_m.shape, np.inf)
             vertex = np.zeros(tau_m.shape, dtype=bool)
-            for k, c in enumerate(self.configs):
-                fits = int(np.isfinite(tau_m[k]).sum())
-                if fits == 0:
-                    continue
-                pieces = self.cache.coefficients(c, self.b, *role).tau_pieces
-                tau[k, :fits] = pieces_max(pieces, n[:fits])
-                vertex[k, :fits] = hull_candidates(pieces, fits)
+            fits = np.isfinite(tau_m).sum(axis=1).tolist()
+            pieces = [self.cache.coefficients(c, self.b, *role).tau_pieces
+                      for c in self.configs]
+            _fill_rows(tau, pieces_max_rows(pieces, fits), fits)
+            for k, (ps, count) in enumerate(zip(pieces, fits, strict=True)):
+                if count:
+                    vertex[k, :count] = hull_candidates(ps, count)
             hit = (tau, vertex)
             self._hull[role] = hit
         return hit
@@ -1076,3 +1075,13 @@ def _status_name(h: Any) -> str:
     if status == highspy.HighsModelStatus.kOptimal:
         return "optimal"
     return "unknown"
+
+
+def _fill_rows(out: np.ndarray, rows: np.ndarray, widths: list[int]) -> None:
+    """out[k, :widths[k]] = rows[k, :widths[k]] for every k (pieces_max_rows' rows into a table
+    whose other entries stay as they are)."""
+    if rows.shape[1] == 0:
+        return
+    span = out[:, : rows.shape[1]]
+    inside = np.arange(1, rows.shape[1] + 1)[None, :] <= np.array(widths)[:, None]
+    span[inside] = rows[inside]

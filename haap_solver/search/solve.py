@@ -31,7 +31,7 @@ from haap_solver.instance import Instance
 from haap_solver.plan import Plan
 from haap_solver.search.backends import SolveOptions, get_backend
 from haap_solver.search.bounds import CapacityBound, PositionalBound, first_true
-from haap_solver.search.coefficients import CoefficientCache, StageCoefficients, pieces_max
+from haap_solver.search.coefficients import CoefficientCache, StageCoefficients, pieces_max_rows
 from haap_solver.search.formulation import SubProblem, build_model, build_slots
 from haap_solver.search.heuristic import construct, seed_from_capacity, seed_from_sequence
 from haap_solver.search.space import (
@@ -138,7 +138,8 @@ class SearchState:
         """Bound and model only plans with a mixed-type stage: set by solve() for the search
         that follows the single-type one (whose bound covers the single-type plans)."""
         self._tails: dict[tuple[int, int, bool, int, bool], list[tuple[float, float]]] = {}
-        self._pairs: dict[tuple[int, int, bool, bool], list[tuple[int, float, float]]] = {}
+        self._pairs: dict[tuple[int, int, bool, bool],
+                          tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self._suffix: dict[tuple[int, tuple[bool, bool, bool], bool],
                            tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self._micro_batches: list[int] | None = None
@@ -201,36 +202,37 @@ class SearchState:
         hit = self._tails.get(key)
         if hit is not None:
             return hit
-        pairs = [(t_c, r_c) for gpus, t_c, r_c in self._tail_pairs(micro_batch, layers,
-                                                                   num_stages == 1)
-                 if gpus <= room]
-        pairs.sort()
-        out: list[tuple[float, float]] = []
-        running = math.inf
-        for t_c, r_c in pairs:
-            if r_c < running:
-                running = r_c
-                out.append((t_c, running))
+        gpus, t_all, r_all = self._tail_pairs(micro_batch, layers, num_stages == 1)
+        keep = gpus <= room
+        order = np.lexsort((r_all[keep], t_all[keep]))  # by T_c, then R_c
+        t_c, r_c = t_all[keep][order], r_all[keep][order]
+        # The entries that lower the running minimum of R_c.
+        before = np.minimum.accumulate(np.concatenate([[np.inf], r_c[:-1]]))
+        lower = r_c < before
+        out = list(zip(t_c[lower].tolist(), r_c[lower].tolist(), strict=True))
         self._tails[key] = out
         return out
 
     def _tail_pairs(self, micro_batch: int, layers: int,
-                    only: bool) -> list[tuple[int, float, float]]:
+                    only: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(GPUs, T_c, R_c) of every configuration and role that can hold `layers` layers (one
-        micro-batch in flight): what tail_staircase filters by the GPUs left (cached: it does
-        not depend on the stage count beyond `layers`)."""
+        micro-batch in flight), as three arrays: what tail_staircase filters by the GPUs left
+        (cached: it does not depend on the stage count beyond `layers`)."""
         key = (micro_batch, layers, only, self.mixed)
         hit = self._pairs.get(key)
         if hit is not None:
             return hit
         roles = ((True, True, False),) if only else (
             (False, False, True), (True, False, True), (False, True, True))
-        out: list[tuple[int, float, float]] = []
+        columns: list[list[np.ndarray]] = [[], [], []]
         for role in roles:
             gpus, tau_min, tail_min = self._suffix_minima(micro_batch, role)
             ok = np.isfinite(tau_min[:, layers - 1])
-            out.extend(zip(gpus[ok].tolist(), tau_min[ok, layers - 1].tolist(),
-                           tail_min[ok, layers - 1].tolist(), strict=True))
+            for column, values in zip(columns, (gpus[ok], tau_min[ok, layers - 1],
+                                                tail_min[ok, layers - 1]), strict=True):
+                column.append(values)
+        out = (np.concatenate(columns[0]), np.concatenate(columns[1]),
+               np.concatenate(columns[2]))
         self._pairs[key] = out
         return out
 
@@ -246,16 +248,20 @@ class SearchState:
             return hit
         L = self.instance.model.num_layers
         configs = self.configs(micro_batch)
-        n = np.arange(1, L + 1, dtype=float)
         tau = np.full((len(configs), L), np.inf)
         tail = np.full((len(configs), L), np.inf)
-        for k, c in enumerate(configs):
-            top = min(L, self.cache.max_layers(c, micro_batch, *role, 1))
-            if top < 1:
-                continue
-            co = self.cache.coefficients(c, micro_batch, *role)
-            for row, pieces in ((tau, co.tau_pieces), (tail, co.tail_pieces)):
-                row[k, :top] = pieces_max(pieces, n[:top])
+        tops = [max(0, min(L, self.cache.max_layers(c, micro_batch, *role, 1)))
+                for c in configs]
+        fit = [k for k, top in enumerate(tops) if top >= 1]
+        coeffs = [self.cache.coefficients(configs[k], micro_batch, *role) for k in fit]
+        fit_tops = [tops[k] for k in fit]
+        for table, pieces in ((tau, [co.tau_pieces for co in coeffs]),
+                              (tail, [co.tail_pieces for co in coeffs])):
+            rows = pieces_max_rows(pieces, fit_tops)
+            inside = np.arange(1, rows.shape[1] + 1)[None, :] <= np.array(fit_tops)[:, None]
+            block = table[fit, : rows.shape[1]]
+            block[inside] = rows[inside]
+            table[fit, : rows.shape[1]] = block
         # Suffix minima: reverse, running minimum, reverse.
         tau = np.minimum.accumulate(tau[:, ::-1], axis=1)[:, ::-1]
         tail = np.minimum.accumulate(tail[:, ::-1], axis=1)[:, ::-1]
