@@ -27,7 +27,12 @@ from tiny_instances import tiny_instance
 from haap_solver.cost.evaluate import CostModel
 from haap_solver.instance import Instance, load_instance
 from haap_solver.search.backends import BackendResult, SolveOptions, get_backend
-from haap_solver.search.coefficients import Affine, CoefficientCache, pieces_max
+from haap_solver.search.coefficients import (
+    Affine,
+    CoefficientCache,
+    pieces_max,
+    pieces_max_rows,
+)
 from haap_solver.search.dp import best_layer_split
 from haap_solver.search.formulation import (
     Slot,
@@ -39,7 +44,7 @@ from haap_solver.search.formulation import (
 )
 from haap_solver.search.lp import LinearProgram
 from haap_solver.search.scaling import Scaling, choose_scaling
-from haap_solver.search.solve import solve
+from haap_solver.search.solve import SearchState, solve
 from haap_solver.search.space import (
     StageConfig,
     build_plan,
@@ -666,6 +671,40 @@ def test_pieces_max_is_the_largest_piece_everywhere(pieces: list[tuple[float, fl
     n = np.arange(1, n_max + 1, dtype=float)
     expected = [max(q.slope * k + q.intercept for q in affine) for k in n]
     assert pieces_max(affine, n).tolist() == expected
+
+
+@given(st.lists(st.tuples(st.lists(st.tuples(st.floats(-5, 5), st.floats(-5, 5)), min_size=1,
+                                   max_size=4), st.integers(0, 60)), min_size=1, max_size=8))
+def test_pieces_max_rows_is_pieces_max_row_by_row(rows: list[tuple[list[tuple[float, float]],
+                                                                    int]]) -> None:
+    """pieces_max_rows (every configuration of a bound table at once) against pieces_max one
+    row at a time, bit for bit, -inf beyond each row's width."""
+    pieces = [tuple(Affine(a, b) for a, b in ps) for ps, _ in rows]
+    widths = [w for _, w in rows]
+    got = pieces_max_rows(pieces, widths)
+    assert got.shape == (len(rows), max(widths))
+    for k, (ps, w) in enumerate(zip(pieces, widths, strict=True)):
+        expected = pieces_max(ps, np.arange(1, w + 1, dtype=float)).tolist() if w else []
+        assert got[k, :w].tolist() == expected
+        assert (got[k, w:] == -np.inf).all()
+
+
+def test_stage_times_many_is_stage_times() -> None:
+    """The batched stage times of the bound tables equal stage_times configuration by
+    configuration, on every role, single-type and mixed configurations."""
+    inst = load_instance(SMALL_DIR.parent / "llama3.2-1b-h100x4-l40sx4.toml")
+    state = SearchState(inst, mixed=True)
+    one_by_one = CoefficientCache(state.cost_model)
+    checked = 0
+    for b in state.micro_batches()[:3]:
+        configs = state.configs(b)
+        for role in ((False, False, True), (True, False, True), (False, True, True),
+                     (True, True, False)):
+            batched = state.cache.stage_times_many(configs, b, *role)
+            for c, times in zip(configs, batched, strict=True):
+                assert times.tolist() == one_by_one.stage_times(c, b, *role).tolist()
+                checked += c.mixed and len(times) > 0
+    assert checked
 
 
 def test_two_threads_prove_what_one_proves() -> None:
