@@ -269,6 +269,9 @@ def test_single_type_search_yields_once_its_models_stop_paying(
 
     monkeypatch.setattr(SEARCH, "get_backend", get_backend)
     monkeypatch.setattr(SEARCH, "_solve", search)
+    # No dives: their models' budget (DIVE_BUDGET_S) would pass for a later pass's.
+    monkeypatch.setattr(SEARCH, "DIVE_FIRST", 10**9)
+    monkeypatch.setattr(SEARCH, "DIVE_EVERY", 10**9)
     result = solve(inst, time_limit_s=20)
     assert follow_up_models.get("single") == 1  # yielded at the first one
     assert result.plan is not None

@@ -813,6 +813,13 @@ incumbent (`DIVE_FULL_MAX_VARS`)."""
 FIRST_PASS_BUDGET_S = 0.5
 """The time budget of a sub-problem's model in the first pass (Sec. 4.6 Passes)."""
 
+DIVE_BUDGET_S = 2.0
+"""The time budget of a dive's full model in the single-type search (Sec. 4.6 Passes): the dived
+sub-problem is where the optimum tends to be, and a model cut off at FIRST_PASS_BUDGET_S is
+solved again from scratch in the next pass (llama3-8b-h100-a100-l40s: 0.5 s, then 0.6 s more,
+against one model of 0.74 s). The search over plans with a mixed stage keeps the first pass's
+budget: its dived models rarely hold a better plan."""
+
 DIVE_FULL_MAX_VARS = 2000
 """A dive solves the sub-problem's full model (its first-pass model, 0.5 s) where that model has
 at most this many variables and goes to HiGHS or CP-SAT under `auto`; elsewhere it runs the
@@ -1721,9 +1728,10 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
 
     # First pass, best bound first with lazy strengthening: the sub-problem with the least bound
     # is strengthened (Sec. 4.3-4.6) and goes back in the queue; once the least bound in the
-    # queue is a strong one, its model is solved (0.5 s budget). The optimum tends to sit in the
-    # sub-problem with the least strong bound, and once it is the incumbent the others are
-    # strengthened against it (cheaper, the walk stops there) or pruned on their cheap bound.
+    # queue is a strong one, its model is solved (0.5 s budget; a dive's, DIVE_BUDGET_S). The
+    # optimum tends to sit in the sub-problem with the least strong bound, and once it is the
+    # incumbent the others are strengthened against it (cheaper, the walk stops there) or
+    # pruned on their cheap bound.
     queue = [(*c.rank(), k) for k, c in enumerate(candidates)]
     heapq.heapify(queue)
     still_open: list[_Candidate] = []
@@ -1731,6 +1739,7 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
     since_model = 0
     dived = False
     full_dives = backend != "cpsat"  # see DIVE_FULL_MAX_VARS
+    dive_budget = FIRST_PASS_BUDGET_S if state.require_mixed else DIVE_BUDGET_S
     while queue:
         index = heapq.heappop(queue)[3]
         cand = candidates[index]
@@ -1766,7 +1775,7 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
                     res = TOO_BIG
                     if full_dives:
                         res = attempt(dive.sub, state.configs(dive.sub.micro_batch),
-                                      FIRST_PASS_BUDGET_S, dive.lower_bound,
+                                      dive_budget, dive.lower_bound,
                                       max_vars=DIVE_FULL_MAX_VARS)
                     # Its seeds, and the restricted model where the full one was not solved.
                     warm(dive, restricted_model=res is TOO_BIG)
@@ -1885,8 +1894,9 @@ def positional_seed_sequence(state: SearchState, sub: SubProblem,
 def _ranked_per_group(state: SearchState, sub: SubProblem,
                       p_cap: int) -> dict[str, list[StageConfig]]:
     """Warm-start candidates: per node group, its configurations ranked by how many layers the
-    whole group hosts with them (floor(G_g / gpus) stages of N_c(T) layers each) at a bottleneck
-    just above the sub-problem's bound T_LB(p), as the capacity bound would use them."""
+    whole group hosts with them (min(floor(G_g / gpus), p) stages of N_c(T) layers each: a
+    p-stage plan has no more stages) at a bottleneck just above the sub-problem's bound T_LB(p),
+    as the capacity bound would use them."""
     b = sub.micro_batch
     t_lb = state.capacity_bound(b, p_cap).bottleneck_floor(sub.num_stages)
     if not math.isfinite(t_lb):
@@ -1906,7 +1916,7 @@ def _ranked_per_group(state: SearchState, sub: SubProblem,
             n = 0
             while n < n_mem and co.tau(n + 1) <= t_try:
                 n += 1
-            hosted = (budget[c.node_group] // c.gpus) * n
+            hosted = min(budget[c.node_group] // c.gpus, sub.num_stages) * n
             if hosted > 0:
                 scores[c] = max(scores.get(c, 0.0), hosted)
     ranked: dict[str, list[StageConfig]] = {}
