@@ -144,6 +144,7 @@ class SearchState:
                            tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self._micro_batches: list[int] | None = None
         self._stage_rates: dict[tuple[int, bool], np.ndarray] = {}
+        self._smallest: dict[tuple[int, bool], int] = {}
 
     def capacity_bound(self, micro_batch: int, p_max: int) -> CapacityBound:
         key = (micro_batch, p_max, self.mixed)
@@ -195,8 +196,10 @@ class SearchState:
         (strong_lower_bound, Sec. 4.5)."""
         L = self.instance.model.num_layers
         layers = math.ceil(L / num_stages)
-        configs = self.configs(micro_batch)
-        smallest = min(c.gpus for c in configs)
+        smallest = self._smallest.get((micro_batch, self.mixed))
+        if smallest is None:  # (a scan of thousands of configurations: once)
+            smallest = min(c.gpus for c in self.configs(micro_batch))
+            self._smallest[(micro_batch, self.mixed)] = smallest
         room = self.instance.cluster.num_gpus - (num_stages - 1) * smallest
         key = (micro_batch, layers, num_stages == 1, room, self.mixed)
         hit = self._tails.get(key)
