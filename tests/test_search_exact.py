@@ -707,6 +707,21 @@ def test_stage_times_many_is_stage_times() -> None:
     assert checked
 
 
+def test_configurations_pickle_without_their_hash() -> None:
+    """A configuration keeps its hash once computed, but not in a pickle: another process (the
+    second search of solve) hashes strings differently, and a stale hash there would miss
+    every cache entry of an equal configuration."""
+    import pickle
+
+    inst = load_instance(SMALL_DIR.parent / "llama3.2-1b-h100x4-l40sx4.toml")
+    state = SearchState(inst, mixed=True)
+    config = next(c for b in state.micro_batches() for c in state.configs(b) if c.mixed)
+    table = {config: 1}
+    copy = pickle.loads(pickle.dumps(config))
+    assert "_hash" not in copy.__dict__ and "_hash" not in copy.parts[0].__dict__
+    assert copy == config and table[copy] == 1 and copy.gpus == config.gpus
+
+
 def test_two_threads_prove_what_one_proves() -> None:
     """threads=2 reaches the HiGHS models too (HIGHS_THREADS): HiGHS's scheduler is one per
     process and set by the first (one-thread) bound LP, and a model asking for two threads was
