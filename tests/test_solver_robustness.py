@@ -115,3 +115,51 @@ def test_missing_solver_package_is_named(monkeypatch: pytest.MonkeyPatch, backen
         get_backend(backend)
     with pytest.raises(HaapError, match="unknown backend 'gurobi'; available: auto, cpsat"):
         get_backend("gurobi")
+
+
+def _knapsack(items: int = 40) -> Any:
+    """min -value . x  s.t.  weight . x <= capacity, x binary: a MIP whose optimum HiGHS reaches
+    through improving solutions."""
+    import random
+
+    from haap_solver.search.lp import LinearProgram
+
+    rng = random.Random(7)
+    lp = LinearProgram()
+    xs = [lp.binary(f"x{i}") for i in range(items)]
+    weights = [rng.randint(10, 60) for _ in xs]
+    lp.add(dict(zip(xs, weights, strict=True)), "<=", sum(weights) / 3, "capacity")
+    lp.objective = {x: -float(rng.randint(10, 60)) for x in xs}
+    return lp
+
+
+def test_highs_hands_over_every_improving_solution_as_it_finds_it() -> None:
+    """SolveOptions.on_solution (the search shares such plans with the search beside it before
+    the model ends): each solution it gets is feasible and no worse than the one before, and the
+    last is the optimum the backend returns."""
+    from haap_solver.search.backends import SolveOptions, get_backend
+
+    lp = _knapsack()
+    seen: list[float] = []
+
+    def on_solution(values: list[float]) -> None:
+        assert not lp.violations(values)
+        seen.append(lp.value(values))
+
+    res = get_backend("highs")(lp, SolveOptions(time_limit_s=30, on_solution=on_solution), 1.0)
+    assert res.status == "optimal" and seen
+    assert seen == sorted(seen, reverse=True)
+    assert seen[-1] == pytest.approx(res.objective_s, rel=1e-9)
+
+
+def test_an_error_in_the_solution_callback_is_raised_after_the_solve() -> None:
+    """An exception in on_solution (an invalid plan is an internal error) must not vanish inside
+    HiGHS's callback: the backend raises it once HiGHS has returned."""
+    from haap_solver.search.backends import SolveOptions, get_backend
+
+    def on_solution(values: list[float]) -> None:
+        raise ValueError("bad plan")
+
+    with pytest.raises(ValueError, match="bad plan"):
+        get_backend("highs")(_knapsack(), SolveOptions(time_limit_s=30, on_solution=on_solution),
+                             1.0)

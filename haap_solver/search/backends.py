@@ -42,6 +42,11 @@ class SolveOptions:
     threads: int = 1
     seed: int = 0
     relative_gap: float = 1e-9
+    on_solution: Callable[[list[float]], None] | None = None
+    """Called with the values of every improving solution as the solver finds it (HiGHS only:
+    its MIP callback), cleaned like a returned solution; the search shares such plans with the
+    search running beside it before the model ends. An exception it raises is raised again
+    once the solver has returned."""
 
 
 BackendFn = Callable[[LinearProgram, SolveOptions, float], BackendResult]
@@ -295,7 +300,22 @@ def _solve_highs(lp: LinearProgram, opts: SolveOptions, objective_floor_s: float
         hi.append(r.rhs if r.sense in ("<=", "==") else inf)
     h.addRows(len(rows), np.array(lo), np.array(hi), len(idx), np.array(starts, dtype=np.int32),
               np.array(idx, dtype=np.int32), np.array(vals, dtype=np.float64))
+    failed: list[BaseException] = []
+    if opts.on_solution is not None and len(ints):
+        on_solution = opts.on_solution
+
+        def improving(event: Any) -> None:
+            if failed:
+                return
+            try:
+                on_solution(_clean(lp, list(event.data_out.mip_solution)))
+            except BaseException as exc:  # (raised again below, not inside HiGHS)
+                failed.append(exc)
+
+        h.cbMipImprovingSolution.subscribe(improving)
     run_highs(h)
+    if failed:
+        raise failed[0]
     wall = time.perf_counter() - start
     status = h.getModelStatus()
     info = h.getInfo()

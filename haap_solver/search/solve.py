@@ -1244,11 +1244,16 @@ def _mixed_search(instance: Instance, constants: Any, profile: Any, backend: str
         pass
     state.require_mixed = True
     bounds: dict[SubProblem, tuple[float, float | None]] = {}
+    # No models in its dives: they come while the first search's plan is still a poor one, and
+    # hold no better plan in their 0.5 s (llama3-70b-h100x32-a100x32: a 1,062-variable dive
+    # ended unknown after the optimum had arrived; two threads 2.1-2.25 s -> 1.8 s,
+    # llama3.2-1b-h100x4-l40sx4, where a mixed stage wins, 0.7 s -> 0.45-0.6 s). After the
+    # single-type search, in one process, they still pay (the optimum known by then).
     result = _solve(instance, backend=backend,
                     time_limit_s=max(0.01, deadline - time.perf_counter()), threads=1,
                     seed=seed, state=state, max_stages=max_stages, progress=None,
                     seed_with_baselines=False, mixed=True, incumbent_feed=feed,
-                    warm_start=False, bounds_out=bounds)
+                    warm_start=False, model_dives=False, bounds_out=bounds)
     return ("result", result, setup_s, {sub: bound for sub, (bound, _) in bounds.items()})
 
 
@@ -1386,6 +1391,7 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
            share_incumbent: Callable[[Plan, Evaluation], None] | None = None,
            incumbent_feed: Callable[[], tuple[Plan, Evaluation] | None] | None = None,
            warm_start: bool = True,
+           model_dives: bool = True,
            ) -> SolveResult:
     """One search over the single-type (or, with `mixed`, the whole) space; `incumbent` is a
     plan already found (its warm start is then skipped: it covered the single-type stages).
@@ -1400,7 +1406,8 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
     With a search running beside this one (`solve` with threads >= 2): `share_incumbent` is
     called with every plan that improves the incumbent, and `incumbent_feed` returns the best
     plan the other search has shared since (or None), taken as the incumbent where it is
-    better; `warm_start=False` skips the warm start."""
+    better; `warm_start=False` skips the warm start, and `model_dives=False` the models of the
+    first pass's dives (their seeds stay)."""
     start = time.perf_counter()
     deadline = start + time_limit_s
     state = state or SearchState(instance)
@@ -1514,13 +1521,10 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
                          load_balance_floor_s=max(t_lb, floors[0]),
                          objective_cutoff_s=best_time if math.isfinite(best_time) else None,
                          require_mixed=state.require_mixed)
-        remaining = deadline - time.perf_counter()
-        opts = SolveOptions(time_limit_s=max(min(remaining, budget), 0.01),
-                            threads=opts_base.threads, seed=opts_base.seed)
-        res = (restricted_fn if restricted else backend_fn)(sm.lp, opts, floor)
-        solved += 1
-        if res.values is not None:
-            chosen, layers = sm.extract(res.values)
+        def take(values: list[float], objective_s: float) -> None:
+            """The model's plan at `values`: validated, costed, kept if it beats the incumbent."""
+            nonlocal mismatch, plans_costed
+            chosen, layers = sm.extract(values)
             plan = build_plan(instance, chosen, layers, micro_batch=sub.micro_batch,
                               schedule=sub.schedule,  # type: ignore[arg-type]
                               note=f"haap_solver {backend}")
@@ -1529,10 +1533,25 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
             check_plan(instance, plan, cost_model=cm)
             ev = cm.evaluate(plan)
             plans_costed += 1
-            assert res.objective_s is not None
-            mismatch = max(mismatch, abs(ev.iteration_time_s - res.objective_s))
+            mismatch = max(mismatch, abs(ev.iteration_time_s - objective_s))
             if ev.iteration_time_s < best_time:
                 improved(plan, ev)
+
+        # With a search beside this one, a plan the solver finds goes to it at once, not when
+        # the model ends: on llama3-8b-h100-a100-l40s the dive's model finds the optimum 0.29 s
+        # into its 0.84 s, and the search over plans with a mixed stage, which waits for it,
+        # strengthens its bounds against a 6% worse plan meanwhile.
+        on_solution = None if share_incumbent is None else (
+            lambda values: take(values, sm.lp.value(values)))
+        remaining = deadline - time.perf_counter()
+        opts = SolveOptions(time_limit_s=max(min(remaining, budget), 0.01),
+                            threads=opts_base.threads, seed=opts_base.seed,
+                            on_solution=on_solution)
+        res = (restricted_fn if restricted else backend_fn)(sm.lp, opts, floor)
+        solved += 1
+        if res.values is not None:
+            assert res.objective_s is not None
+            take(res.values, res.objective_s)
         return res
 
     def try_seed(plan: Plan | None) -> None:
@@ -1741,7 +1760,7 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
     done = 0
     since_model = 0
     dived = False
-    full_dives = backend != "cpsat"  # see DIVE_FULL_MAX_VARS
+    full_dives = model_dives and backend != "cpsat"  # see DIVE_FULL_MAX_VARS
     dive_budget = FIRST_PASS_BUDGET_S if state.require_mixed else DIVE_BUDGET_S
     while queue:
         index = heapq.heappop(queue)[3]
