@@ -847,7 +847,12 @@ quickly: it runs only once this share of the time limit has passed without a pro
 the search's own incumbent does not already beat the uniform-grid seed (or that seed found no
 plan). Where it does, Metis has not been seen to help: on gpt3-175b-4types-x1024 (30 s) the
 search had 15.119 s when Metis ran and Metis returned 15.266 s after 7.5 s; on
-llama3-405b-6types-x16384 the search ends at 14.7 s and Metis at 17.3 s."""
+llama3-405b-6types-x16384 the search ends at 14.7 s and Metis at 17.3 s.
+
+On clusters above WARM_START_LARGE_GPUS the uniform-grid seed waits for this share too (elsewhere
+it runs right after the warm start): there it enumerates grids of thousands of GPUs (1.8 s at
+1,024 GPUs) and its plan was never the incumbent, the warm start's seeds being better by then
+(gpt3-175b-4types-x1024: 14.537 s at 5.8 s)."""
 
 MIXED_SINGLE_SHARE = 0.75
 """With mixed-type stages, the share of the time limit the single-type space may take first. It
@@ -1693,7 +1698,7 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
             seeded = name
             seed_plans.append(base.plan)
 
-    if pending_seeds:
+    if pending_seeds and not large:  # (on large clusters: SEED_AFTER_SHARE, like Metis)
         run_seed(*pending_seeds.pop(0))
 
     def strengthen(cand: _Candidate) -> None:
