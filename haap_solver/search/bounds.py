@@ -479,16 +479,26 @@ class PositionalBound:
             L = self.L
             pieces = [self.cache.coefficients(c, self.b, *role).tau_pieces
                       for c in self.configs]
-            faster = np.zeros_like(self._leaner)
             first, second = np.nonzero(self._leaner)
-            faster[first, second] = pieces_below_pairs(pieces, first, second, L)
+            # Necessary for pieces_below: no slower at 1 and at L layers (the maxima of the
+            # pieces); it turns most pairs away before the exact test, which costs pieces^2.
+            ends = pieces_max_rows(pieces, [L] * len(pieces))[:, [0, L - 1]]
+            ends = ends.reshape(len(pieces), 2)
+            maybe = ((ends[first, 0] <= ends[second, 0] + 1e-15)
+                     & (ends[first, 1] <= ends[second, 1] + 1e-15))
             if _links_of(role):  # and no slower link side (stage_sum_floor charges it)
                 pi = self.link_floor()
-                faster &= pi[:, None] <= pi[None, :]
-            # Kept as a list of pairs: a few per configuration, where a matrix per call would
-            # cost configurations squared (thousands with mixed stages).
-            first, second = np.nonzero(faster)
-            pairs = (first, second, faster[second, first] & (first > second))
+                maybe &= pi[first] <= pi[second]
+            first, second = first[maybe], second[maybe]
+            exact = pieces_below_pairs(pieces, first, second, L)
+            first, second = first[exact], second[exact]
+            # Kept as a list of pairs (a few per configuration, where a matrix per call would
+            # cost configurations squared: thousands with mixed stages), each with whether its
+            # reverse is a pair too.
+            n = len(self.configs)
+            codes = first.astype(np.int64) * n + second
+            mutual = np.isin(second.astype(np.int64) * n + first, codes) & (first > second)
+            pairs = (first, second, mutual)
             self._faster[role] = pairs
         first, second, mutual = pairs
         usable = most >= 1
