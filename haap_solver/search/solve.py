@@ -884,9 +884,10 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
 
     The proof (status, bound, gap) covers the search space of formulations/stage-assignment.md.
     With `seed_with_baselines` the best uniform Megatron-LM grid (10% of the time limit) runs
-    first as a seed, and the Metis-style search (25%) once half the time limit has passed
-    without a proof (where the search proves its optimum before that, or its own plan already
-    beats the uniform grid's, Metis is skipped: SEED_AFTER_SHARE).
+    first as a seed (on clusters above WARM_START_LARGE_GPUS, once half the time limit has
+    passed without a proof), and the Metis-style search (25%) once half the time limit has
+    passed without a proof (where the search proves its optimum before that, or its own plan
+    already beats the uniform grid's, Metis is skipped: SEED_AFTER_SHARE).
     Their plans (which may lie outside that space, e.g. with stages that span device types) are
     kept if nothing in the space beats them.
 
