@@ -389,6 +389,35 @@ def test_prepare_mixed_stops_at_its_deadline() -> None:
     assert state.mixed is False
 
 
+def test_prepare_mixed_stops_inside_a_micro_batch_size() -> None:
+    """prepare_mixed also stops inside one micro-batch size's set-up (its dominance filter
+    asks every 64 configurations): it keeps nothing of that size, and a later set-up builds
+    the same configurations as one never stopped."""
+    inst = load_instance(ROOT / "instances" / "llama3-8b-h100-a100-l40s.toml")
+    state = SearchState(inst)
+    asks_since: dict[int, int] = {}  # sizes built -> times asked since
+
+    def stop() -> bool:
+        # Once two sizes with mixed configurations are built, stop at the second question
+        # about the next one: the loop's own question lets it through, the filter's stops it.
+        done = sum(1 for counts in state.mixed_counts.values() if counts[0])
+        asks_since[done] = asks_since.get(done, 0) + 1
+        return done >= 2 and asks_since[done] >= 2
+
+    assert not state.prepare_mixed(math.inf, stop)
+    assert state._set_up_until is None and state.mixed is False
+    built = set(state.mixed_counts)
+    assert built == {b for b, mixed in state._configs if mixed}
+    assert sum(1 for counts in state.mixed_counts.values() if counts[0]) == 2
+    assert len(built) < len(state.micro_batches())
+    assert state.prepare_mixed(math.inf)
+    fresh = SearchState(inst)
+    assert fresh.prepare_mixed(math.inf)
+    state.mixed = fresh.mixed = True
+    assert all(state.configs(b) == fresh.configs(b) for b in state.micro_batches())
+    assert state.mixed_counts == fresh.mixed_counts
+
+
 def test_mixed_set_up_cut_by_the_time_limit(monkeypatch: pytest.MonkeyPatch) -> None:
     """Where the time limit stops the set-up of the plans with a mixed stage (faked here), the
     single-type search's plan comes back, and the bound covers the plans with a mixed stage

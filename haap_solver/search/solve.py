@@ -127,6 +127,7 @@ class SearchState:
         self.cache = CoefficientCache(self.cost_model)
         self.mixed = mixed
         """Whether mixed-type stages are candidates (set by solve(); caches are keyed by it)."""
+        self._set_up_until: tuple[float, Callable[[], bool] | None] | None = None
         self.mixed_dominance = True
         """Whether the mixed-type configurations go through the dominance filter. Without it
         the set-up takes about a third of the time and the bounds stay valid (the filter drops
@@ -338,8 +339,8 @@ class SearchState:
                 kept = (self._undominated(mixed, micro_batch, other) if self.mixed_dominance
                         else sorted(mixed, key=lambda c: (c.groups, c.gpus, c.tp, c.recompute,
                                                           c)))
-                self.mixed_counts[micro_batch] = (len(generated), len(mixed), len(kept))
                 hit = self._undominated(single, micro_batch, other) + kept
+                self.mixed_counts[micro_batch] = (len(generated), len(mixed), len(kept))
             else:
                 hit = self._undominated(single, micro_batch, other)
             self._configs[key] = hit
@@ -363,14 +364,27 @@ class SearchState:
         can stop it."""
         was = self.mixed
         self.mixed = True
+        self._set_up_until = (deadline, stop)
         try:
             for b in self.micro_batches():
                 if time.perf_counter() >= deadline or (stop is not None and stop()):
                     return False
                 self.configs(b)
             return True
+        except _SetUpStopped:
+            return False  # (inside a micro-batch size: nothing of it kept)
         finally:
             self.mixed = was
+            self._set_up_until = None
+
+    def _check_set_up(self) -> None:
+        """Inside prepare_mixed: stop where its deadline has passed or `stop()` says so (one
+        micro-batch size's configurations take up to 0.5 s at 16,384 GPUs, which a 5 s limit
+        overran by as much)."""
+        if self._set_up_until is not None:
+            deadline, stop = self._set_up_until
+            if time.perf_counter() >= deadline or (stop is not None and stop()):
+                raise _SetUpStopped
 
     def mixed_space(self, micro_batch: int) -> list[StageConfig]:
         """The mixed stage configurations of the search space at `micro_batch` (before memory
@@ -395,6 +409,8 @@ class SearchState:
             may = self._may_dominate(same, micro_batch)
             kept: list[int] = []
             for j, c in enumerate(same):
+                if j % 64 == 0:
+                    self._check_set_up()
                 if any(may[k, j] and self.cache.dominates(same[k], c, micro_batch, other)
                        for k in kept):
                     continue
@@ -416,7 +432,9 @@ class SearchState:
         groups = configs[0].groups if configs else ()
         use = np.array([[c.gpus_in(g) for g in groups] for c in configs], dtype=float)
         feats = []
-        for c in configs:
+        for k, c in enumerate(configs):
+            if k % 64 == 0:
+                self._check_set_up()
             co = self.cache.coefficients(c, micro_batch, False, False, True)
             only = self.cache.coefficients(c, micro_batch, True, True, False)
             feats.append((co.tau(1), co.tau(L), only.tau(1), only.tau(L), only.tail(1),
@@ -430,6 +448,10 @@ class SearchState:
             may &= f[:, None, k] <= f[None, :, k] + tol[None, :, k]
         np.fill_diagonal(may, False)
         return may
+
+
+class _SetUpStopped(Exception):
+    """prepare_mixed's deadline or stop came inside one micro-batch size's set-up."""
 
 
 def _layer_rate_bounds(state: SearchState, b: int,
