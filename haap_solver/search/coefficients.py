@@ -25,7 +25,7 @@ from haap_solver.search.space import ReplicaPart, StageConfig, mixed_config, mix
 
 class Affine(NamedTuple):
     """slope * n + intercept. (A named tuple, not a frozen dataclass: the search builds hundreds
-    of thousands, and a frozen dataclass's __init__ cost a tenth of the mixed set-up.)"""
+    of thousands, and a tuple is cheaper to build than a frozen dataclass's __init__.)"""
 
     slope: float
     intercept: float
