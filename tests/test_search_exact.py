@@ -707,6 +707,24 @@ def test_stage_times_many_is_stage_times() -> None:
     assert checked
 
 
+@pytest.mark.parametrize("name", ["llama3-8b-h100-a100-l40s.toml", "gpt3-1.3b-t4x4-a100x12.toml",
+                                  "gpt3-13b-a100x32-ib-roce.toml"])
+def test_data_parallel_links_cached_by_shape_are_the_cost_models(name: str) -> None:
+    """CoefficientCache.dp_link caches the ring's link by what it depends on (one node or the
+    node groups spanned): for every configuration, mixed ones included, at every micro-batch
+    size, it equals the cost model's link for the configuration's own placed replicas."""
+    inst = load_instance(SMALL_DIR.parent / name)
+    state = SearchState(inst, mixed=True)
+    checked = 0
+    for b in state.micro_batches():
+        for c in state.configs(b):
+            expected = (state.cost_model.dp_link(state.cache.replicas(c, b)) if c.dp > 1
+                        else (1.0, 0.0))
+            assert state.cache.dp_link(c, b) == expected, (c.label(), b)
+            checked += c.dp > 1
+    assert checked
+
+
 def test_configurations_pickle_without_their_hash() -> None:
     """A configuration keeps its hash once computed, but not in a pickle: another process (the
     second search of solve) hashes strings differently, and a stale hash there would miss

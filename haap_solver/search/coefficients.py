@@ -236,11 +236,18 @@ class CoefficientCache:
         return self.cm.params_held(n, first, last, multi_stage)
 
     def dp_link(self, c: StageConfig, micro_batch: int) -> tuple[float, float]:
-        """(GB/s, latency s) of the stage's data-parallel ring (CostModel.dp_link; cached)."""
-        key = ("link", c, micro_batch)
+        """(GB/s, latency s) of the stage's data-parallel ring (CostModel.dp_link; cached).
+
+        Cached by what it depends on under the canonical placement: whether the stage fits one
+        node (then the device's own links), else the node groups it spans. Placing the replicas
+        of every configuration to ask the cost model took a tenth of the mixed set-up; the
+        cost model still computes each distinct value."""
+        if c.dp <= 1:
+            return (1.0, 0.0)
+        key = ("link", c.groups, c.single_node, c.device if c.single_node else "")
         hit = self._misc.get(key)
         if hit is None:
-            hit = self.cm.dp_link(self.replicas(c, micro_batch)) if c.dp > 1 else (1.0, 0.0)
+            hit = self.cm.dp_link(self.replicas(c, micro_batch))
             self._misc[key] = hit
         return hit  # type: ignore[return-value]
 
