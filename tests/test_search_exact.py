@@ -678,15 +678,18 @@ def test_pieces_max_is_the_largest_piece_everywhere(pieces: list[tuple[float, fl
 def test_pieces_max_rows_is_pieces_max_row_by_row(rows: list[tuple[list[tuple[float, float]],
                                                                     int]]) -> None:
     """pieces_max_rows (every configuration of a bound table at once) against pieces_max one
-    row at a time, bit for bit, -inf beyond each row's width."""
+    row at a time, bit for bit, -inf beyond each row's width; and in a wider table with inf
+    beyond (as the bound tables ask)."""
     pieces = [tuple(Affine(a, b) for a, b in ps) for ps, _ in rows]
     widths = [w for _, w in rows]
     got = pieces_max_rows(pieces, widths)
+    wide = pieces_max_rows(pieces, widths, width=max(widths) + 3, beyond=np.inf)
     assert got.shape == (len(rows), max(widths))
+    assert wide.shape == (len(rows), max(widths) + 3)
     for k, (ps, w) in enumerate(zip(pieces, widths, strict=True)):
         expected = pieces_max(ps, np.arange(1, w + 1, dtype=float)).tolist() if w else []
-        assert got[k, :w].tolist() == expected
-        assert (got[k, w:] == -np.inf).all()
+        assert got[k, :w].tolist() == expected and wide[k, :w].tolist() == expected
+        assert (got[k, w:] == -np.inf).all() and (wide[k, w:] == np.inf).all()
 
 
 def test_stage_times_many_is_stage_times() -> None:

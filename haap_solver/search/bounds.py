@@ -521,10 +521,9 @@ class PositionalBound:
             tau_m = np.full((len(taus), width), np.inf)
             for k, r in enumerate(taus):
                 tau_m[k, : len(r)] = r
-            tails = pieces_max_rows([self.cache.coefficients(c, self.b, *role).tail_pieces
-                                     for c in self.configs], widths)
-            tail_m = np.full((len(taus), width), np.inf)
-            _fill_rows(tail_m, tails, widths)
+            tail_m = pieces_max_rows([self.cache.coefficients(c, self.b, *role).tail_pieces
+                                      for c in self.configs], widths, width=width,
+                                     beyond=np.inf)
             hit = (tau_m, tail_m)
             self._rows[role] = hit
         return hit
@@ -738,12 +737,11 @@ class PositionalBound:
         hit = self._hull.get(role)
         if hit is None:
             tau_m, _ = self._matrices(role)
-            tau = np.full(tau_m.shape, np.inf)
             vertex = np.zeros(tau_m.shape, dtype=bool)
             fits = np.isfinite(tau_m).sum(axis=1).tolist()
             pieces = [self.cache.coefficients(c, self.b, *role).tau_pieces
                       for c in self.configs]
-            _fill_rows(tau, pieces_max_rows(pieces, fits), fits)
+            tau = pieces_max_rows(pieces, fits, width=tau_m.shape[1], beyond=np.inf)
             for k, (ps, count) in enumerate(zip(pieces, fits, strict=True)):
                 if count:
                     vertex[k, :count] = hull_candidates(ps, count)
@@ -1086,12 +1084,3 @@ def _status_name(h: Any) -> str:
         return "optimal"
     return "unknown"
 
-
-def _fill_rows(out: np.ndarray, rows: np.ndarray, widths: list[int]) -> None:
-    """out[k, :widths[k]] = rows[k, :widths[k]] for every k (pieces_max_rows' rows into a table
-    whose other entries stay as they are)."""
-    if rows.shape[1] == 0:
-        return
-    span = out[:, : rows.shape[1]]
-    inside = np.arange(1, rows.shape[1] + 1)[None, :] <= np.array(widths)[:, None]
-    span[inside] = rows[inside]

@@ -73,25 +73,27 @@ def pieces_max(pieces: tuple[Affine, ...], n: np.ndarray) -> np.ndarray:
     return out
 
 
-def pieces_max_rows(pieces: list[tuple[Affine, ...]], widths: list[int]) -> np.ndarray:
-    """Row k: ``pieces_max(pieces[k], n)`` at n = 1..widths[k], -inf beyond (columns: the largest
-    width). One evaluation of every piece at once, bit for bit the arithmetic of pieces_max:
-    the bound tables need thousands of short rows, where a call each cost as much as the
-    arithmetic (a tenth of the search over plans with a mixed stage)."""
-    width = max(widths, default=0)
+def pieces_max_rows(pieces: list[tuple[Affine, ...]], widths: list[int], *,
+                    width: int | None = None, beyond: float = -np.inf) -> np.ndarray:
+    """Row k: ``pieces_max(pieces[k], n)`` at n = 1..widths[k], `beyond` after that (columns:
+    `width`, by default the largest of `widths`; it may not be less). One evaluation of every
+    piece at once, bit for bit the arithmetic of pieces_max: the bound tables need thousands of
+    short rows, where a call each cost as much as the arithmetic (a tenth of the search over
+    plans with a mixed stage)."""
+    width = max(widths, default=0) if width is None else width
     counts = [len(ps) for ps in pieces]
     flat = [q for ps in pieces for q in ps]
     slopes = np.array([q.slope for q in flat], dtype=float)
     intercepts = np.array([q.intercept for q in flat], dtype=float)
     n = np.arange(1, width + 1, dtype=float)
-    rows = np.full((len(pieces), width), -np.inf)
+    rows = np.full((len(pieces), width), beyond)
     if not flat or width == 0:
         return rows
     values = slopes[:, None] * n[None, :] + intercepts[:, None]
     starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.intp)
     has = np.array(counts) > 0
     rows[has] = np.maximum.reduceat(values, starts[has], axis=0)
-    rows[n[None, :] > np.array(widths, dtype=float)[:, None]] = -np.inf
+    rows[n[None, :] > np.array(widths, dtype=float)[:, None]] = beyond
     return rows
 
 

@@ -268,11 +268,7 @@ class SearchState:
         fit_tops = [tops[k] for k in fit]
         for table, pieces in ((tau, [co.tau_pieces for co in coeffs]),
                               (tail, [co.tail_pieces for co in coeffs])):
-            rows = pieces_max_rows(pieces, fit_tops)
-            inside = np.arange(1, rows.shape[1] + 1)[None, :] <= np.array(fit_tops)[:, None]
-            block = table[fit, : rows.shape[1]]
-            block[inside] = rows[inside]
-            table[fit, : rows.shape[1]] = block
+            table[fit] = pieces_max_rows(pieces, fit_tops, width=L, beyond=np.inf)
         # Suffix minima: reverse, running minimum, reverse.
         tau = np.minimum.accumulate(tau[:, ::-1], axis=1)[:, ::-1]
         tail = np.minimum.accumulate(tail[:, ::-1], axis=1)[:, ::-1]
@@ -337,8 +333,7 @@ class SearchState:
                 # Neighbours may be mixed: dominance must hold towards them too.
                 other += sorted({c.groups for c in mixed})
                 kept = (self._undominated(mixed, micro_batch, other) if self.mixed_dominance
-                        else sorted(mixed, key=lambda c: (c.groups, c.gpus, c.tp, c.recompute,
-                                                          c)))
+                        else sorted(mixed, key=_config_order))
                 hit = self._undominated(single, micro_batch, other) + kept
                 self.mixed_counts[micro_batch] = (len(generated), len(mixed), len(kept))
             else:
@@ -400,7 +395,7 @@ class SearchState:
                      other: list[str | tuple[str, ...]]) -> list[StageConfig]:
         """Drop configurations another one dominates (ties: keep the first in a fixed order).
         Only configurations on the same node group(s) can dominate each other."""
-        order = sorted(configs, key=lambda c: (c.groups, c.gpus, c.tp, c.recompute, c))
+        order = sorted(configs, key=_config_order)
         by_groups: dict[tuple[str, ...], list[StageConfig]] = {}
         for c in order:
             by_groups.setdefault(c.groups, []).append(c)
@@ -448,6 +443,12 @@ class SearchState:
             may &= f[:, None, k] <= f[None, :, k] + tol[None, :, k]
         np.fill_diagonal(may, False)
         return may
+
+
+def _config_order(c: StageConfig) -> tuple[Any, ...]:
+    """The order of a micro-batch size's configurations (by node groups, then GPUs, TP,
+    recomputation): the one the dominance filter keeps, and the one without it."""
+    return (c.groups, c.gpus, c.tp, c.recompute, c)
 
 
 class _SetUpStopped(Exception):
@@ -1545,7 +1546,7 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
                 floor: float, restricted: bool = False, max_vars: int | None = None) -> Any:
         """Build and solve one model; keep its plan if it beats the incumbent. A model of more
         than `max_vars` variables is not solved (TOO_BIG)."""
-        nonlocal mismatch, solved, plans_costed
+        nonlocal solved
         floors = floors_by_b[sub.micro_batch]
         # Sec. 4.2: a plan better than the incumbent has no stage slower than this.
         cap = _stage_time_cap(state, sub, floors, best_time)
@@ -1660,7 +1661,6 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
         constructed plans, the integer capacity program's seed (positional_seed) and
         (`restricted_model`) a model restricted to the two best configurations per node group,
         which solves in a fraction of the full model's time."""
-        nonlocal plans_costed
         ranked = _ranked_per_group(state, cand.sub, p_cap)
         if not ranked:
             return
