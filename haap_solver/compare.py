@@ -105,6 +105,8 @@ def _fmt(v: Any, kind: str = "") -> str:
             return f"{v:.2f}x"
         if kind == "pct":
             return f"{v:.1%}"
+        if kind == "gap":  # (two decimals: a 0.99% gap is not 1.0%)
+            return f"{v:.2%}"
         if kind == "tok":
             return f"{v:,.0f}"
         if kind == "s":
@@ -116,7 +118,7 @@ def _fmt(v: Any, kind: str = "") -> str:
 _COLUMNS = (("instance", "instance", ""), ("method", "method", ""), ("status", "status", ""),
             ("iteration s", "iteration_time_s", "time"), ("tokens/s", "tokens_per_s", "tok"),
             ("MFU", "mfu", "pct"), ("vs uniform", "speedup_vs_uniform", "x"),
-            ("gap", "gap", "pct"), ("search s", "search_s", "s"),
+            ("gap", "gap", "gap"), ("search s", "search_s", "s"),
             ("plans costed", "plans_costed", ""))
 
 
@@ -157,7 +159,7 @@ def _cfg_compare(p: argparse.ArgumentParser) -> None:
     p.add_argument("instances", nargs="+", metavar="INSTANCE", help="instance .toml files")
     p.add_argument("--methods", type=_methods_arg, default=list(DEFAULT_METHODS),
                    help="comma-separated methods (default: " + ",".join(DEFAULT_METHODS)
-                   + "; also haap-cpsat)")
+                   + "; also haap-single, haap-cpsat, haap-1pct)")
     p.add_argument("--time-limit", type=float, default=60.0, help="seconds per method (60)")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--seed", type=int, default=0)
@@ -233,13 +235,14 @@ def _cfg_bench(p: argparse.ArgumentParser) -> None:
     p.add_argument("instances", nargs="*", metavar="INSTANCE",
                    help="instance files (default: instances/*.toml and instances/small/*.toml)")
     p.add_argument("--quick", action="store_true",
-                   help="short time limits (10 s per method), no haap-cpsat")
+                   help="short time limits (10 s per method), no haap-single, haap-cpsat or "
+                        "haap-1pct")
     p.add_argument("--time-limit", type=float, default=None,
                    help="seconds per method (default 60, or 10 with --quick)")
     p.add_argument("--methods", type=_methods_arg, default=None,
-                   help="comma-separated methods (default: haap,haap-single,haap-cpsat,uniform,"
-                        "proportional,metis,bruteforce; --quick drops haap-single and "
-                        "haap-cpsat)")
+                   help="comma-separated methods (default: haap,haap-1pct,haap-single,"
+                        "haap-cpsat,uniform,proportional,metis,bruteforce; --quick drops "
+                        "haap-1pct, haap-single and haap-cpsat)")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--output", default="docs/benchmarks.md", help="Markdown report to write")
     p.add_argument("--img-dir", default="docs/img", help="where the plots go")
@@ -265,8 +268,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     limit = args.time_limit if args.time_limit is not None else (10.0 if args.quick else 60.0)
     methods = args.methods or ([m for m in ("haap", "uniform", "proportional", "metis",
                                             "bruteforce")] if args.quick else
-                               ["haap", "haap-single", "haap-cpsat", "uniform", "proportional",
-                                "metis", "bruteforce"])
+                               ["haap", "haap-1pct", "haap-single", "haap-cpsat", "uniform",
+                                "proportional", "metis", "bruteforce"])
     if "uniform" not in methods:
         methods.append("uniform")
     instances = [load_instance(p) for p in paths]
@@ -384,7 +387,10 @@ def bench_report(rows: list[dict[str, Any]], instances: list[Instance], *, metho
               + ("; `haap-single`: the same with single-type stages only (`mixed=False`, see "
                  "below)" if "haap-single" in methods else "")
               + ("; `haap-cpsat`: the same as `haap` with CP-SAT" if "haap-cpsat" in methods
-                 else "") + ".",
+                 else "")
+              + ("; `haap-1pct`: the same as `haap`, stopped once its plan is proven within 1% "
+                 "of the optimum (`relative_gap=0.01`, `haap solve --gap 0.01`)"
+                 if "haap-1pct" in methods else "") + ".",
               "- `uniform`: the best Megatron-LM grid (DP x TP x PP, even layer split, one "
               "micro-batch size) over all legal grids, costed on the real devices.",
               "- `proportional`: that grid with layers split in proportion to stage speed, "
@@ -420,7 +426,7 @@ def bench_report(rows: list[dict[str, Any]], instances: list[Instance], *, metho
         if h is None:
             continue
         cells = [inst.name, f"{inst.cluster.num_gpus:,}", _fmt(h["iteration_time_s"], "time"),
-                 h["status"], _fmt(h["gap"], "pct")]
+                 h["status"], _fmt(h["gap"], "gap")]
         for b in (m for m in methods if m != "haap"):
             r = by.get((inst.name, b))
             if r is None:
@@ -470,6 +476,8 @@ def bench_report(rows: list[dict[str, Any]], instances: list[Instance], *, metho
                      "stages, shapes that are not node-aligned) that is possible at optimum; "
                      "otherwise it means haap stopped at its time limit (see its status and "
                      "gap).")
+    if "haap-1pct" in methods:
+        lines += gap_section(rows, instances)
     if "haap-single" in methods:
         lines += mixed_section(rows, instances, threads)
     lines += ["", "## Every method on every instance", "",
@@ -484,7 +492,7 @@ def bench_report(rows: list[dict[str, Any]], instances: list[Instance], *, metho
             f"| {r['instance']} | {r['method']} | {r['status']} | "
             f"{_fmt(r['iteration_time_s'], 'time')} | {_fmt(r['tokens_per_s'], 'tok')} | "
             f"{_fmt(r['mfu'], 'pct')} | {_fmt(r['speedup_vs_uniform'], 'x')} | "
-            f"{_fmt(r['gap'], 'pct')} | {r['search_s']:.2f} | {r['plans_costed']} | "
+            f"{_fmt(r['gap'], 'gap')} | {r['search_s']:.2f} | {r['plans_costed']} | "
             f"{r['stages'] or '-'} | {note.replace('|', '/')} |")
     if plots:
         lines += ["", "## Plots", ""]
@@ -496,6 +504,32 @@ def bench_report(rows: list[dict[str, Any]], instances: list[Instance], *, metho
             lines += ["Search time against cluster size (log-log):", "",
                       f"![search time]({rel['search_time']})", ""]
     return "\n".join(lines) + "\n"
+
+
+def gap_section(rows: list[dict[str, Any]], instances: list[Instance]) -> list[str]:
+    """Search time to a proof of the optimum (`haap`) and to a proven 1% gap (`haap-1pct`)
+    side by side: what issue 3's aims are stated in."""
+    by = {(r["instance"], r["method"]): r for r in rows}
+    lines = ["", "## Time to a proof", "",
+             "Search time of `haap` (to a proof of the optimum, or its time limit) and of "
+             "`haap-1pct` (stopped once its plan is proven within 1% of the optimum), with the "
+             "status and proven gap each ended at.", "",
+             "| instance | GPUs | haap search s | status (gap) | haap-1pct search s | status (gap) "
+             "| haap-1pct s | its plan / haap's |",
+             "|---|---:|---:|---|---:|---|---:|---:|"]
+    for inst in instances:
+        h, g = by.get((inst.name, "haap")), by.get((inst.name, "haap-1pct"))
+        if h is None or g is None:
+            continue
+        ratio = (g["iteration_time_s"] / h["iteration_time_s"]
+                 if math.isfinite(g["iteration_time_s"]) and math.isfinite(h["iteration_time_s"])
+                 else math.nan)
+        lines.append(
+            f"| {inst.name} | {inst.cluster.num_gpus:,} | {h['search_s']:.2f} "
+            f"| {h['status']} ({_fmt(h['gap'], 'gap')}) | {g['search_s']:.2f} "
+            f"| {g['status']} ({_fmt(g['gap'], 'gap')}) | {_fmt(g['iteration_time_s'], 'time')} "
+            f"| {_fmt(ratio, 'x')} |")
+    return lines
 
 
 def mixed_section(rows: list[dict[str, Any]], instances: list[Instance],
@@ -537,8 +571,8 @@ def mixed_section(rows: list[dict[str, Any]], instances: list[Instance],
             wins.append(f"{inst.name} ({h['iteration_time_s'] / m['iteration_time_s']:.3f}x)")
         lines.append(
             f"| {inst.name} | {inst.cluster.num_gpus:,} | {_fmt(h['iteration_time_s'], 'time')} "
-            f"| {h['status']} ({_fmt(h['gap'], 'pct')}) | {h['search_s']:.1f} "
-            f"| {_fmt(m['iteration_time_s'], 'time')} | {m['status']} ({_fmt(m['gap'], 'pct')}) "
+            f"| {h['status']} ({_fmt(h['gap'], 'gap')}) | {h['search_s']:.1f} "
+            f"| {_fmt(m['iteration_time_s'], 'time')} | {m['status']} ({_fmt(m['gap'], 'gap')}) "
             f"| {m['search_s']:.1f} | {ratio:.2f} | {mixed_desc} |")
     lines += ["", "- A mixed stage wins on: " + (", ".join(wins) if wins else "none of these "
               "instances (the single-type optimum is also optimal with mixed stages, or the "

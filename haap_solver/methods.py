@@ -3,7 +3,8 @@
 ``METHODS[name](instance, *, time_limit_s, threads, seed, cost_model=None) -> SolveResult``.
 "haap" is the exact search with its defaults (backend auto: CP-SAT for small models, HiGHS for
 large ones; mixed-type stages included), "haap-single" the same with single-type stages only,
-"haap-cpsat" with CP-SAT only; the others
+"haap-cpsat" with CP-SAT only, "haap-1pct" the default search stopped once its plan is
+proven within 1% of the optimum (``relative_gap=0.01``); the others
 are the baselines of ``haap_solver.baselines``. Pass one CostModel per instance to share its caches.
 """
 
@@ -19,12 +20,13 @@ from haap_solver.search.solve import SearchState, SolveResult
 Method = Callable[..., SolveResult]
 
 
-def _solver(backend: str, name: str, *, mixed: bool) -> Method:
+def _solver(backend: str, name: str, *, mixed: bool, relative_gap: float = 0.0) -> Method:
     def run(instance: Instance, *, time_limit_s: float = 60.0, threads: int = 1, seed: int = 0,
             cost_model: CostModel | None = None, **kwargs: Any) -> SolveResult:
         from haap_solver.search.solve import solve
 
         state = SearchState(instance, cost_model) if cost_model is not None else None
+        kwargs.setdefault("relative_gap", relative_gap)
         result = solve(instance, backend=backend, time_limit_s=time_limit_s, threads=threads,
                        seed=seed, state=state, mixed=mixed, **kwargs)
         result.method = name
@@ -32,7 +34,9 @@ def _solver(backend: str, name: str, *, mixed: bool) -> Method:
 
     run.__name__ = name.replace("-", "_")
     run.__doc__ = f"The exact search, {backend} backend, " + (
-        "mixed-type stages included." if mixed else "single-type stages only.")
+        "mixed-type stages included" if mixed else "single-type stages only") + (
+        f", stopped once proven within {relative_gap:.0%} of the optimum." if relative_gap
+        else ".")
     return run
 
 
@@ -51,6 +55,7 @@ METHODS: dict[str, Method] = {
     "haap": _solver("auto", "haap", mixed=True),
     "haap-single": _solver("auto", "haap-single", mixed=False),
     "haap-cpsat": _solver("cpsat", "haap-cpsat", mixed=True),
+    "haap-1pct": _solver("auto", "haap-1pct", mixed=True, relative_gap=0.01),
     "uniform": _lazy("haap_solver.baselines.uniform", "uniform"),
     "proportional": _lazy("haap_solver.baselines.proportional", "proportional"),
     "metis": _lazy("haap_solver.baselines.metis", "metis"),

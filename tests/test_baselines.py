@@ -96,7 +96,30 @@ def test_metis_group_sizes_are_low_variance_powers_of_two() -> None:
 
 
 def test_registry_has_every_method() -> None:
-    assert {"haap", "haap-cpsat", "uniform", "proportional", "metis", "bruteforce"} <= set(METHODS)
+    assert {"haap", "haap-cpsat", "haap-1pct", "uniform", "proportional", "metis",
+            "bruteforce"} <= set(METHODS)
+
+
+def test_bench_report_states_the_time_to_a_proven_gap(tmp_path: Path) -> None:
+    """haap-1pct is the search with relative_gap=0.01: its plan within 1% of haap's proven
+    optimum; the report's "Time to a proof" row gives both searches' status and gap (two
+    decimals: 0.99% must not read 1.0%)."""
+    from haap_solver.compare import bench_report, compare_instance
+
+    inst = load_instance(TOY)
+    methods = ["haap", "haap-1pct", "uniform"]
+    rows = compare_instance(inst, methods, time_limit_s=30)
+    by = {r["method"]: r for r in rows}
+    assert by["haap"]["status"] == "optimal"
+    assert by["haap-1pct"]["gap"] <= 0.01 + 1e-9
+    assert by["haap-1pct"]["iteration_time_s"] * 0.99 <= \
+        by["haap"]["iteration_time_s"] * (1 + 1e-9)
+    report = bench_report(rows, [inst], methods=methods, limit=30, quick=False, total_s=1.0,
+                          plots={}, output=tmp_path / "benchmarks.md")
+    section = report.split("## Time to a proof")[1].split("\n## ")[0]
+    row = next(line for line in section.splitlines() if line.startswith(f"| {inst.name} |"))
+    assert "| optimal (0.00%) |" in row
+    assert f"| {by['haap-1pct']['status']} ({by['haap-1pct']['gap']:.2%}) |" in row
 
 
 def test_gantt_schedule_respects_dependencies() -> None:

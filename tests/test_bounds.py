@@ -955,3 +955,37 @@ def test_raise_bound_takes_the_larger_bound_per_sub_problem() -> None:
     kept = result()
     _raise_bound(kept, {a: 9.0}, {})  # never lowered
     assert kept.best_bound_s == 10.0
+
+
+@settings(max_examples=12, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(memory_bound_instances(), st.sampled_from([0.1, 0.3]), st.sampled_from(["highs", "cpsat"]))
+def test_sub_problem_bounds_with_a_relative_gap_are_valid(instance: Instance, relative_gap: float,
+                                                          backend: str) -> None:
+    """With a relative gap the search closes a sub-problem once nothing in it lies below the
+    threshold (the incumbent less that share): the bound it keeps for it (bounds_out, which a
+    later search and the other process start from) is then the threshold, not the incumbent,
+    since the sub-problem's own optimum may lie between the two. Every such bound is at most
+    the sub-problem's optimum by enumeration."""
+    import importlib
+
+    from haap_solver.errors import InfeasibleError
+
+    solve_module = importlib.import_module("haap_solver.search.solve")
+    state = SearchState(instance)
+    bounds: dict[SubProblem, tuple[float, float | None]] = {}
+    try:
+        solve_module._solve(instance, backend=backend, time_limit_s=30, threads=1, seed=0,
+                            state=state, max_stages=None, progress=None,
+                            seed_with_baselines=False, mixed=False, bounds_out=bounds,
+                            relative_gap=relative_gap)
+    except InfeasibleError:
+        assume(False)
+    checked = 0
+    for sub, (bound, _) in bounds.items():
+        truth = _sub_problem_optima(instance, state, sub)
+        if truth is not None:
+            # (CP-SAT's models are exact up to their scaling bound: test_models.)
+            assert bound <= truth[0] * (1 + 1e-6), (sub, bound, truth[0])
+            checked += 1
+    assume(checked)

@@ -141,3 +141,46 @@ def test_mixed_stage_wins_on_a_small_instance() -> None:
     stage = with_mixed.plan.stages[0]
     assert [(r.device, r.count, r.micro_batch_share) for r in stage.replicas] == \
         [("d0", 1, 6), ("d1", 1, 2)]
+
+
+# -- A relative gap: stop once proven within it ----------------------------------------------------
+def _within_gap(instance: Instance, relative_gap: float, *, mixed: bool,
+                backend: str = "auto", threads: int = 1) -> None:
+    """With `relative_gap`, the plan is within that share of brute force's optimum, the bound
+    never above the optimum, and the reported gap at most `relative_gap`."""
+    truth = bruteforce(instance, cost_model=CostModel(instance), time_limit_s=120,
+                       max_plans=MAX_PLANS, mixed=mixed)
+    if truth.plan is None:
+        return
+    res = solve(instance, backend=backend, time_limit_s=30, seed_with_baselines=False,
+                mixed=mixed, relative_gap=relative_gap, threads=threads)
+    assert res.plan is not None
+    check_plan(instance, res.plan)
+    best, t = truth.iteration_time_s, res.iteration_time_s
+    assert best <= t * (1 + 1e-9), f"beat brute force: {t} < {best}"
+    # CP-SAT's models are exact up to their scaling bound (test_models), hence 1e-6.
+    assert res.best_bound_s <= best * (1 + 1e-6), (
+        f"bound {res.best_bound_s} above the optimum {best} (plan {t}, gap {res.gap})")
+    assert res.gap <= relative_gap + 1e-9, f"gap {res.gap} > {relative_gap}"
+    assert t * (1 - relative_gap) <= best * (1 + 1e-6), (
+        f"{t} is not within {relative_gap:.0%} of the optimum {best}")
+    assert res.options["relative_gap"] == relative_gap
+    if res.status == "feasible":
+        assert "requested relative gap" in res.message
+
+
+@settings(max_examples=80, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(instances(), st.sampled_from([0.05, 0.3]))
+def test_relative_gap_holds_against_bruteforce(instance: Instance, relative_gap: float) -> None:
+    assume(space_size(instance) <= MAX_PLANS)
+    _within_gap(instance, relative_gap, mixed=False)
+
+
+@settings(max_examples=8, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(mixed_instances(), st.sampled_from([0.05, 0.3]))
+def test_relative_gap_holds_against_bruteforce_with_mixed_stages(instance: Instance,
+                                                                  relative_gap: float) -> None:
+    assume(space_size(instance, mixed=True) <= MAX_PLANS)
+    _within_gap(instance, relative_gap, mixed=True, backend="highs")

@@ -51,6 +51,26 @@ def test_solve_rejects_bad_options(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["solve", HETERO, "--time-limit", "0"]) == 2
     assert "--time-limit" in capsys.readouterr().err
     assert main(["solve", HETERO, "--threads", "0"]) == 2
+    for bad in ("1", "-0.01"):
+        assert main(["solve", HETERO, "--gap", bad]) == 2
+        assert "--gap" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="relative_gap"):
+        solve(haap.load_instance(HETERO), relative_gap=1.0)
+
+
+def test_solve_stops_at_the_requested_gap(capsys: pytest.CaptureFixture[str]) -> None:
+    """--gap 0.1: the plan is proven within 10% (of a bound at most the optimum, which a solve
+    without a gap proves), the options say so, and so does the message where it is not optimal."""
+    assert main(["solve", HETERO, "--gap", "0.1", "--json", "--no-progress"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["options"]["relative_gap"] == 0.1
+    assert data["gap"] <= 0.1 + 1e-9
+    optimum = solve(haap.load_instance(HETERO), seed_with_baselines=False)
+    assert optimum.status == "optimal"
+    assert data["best_bound_s"] <= optimum.iteration_time_s * (1 + 1e-9)
+    assert data["iteration_time_s"] * (1 - 0.1) <= optimum.iteration_time_s * (1 + 1e-9)
+    if data["status"] == "feasible":
+        assert "requested relative gap (10.00%)" in data["message"]
 
 
 INFEASIBLE = """

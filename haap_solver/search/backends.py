@@ -42,6 +42,9 @@ class SolveOptions:
     threads: int = 1
     seed: int = 0
     relative_gap: float = 1e-9
+    """The solver stops at a solution proven within this share of the model's optimum (HiGHS
+    mip_rel_gap, CP-SAT relative_gap_limit, CBC gapRel); the search passes the gap its caller
+    accepts, 1e-9 where that is none."""
     on_solution: Callable[[list[float]], None] | None = None
     """Called with the values of every improving solution as the solver finds it (HiGHS only:
     its MIP callback), cleaned like a returned solution; the search shares such plans with the
@@ -377,8 +380,10 @@ def _solve_cbc(lp: LinearProgram, opts: SolveOptions, objective_floor_s: float) 
         return BackendResult("infeasible", None, None, math.inf, wall)
     if prob.sol_status in (pulp.LpSolutionOptimal, pulp.LpSolutionIntegerFeasible):
         values = _clean(lp, [float(x.value() or 0.0) for x in xs])
-        if prob.sol_status == pulp.LpSolutionOptimal:
-            return BackendResult("optimal", values, lp.value(values), lp.value(values), wall)
+        if prob.sol_status == pulp.LpSolutionOptimal:  # (optimal within gapRel)
+            objective = lp.value(values)
+            bound = objective - opts.relative_gap * abs(objective)
+            return BackendResult("optimal", values, objective, bound, wall)
         return BackendResult("feasible", values, lp.value(values), -math.inf, wall)
     if prob.sol_status == pulp.LpSolutionInfeasible and not timed_out:
         return BackendResult("infeasible", None, None, math.inf, wall)

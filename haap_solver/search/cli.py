@@ -21,6 +21,9 @@ def _cfg_solve(p: argparse.ArgumentParser) -> None:
     p.add_argument("--time-limit", type=float, default=60.0, metavar="S",
                    help="wall-clock limit in seconds; the best plan and its proven gap are "
                         "returned when it is reached (default: 60)")
+    p.add_argument("--gap", type=float, default=0.0, metavar="FRACTION",
+                   help="stop once the plan is proven within this relative gap of the optimum "
+                        "(0.01: 1%%); default 0, a proof of the optimum")
     p.add_argument("--threads", type=int, default=1, metavar="N",
                    help="solver threads (default 1: deterministic)")
     p.add_argument("--seed", type=int, default=0, help="solver random seed (default 0)")
@@ -46,6 +49,9 @@ def cmd_solve(args: argparse.Namespace) -> int:
         raise InputError(f"must be > 0 seconds, got {args.time_limit}", field="--time-limit")
     if args.threads < 1:
         raise InputError(f"must be >= 1, got {args.threads}", field="--threads")
+    if not 0.0 <= args.gap < 1.0:
+        raise InputError(f"must be a fraction in [0, 1) (0.01 for 1%), got {args.gap}",
+                         field="--gap")
     if args.max_stages is not None and args.max_stages < 1:
         raise InputError(f"must be >= 1, got {args.max_stages}", field="--max-stages")
     instance = load_instance(args.instance)
@@ -69,7 +75,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
         result = solve(instance, backend=args.backend, time_limit_s=args.time_limit,
                        threads=args.threads, seed=args.seed, max_stages=args.max_stages,
                        progress=progress_cb, seed_with_baselines=not args.no_baseline_seeds,
-                       mixed=args.mixed)
+                       mixed=args.mixed, relative_gap=args.gap)
     finally:
         if bar is not None:
             bar.stop()

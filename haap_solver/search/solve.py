@@ -105,8 +105,15 @@ class _Candidate:
     sub: SubProblem
     lower_bound: float
     strengthened_with: float | None = None
-    """The incumbent the strong bound was computed against (None: not yet): the bound's
-    incumbent-dependent parts (Sec. 4.2, 4.5) are redone once a clearly better plan is found."""
+    """The threshold the strong bound was computed against (None: not yet): the incumbent, less
+    the gap the caller accepts (`relative_gap`). The bound's incumbent-dependent parts (Sec. 4.2,
+    4.5) are redone once a clearly better plan is found."""
+
+    def raise_bound(self, bound: float, threshold: float) -> None:
+        """The lower bound raised to `bound`, a bound computed against `threshold` (it says no
+        plan of the sub-problem lies below `threshold`, or that none lies below `bound`): so
+        the sub-problem's optimum is at least the lesser of the two."""
+        self.lower_bound = max(self.lower_bound, min(bound, threshold))
 
     def rank(self) -> tuple[float, int, int]:
         """Best bound first; ties to fewer stages, then to the smaller micro-batch."""
@@ -911,7 +918,8 @@ kind faster in our measurements (docs/benchmarks.md)."""
 def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: float = 60.0,
           threads: int = 1, seed: int = 0, state: SearchState | None = None,
           max_stages: int | None = None, progress: Progress | None = None,
-          seed_with_baselines: bool = True, mixed: bool = True) -> SolveResult:
+          seed_with_baselines: bool = True, mixed: bool = True,
+          relative_gap: float = 0.0) -> SolveResult:
     """Find the plan with the lowest iteration time the cost model gives, with a proof.
 
     The proof (status, bound, gap) covers the search space of formulations/stage-assignment.md.
@@ -922,6 +930,13 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
     already beats the uniform grid's, Metis is skipped: SEED_AFTER_SHARE).
     Their plans (which may lie outside that space, e.g. with stages that span device types) are
     kept if nothing in the space beats them.
+
+    `relative_gap` (like a MIP solver's relative gap; default 0, a proof of the optimum): the
+    search stops once its plan is proven within that share of the optimum, i.e. once no plan
+    left unexplored can beat it by more than `relative_gap` times its iteration time. Its status
+    is then "feasible" (or "optimal" where the gap closed anyway), with `gap` <= `relative_gap`
+    and a message that says so. Sub-problems are pruned against the incumbent less that share,
+    which spares most of the bounding work on large clusters (formulations Sec. 4.8).
 
     `mixed` (default): the space also holds mixed-type stages (replica groups of two device types
     in one data-parallel stage, each with its own TP degree and batch share; formulations
@@ -936,24 +951,31 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
     threads - 1 threads (`_solve_beside`); the two share every better plan. Proven results are
     the same; where the time limit ends the search, the bound depends on when plans were shared.
     """
+    if not 0.0 <= relative_gap < 1.0:
+        raise ValueError(f"relative_gap: must be in [0, 1), got {relative_gap}")
     result = _solve_dispatch(instance, backend=backend, time_limit_s=time_limit_s,
                              threads=threads, seed=seed, state=state, max_stages=max_stages,
                              progress=progress, seed_with_baselines=seed_with_baselines,
-                             mixed=mixed)
+                             mixed=mixed, relative_gap=relative_gap)
     # The options of this call (a phase's result carries its own time limit and threads).
     result.options = {"backend": backend, "time_limit_s": time_limit_s, "threads": threads,
-                      "seed": seed, "mixed": mixed}
+                      "seed": seed, "mixed": mixed, "relative_gap": relative_gap}
+    if relative_gap > 0 and result.plan is not None and result.status == "feasible" \
+            and _within(result, relative_gap):
+        within = (f"proven within {result.gap:.2%} of the optimum, which meets the requested "
+                  f"relative gap ({relative_gap:.2%}): the search stopped there")
+        result.message = f"{result.message}; {within}" if result.message else within
     return result
 
 
 def _solve_dispatch(instance: Instance, *, backend: str, time_limit_s: float, threads: int,
                     seed: int, state: SearchState | None, max_stages: int | None,
                     progress: Progress | None, seed_with_baselines: bool,
-                    mixed: bool) -> SolveResult:
+                    mixed: bool, relative_gap: float) -> SolveResult:
     """`solve` without the final options: the single-type search alone, or both searches one
     after the other or side by side."""
     common = dict(backend=backend, threads=threads, seed=seed, max_stages=max_stages,
-                  progress=progress)
+                  progress=progress, relative_gap=relative_gap)
     start = time.perf_counter()
     state = state or SearchState(instance)
     if not mixed or not any(state.mixed_space(b) for b in state.micro_batches()):
@@ -969,7 +991,8 @@ def _solve_dispatch(instance: Instance, *, backend: str, time_limit_s: float, th
         return result
     if threads >= 2 and PARALLEL_MIXED:
         helper = _MixedHelper.start(instance, state.cost_model, backend=backend, seed=seed,
-                                    max_stages=max_stages, time_limit_s=time_limit_s)
+                                    max_stages=max_stages, time_limit_s=time_limit_s,
+                                    relative_gap=relative_gap)
         if helper is not None:
             return _solve_beside(helper, instance, state, start=start, time_limit_s=time_limit_s,
                                  seed_with_baselines=seed_with_baselines, common=common)
@@ -1023,7 +1046,8 @@ def _then_mixed(instance: Instance, single: SolveResult | None,
         return both
     resumed = None
     remaining = time_limit_s - (time.perf_counter() - start)
-    if single.status != "optimal" and both.status == "optimal" and remaining > 0.05:
+    if not _within(single, common["relative_gap"]) and _within(both, common["relative_gap"]) \
+            and remaining > 0.05:
         # Plans with a mixed stage are ruled out and time is left: back to the single-type
         # sub-problems the first search left open, now against the best plan of both.
         resumed = _solve(instance, time_limit_s=remaining, state=state,
@@ -1068,6 +1092,18 @@ def _merge_phases(single: SolveResult, both: SolveResult, resumed: SolveResult |
         both.message = single.message
     both.wall_s = time.perf_counter() - start
     return both
+
+
+def _within(result: SolveResult, relative_gap: float) -> bool:
+    """Whether `result` is proven: optimal, or within the gap the caller accepts (up to the
+    rounding of threshold and gap, GAP_ROUNDING)."""
+    return result.status == "optimal" or result.gap <= relative_gap + GAP_ROUNDING
+
+
+GAP_ROUNDING = 1e-9
+"""A bound that closes every sub-problem at the threshold (the incumbent times 1 - gap, less
+closed_by_bound's 1e-12) gives back a gap that floating point puts a hair above the requested
+one: this much is still within it."""
 
 
 def _lower_bound(result: SolveResult, bound: float) -> None:
@@ -1129,7 +1165,8 @@ class _MixedHelper:
 
     @classmethod
     def start(cls, instance: Instance, cost_model: CostModel, *, backend: str, seed: int,
-              max_stages: int | None, time_limit_s: float) -> _MixedHelper | None:
+              max_stages: int | None, time_limit_s: float,
+              relative_gap: float) -> _MixedHelper | None:
         """The helper, running, with a cost model of the same constants and profile as
         `cost_model`; None where no second process can be started."""
         import multiprocessing
@@ -1140,7 +1177,8 @@ class _MixedHelper:
             conn, child = ctx.Pipe()
             process = ctx.Process(target=_mixed_worker, daemon=True, name="haap-mixed",
                                   args=(instance, cost_model.constants, cost_model.profile,
-                                        backend, seed, max_stages, deadline_wall, child))
+                                        backend, seed, max_stages, deadline_wall, relative_gap,
+                                        child))
             with _main_module_hidden():
                 process.start()
             child.close()
@@ -1184,7 +1222,8 @@ class _MixedHelper:
 
 
 def _mixed_worker(instance: Instance, constants: Any, profile: Any, backend: str, seed: int,
-                  max_stages: int | None, deadline_wall: float, conn: Any) -> None:
+                  max_stages: int | None, deadline_wall: float, relative_gap: float,
+                  conn: Any) -> None:
     """The second process of `_solve_beside`: set-up of the plans with a mixed stage, then their
     search (row (M)) against the best plan the first search has shared so far, one thread. It
     answers once (`_MixedHelper.answer`); interrupted (Ctrl-C reaches both processes), it ends
@@ -1193,7 +1232,7 @@ def _mixed_worker(instance: Instance, constants: Any, profile: Any, backend: str
     _die_with_parent()
     try:
         answer = _mixed_search(instance, constants, profile, backend, seed, max_stages,
-                               deadline_wall, conn)
+                               deadline_wall, relative_gap, conn)
     except KeyboardInterrupt:
         return
     except InfeasibleError as exc:
@@ -1259,7 +1298,8 @@ def _die_with_parent() -> None:
 
 
 def _mixed_search(instance: Instance, constants: Any, profile: Any, backend: str, seed: int,
-                  max_stages: int | None, deadline_wall: float, conn: Any) -> tuple[Any, ...]:
+                  max_stages: int | None, deadline_wall: float, relative_gap: float,
+                  conn: Any) -> tuple[Any, ...]:
     start = time.perf_counter()
     deadline = start + (deadline_wall - time.time())
     state = SearchState(instance, CostModel(instance, constants=constants, profile=profile))
@@ -1292,7 +1332,8 @@ def _mixed_search(instance: Instance, constants: Any, profile: Any, backend: str
                     time_limit_s=max(0.01, deadline - time.perf_counter()), threads=1,
                     seed=seed, state=state, max_stages=max_stages, progress=None,
                     seed_with_baselines=False, mixed=True, incumbent_feed=feed,
-                    warm_start=False, model_dives=False, bounds_out=bounds)
+                    warm_start=False, model_dives=False, bounds_out=bounds,
+                    relative_gap=relative_gap)
     return ("result", result, setup_s, {sub: bound for sub, (bound, _) in bounds.items()})
 
 
@@ -1319,7 +1360,8 @@ def _solve_beside(helper: _MixedHelper, instance: Instance, state: SearchState, 
         if single is not None and "too_large_for_a_model" in single.search_space \
                 and not helper.answered():
             from_the_top = _bound_mixed_from_the_top(
-                instance, state, single.iteration_time_s, start + time_limit_s,
+                instance, state, single.iteration_time_s * (1.0 - common["relative_gap"]),
+                start + time_limit_s,
                 _stage_count_cap(instance, common.get("max_stages")), stop=helper.answered)
         answer = helper.answer(until_wall=helper.deadline_wall + HELPER_GRACE_S)
     finally:
@@ -1348,7 +1390,7 @@ def _solve_beside(helper: _MixedHelper, instance: Instance, state: SearchState, 
                        common=common)
 
 
-def _bound_mixed_from_the_top(instance: Instance, state: SearchState, incumbent_s: float,
+def _bound_mixed_from_the_top(instance: Instance, state: SearchState, threshold_s: float,
                               deadline: float, p_max: int,
                               stop: Callable[[], bool]) -> dict[SubProblem, float]:
     """With two processes, what the first does once its single-type search is over and the
@@ -1356,6 +1398,8 @@ def _bound_mixed_from_the_top(instance: Instance, state: SearchState, incumbent_
     (row (M)) from the other end, the sub-problems with the largest cheap bound first, until
     `deadline` or `stop()` (the second has answered). Its bounds, per sub-problem, raise the
     second's where larger (_raise_bound): a sub-problem either process has closed is closed.
+    `threshold_s` is the first search's incumbent less the accepted gap; a bound is kept no
+    higher than it (above it, it says only that no plan lies below it).
     On gpt3-175b-4types-x1024 the first process is done at about 20 s of 30, the second needs
     about 35 s."""
     bounds: dict[SubProblem, float] = {}
@@ -1377,13 +1421,14 @@ def _bound_mixed_from_the_top(instance: Instance, state: SearchState, incumbent_
                 for p in range(_stage_count_floor(state, b, configs), p_max + 1):
                     sub = SubProblem(p, b, schedule)
                     cheap = lower_bound(state, sub, floors)
-                    if cheap < incumbent_s:
+                    if cheap < threshold_s:
                         queue.append((cheap, sub, floors))
         queue.sort(key=lambda entry: (-entry[0], entry[1].num_stages, entry[1].micro_batch))
         for _, sub, floors in queue:
             if time.perf_counter() >= deadline or stop():
                 break
-            bounds[sub] = strong_lower_bound(state, sub, floors, p_max, incumbent_s)
+            bounds[sub] = min(threshold_s,
+                              strong_lower_bound(state, sub, floors, p_max, threshold_s))
     finally:
         state.mixed, state.require_mixed = mixed_before, False
         state.mixed_dominance = True  # (configurations built meanwhile stay as they are)
@@ -1435,6 +1480,7 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
            incumbent_feed: Callable[[], tuple[Plan, Evaluation] | None] | None = None,
            warm_start: bool = True,
            model_dives: bool = True,
+           relative_gap: float = 0.0,
            ) -> SolveResult:
     """One search over the single-type (or, with `mixed`, the whole) space; `incumbent` is a
     plan already found (its warm start is then skipped: it covered the single-type stages).
@@ -1450,7 +1496,10 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
     called with every plan that improves the incumbent, and `incumbent_feed` returns the best
     plan the other search has shared since (or None), taken as the incumbent where it is
     better; `warm_start=False` skips the warm start, and `model_dives=False` the models of the
-    first pass's dives (their seeds stay)."""
+    first pass's dives (their seeds stay).
+
+    `relative_gap` (see `solve`): a sub-problem is closed once its bound reaches the incumbent
+    less that share (`threshold`), and the models are solved to that gap."""
     start = time.perf_counter()
     deadline = start + time_limit_s
     state = state or SearchState(instance)
@@ -1524,7 +1573,15 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
     solved = pruned_bound = infeasible_memory = 0
     mismatch = 0.0
     plans_costed = 0
-    opts_base = SolveOptions(time_limit_s=time_limit_s, threads=threads, seed=seed)
+    opts_base = SolveOptions(time_limit_s=time_limit_s, threads=threads, seed=seed,
+                             relative_gap=max(relative_gap, SolveOptions.relative_gap))
+
+    def threshold() -> float:
+        """Sub-problems whose bound reaches this are closed (and every bound and model aims at
+        it): the incumbent, less the share of it the caller accepts as a gap (`relative_gap`;
+        0: a proof of the optimum). Plans between it and the incumbent are still taken when
+        found: the gap bounds what is left out, not what is kept."""
+        return best_time * (1.0 - relative_gap)
 
     def improved(plan: Plan, ev: Evaluation) -> None:
         """A better incumbent (found here): kept, and shared with a search running beside."""
@@ -1548,8 +1605,9 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
         than `max_vars` variables is not solved (TOO_BIG)."""
         nonlocal solved
         floors = floors_by_b[sub.micro_batch]
-        # Sec. 4.2: a plan better than the incumbent has no stage slower than this.
-        cap = _stage_time_cap(state, sub, floors, best_time)
+        # Sec. 4.2: a plan better than the threshold has no stage slower than this.
+        at = threshold()
+        cap = _stage_time_cap(state, sub, floors, at)
         slots = build_slots(instance, cache, sub, configs, stage_time_cap_s=cap)
         if slots is None or (state.require_mixed and not any(
                 c.mixed for slot in slots for c in slot.candidates)):
@@ -1562,7 +1620,7 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
         sm = build_model(instance, cache, sub, slots,
                          time_upper_bound_s=_time_ub(slots, sub, instance),
                          load_balance_floor_s=max(t_lb, floors[0]),
-                         objective_cutoff_s=best_time if math.isfinite(best_time) else None,
+                         objective_cutoff_s=at if math.isfinite(at) else None,
                          require_mixed=state.require_mixed)
         def take(values: list[float], objective_s: float) -> None:
             """The model's plan at `values`: validated, costed, kept if it beats the incumbent."""
@@ -1589,7 +1647,7 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
         remaining = deadline - time.perf_counter()
         opts = SolveOptions(time_limit_s=max(min(remaining, budget), 0.01),
                             threads=opts_base.threads, seed=opts_base.seed,
-                            on_solution=on_solution)
+                            relative_gap=opts_base.relative_gap, on_solution=on_solution)
         res = (restricted_fn if restricted else backend_fn)(sm.lp, opts, floor)
         solved += 1
         if res.values is not None:
@@ -1629,15 +1687,15 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
         before the model of a sub-problem too large for a dive, once per incumbent: there the
         backend's own bound rarely passes it, and closing the sub-problem here saves its
         model."""
+        at = threshold()
         if not too_big_to_dive(cand) or time.perf_counter() >= deadline \
-                or integer_strengthened.get(cand.sub, math.inf) <= best_time:
+                or integer_strengthened.get(cand.sub, math.inf) <= at:
             return
         nonlocal integer_walks
-        integer_strengthened[cand.sub] = best_time
+        integer_strengthened[cand.sub] = at
         integer_walks += 1
-        cand.lower_bound = max(cand.lower_bound, strong_lower_bound(
-            state, cand.sub, floors_by_b[cand.sub.micro_batch], p_cap, best_time,
-            integer=True))
+        cand.raise_bound(strong_lower_bound(
+            state, cand.sub, floors_by_b[cand.sub.micro_batch], p_cap, at, integer=True), at)
 
     def positional_seed(cand: _Candidate) -> None:
         """The seed of the integer capacity program (positional_seed_sequence), once per
@@ -1739,18 +1797,19 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
         run_seed(*pending_seeds.pop(0))
 
     def strengthen(cand: _Candidate) -> None:
-        """The strong bound (Sec. 4.3-4.6) against the current incumbent."""
+        """The strong bound (Sec. 4.3-4.6) against the current threshold."""
         absorb()
-        cand.strengthened_with = best_time
-        cand.lower_bound = max(cand.lower_bound, strong_lower_bound(
-            state, cand.sub, floors_by_b[cand.sub.micro_batch], p_cap, best_time))
+        at = threshold()
+        cand.strengthened_with = at
+        cand.raise_bound(strong_lower_bound(
+            state, cand.sub, floors_by_b[cand.sub.micro_batch], p_cap, at), at)
 
     def closed_by_bound(cand: _Candidate) -> bool:
-        return cand.lower_bound >= best_time * (1 - 1e-12)
+        return cand.lower_bound >= threshold() * (1 - 1e-12)
 
     def stale(cand: _Candidate) -> bool:
-        """Not strengthened yet, or against an incumbent the search has since beaten by 0.1%."""
-        return cand.strengthened_with is None or best_time < 0.999 * cand.strengthened_with
+        """Not strengthened yet, or against a threshold the search has since lowered by 0.1%."""
+        return cand.strengthened_with is None or threshold() < 0.999 * cand.strengthened_with
 
     def before_each(cand: _Candidate, done: int) -> None:
         absorb()
@@ -1780,14 +1839,16 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
         """Book the answer of a sub-problem's model: 1 if it closed the sub-problem, else 0 (its
         bound raised to the model's, kept in `still_open`)."""
         nonlocal infeasible_memory
+        # (The model covered the plans below the threshold then, at least today's.)
         if res is not None and res.status in ("feasible", "unknown"):
-            cand.lower_bound = max(cand.lower_bound, res.bound_s)
+            cand.raise_bound(res.bound_s, threshold())
             still_open.append(cand)
             return 0
-        if res is None:  # no plan of it fits memory, or beats the incumbent (Sec. 4.2-4.4)
+        if res is None:  # no plan of it fits memory, or beats the threshold (Sec. 4.2-4.4)
             infeasible_memory += 1
-        # Closed: none of its plans beats the incumbent (the model's own optimum is one now).
-        cand.lower_bound = max(cand.lower_bound, best_time)
+        # Closed: none of its plans lies below the threshold (the model's own optimum, within
+        # the gap, is one now: the incumbent is at most that).
+        cand.raise_bound(threshold(), threshold())
         return 1
 
     # First pass, best bound first with lazy strengthening: the sub-problem with the least bound
@@ -1882,6 +1943,9 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
         open_list = [c for c in still_open if not closed_by_bound(c)]
         pruned_bound += len(still_open) - len(open_list)
     open_bounds.extend(c.lower_bound for c in open_list)
+    if relative_gap > 0:
+        # A closed sub-problem's bound may lie between the threshold and the incumbent.
+        open_bounds.extend(c.lower_bound for c in candidates)
     if any(model_sizes.values()):
         # Sub-problems that came to need a model whose full model was too large to solve
         # (Sec. 4.6), and what stood in for it.
