@@ -816,3 +816,49 @@ def test_positional_seeds_are_valid_and_leave_the_optimum(monkeypatch: pytest.Mo
     assert result.iteration_time_s <= reference.iteration_time_s * (1 + result.gap) + 1e-9
     # Measured: the seeds alone find the optimum here; the bounds alone leave a 1% gap.
     assert result.iteration_time_s == pytest.approx(reference.iteration_time_s, rel=1e-9)
+
+
+def test_bounds_sent_by_the_other_search_are_taken_in_order() -> None:
+    """A search beside this one sends sub-problem bounds (bounds_feed, from the first process's
+    bounding from the top): they raise the queued sub-problems', which go back in the queue in
+    their new order, so one raised above the threshold never prunes those still below it.
+    Fed the strong bounds (no incumbent) of the 20 sub-problems with the least cheap bound,
+    most far above the uniform grid's plan it starts from, the search still proves the optimum
+    (it ends at that worse plan if a raised sub-problem, popped at its old place, counts as the
+    least bound)."""
+    import importlib
+
+    from haap_solver.methods import METHODS
+
+    solve_module = importlib.import_module("haap_solver.search.solve")
+    instance = load_instance(Path(__file__).resolve().parents[1] / "instances"
+                             / "gpt3-175b-a100x64.toml")
+    common = dict(backend="auto", time_limit_s=60, threads=1, seed=0, max_stages=None,
+                  progress=None, seed_with_baselines=False, mixed=False)
+    optimum = solve_module._solve(instance, state=SearchState(instance), **common)
+    assert optimum.status == "optimal"
+    worse = METHODS["uniform"](instance, time_limit_s=60)
+    assert worse.iteration_time_s > optimum.iteration_time_s * 1.01
+    state = SearchState(instance)
+    p_cap = min(instance.model.num_layers, instance.cluster.num_gpus)
+    ranked = []
+    for b in state.micro_batches():
+        floors = solve_module._layer_rate_bounds(state, b, state.configs(b))
+        for p in range(1, p_cap + 1):
+            sub = SubProblem(p, b, "1f1b")
+            ranked.append((solve_module.lower_bound(state, sub, floors), p, b, sub, floors))
+    ranked.sort(key=lambda entry: entry[:3])
+    strong = {sub: solve_module.strong_lower_bound(state, sub, floors, p_cap)
+              for *_, sub, floors in ranked[:20]}
+    assert sum(bound >= worse.iteration_time_s for bound in strong.values()) > 10
+    sent = [strong]
+
+    def bounds_feed() -> dict[SubProblem, float]:
+        return sent.pop() if sent else {}
+
+    result = solve_module._solve(instance, state=SearchState(instance), incumbent=worse,
+                                 bounds_feed=bounds_feed, **common)
+    assert not sent
+    assert result.search_space["bounds_from_the_other_search"] > 10
+    assert result.status == "optimal"
+    assert result.iteration_time_s == pytest.approx(optimum.iteration_time_s, rel=1e-9)

@@ -1191,6 +1191,12 @@ class _MixedHelper:
         with contextlib.suppress(OSError, ValueError):
             self.conn.send(("incumbent", plan, evaluation))
 
+    def share_bound(self, sub: SubProblem, bound: float) -> None:
+        """A lower bound on the plans with a mixed stage of `sub`, which this process computed:
+        the second search takes it and skips what it closes."""
+        with contextlib.suppress(OSError, ValueError):
+            self.conn.send(("bound", sub, bound))
+
     def answered(self) -> bool:
         """Whether its answer is waiting (or it has ended)."""
         try:
@@ -1308,14 +1314,29 @@ def _mixed_search(instance: Instance, constants: Any, profile: Any, backend: str
     if not ready:
         return ("not_set_up", setup_s, len(state.mixed_counts))
 
-    def feed() -> tuple[Plan, Evaluation] | None:
-        best: tuple[Plan, Evaluation] | None = None
+    best: list[tuple[Plan, Evaluation]] = []  # the best plan sent and not yet taken
+    sent_bounds: dict[SubProblem, float] = {}  # bounds sent and not yet taken
+
+    def read() -> None:
         while conn.poll():
-            kind, plan, evaluation = conn.recv()
-            if kind == "incumbent" and (
-                    best is None or evaluation.iteration_time_s < best[1].iteration_time_s):
-                best = (plan, evaluation)
-        return best
+            message = conn.recv()
+            if message[0] == "incumbent":
+                plan, evaluation = message[1], message[2]
+                if not best or evaluation.iteration_time_s < best[0][1].iteration_time_s:
+                    best[:] = [(plan, evaluation)]
+            elif message[0] == "bound":
+                sub, bound = message[1], message[2]
+                sent_bounds[sub] = max(bound, sent_bounds.get(sub, -math.inf))
+
+    def feed() -> tuple[Plan, Evaluation] | None:
+        read()
+        return best.pop() if best else None
+
+    def bounds_feed() -> dict[SubProblem, float]:
+        read()
+        taken = dict(sent_bounds)
+        sent_bounds.clear()
+        return taken
 
     # The first shared plan (the first search's seeds come within a second or so): bounds
     # strengthened against no incumbent at all would cost much more.
@@ -1333,7 +1354,7 @@ def _mixed_search(instance: Instance, constants: Any, profile: Any, backend: str
                     seed=seed, state=state, max_stages=max_stages, progress=None,
                     seed_with_baselines=False, mixed=True, incumbent_feed=feed,
                     warm_start=False, model_dives=False, bounds_out=bounds,
-                    relative_gap=relative_gap)
+                    relative_gap=relative_gap, bounds_feed=bounds_feed)
     return ("result", result, setup_s, {sub: bound for sub, (bound, _) in bounds.items()})
 
 
@@ -1362,7 +1383,8 @@ def _solve_beside(helper: _MixedHelper, instance: Instance, state: SearchState, 
             from_the_top = _bound_mixed_from_the_top(
                 instance, state, single.iteration_time_s * (1.0 - common["relative_gap"]),
                 start + time_limit_s,
-                _stage_count_cap(instance, common.get("max_stages")), stop=helper.answered)
+                _stage_count_cap(instance, common.get("max_stages")), stop=helper.answered,
+                on_bound=helper.share_bound)
         answer = helper.answer(until_wall=helper.deadline_wall + HELPER_GRACE_S)
     finally:
         helper.close()
@@ -1391,15 +1413,18 @@ def _solve_beside(helper: _MixedHelper, instance: Instance, state: SearchState, 
 
 
 def _bound_mixed_from_the_top(instance: Instance, state: SearchState, threshold_s: float,
-                              deadline: float, p_max: int,
-                              stop: Callable[[], bool]) -> dict[SubProblem, float]:
+                              deadline: float, p_max: int, stop: Callable[[], bool],
+                              on_bound: Callable[[SubProblem, float], None] | None = None,
+                              ) -> dict[SubProblem, float]:
     """With two processes, what the first does once its single-type search is over and the
     second still bounds the plans with a mixed stage (best bound first): the same strong bounds
     (row (M)) from the other end, the sub-problems with the largest cheap bound first, until
     `deadline` or `stop()` (the second has answered). Its bounds, per sub-problem, raise the
     second's where larger (_raise_bound): a sub-problem either process has closed is closed.
     `threshold_s` is the first search's incumbent less the accepted gap; a bound is kept no
-    higher than it (above it, it says only that no plan lies below it).
+    higher than it (above it, it says only that no plan lies below it). Each bound also goes to
+    `on_bound` as it comes (to the second process, which then skips what it closes: without
+    that, the help counted only where the time limit ends the search).
     On gpt3-175b-4types-x1024 the first process is done at about 20 s of 30, the second needs
     about 35 s."""
     bounds: dict[SubProblem, float] = {}
@@ -1429,6 +1454,8 @@ def _bound_mixed_from_the_top(instance: Instance, state: SearchState, threshold_
                 break
             bounds[sub] = min(threshold_s,
                               strong_lower_bound(state, sub, floors, p_max, threshold_s))
+            if on_bound is not None:
+                on_bound(sub, bounds[sub])
     finally:
         state.mixed, state.require_mixed = mixed_before, False
         state.mixed_dominance = True  # (configurations built meanwhile stay as they are)
@@ -1481,6 +1508,7 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
            warm_start: bool = True,
            model_dives: bool = True,
            relative_gap: float = 0.0,
+           bounds_feed: Callable[[], dict[SubProblem, float]] | None = None,
            ) -> SolveResult:
     """One search over the single-type (or, with `mixed`, the whole) space; `incumbent` is a
     plan already found (its warm start is then skipped: it covered the single-type stages).
@@ -1496,7 +1524,8 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
     called with every plan that improves the incumbent, and `incumbent_feed` returns the best
     plan the other search has shared since (or None), taken as the incumbent where it is
     better; `warm_start=False` skips the warm start, and `model_dives=False` the models of the
-    first pass's dives (their seeds stay).
+    first pass's dives (their seeds stay). `bounds_feed` returns the sub-problem bounds the
+    other search has computed since (valid lower bounds), which raise this one's.
 
     `relative_gap` (see `solve`): a sub-problem is closed once its bound reaches the incumbent
     less that share (`threshold`), and the models are solved to that gap."""
@@ -1590,13 +1619,22 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
         if share_incumbent is not None:
             share_incumbent(plan, ev)
 
+    by_sub = {c.sub: c for c in candidates}
+    fed_bounds = 0
+
     def absorb() -> None:
-        """The best plan a search running beside has shared, where it beats the incumbent."""
-        nonlocal best_time, best_plan, best_eval
+        """The best plan a search running beside has shared, where it beats the incumbent, and
+        the sub-problem bounds it has sent (queued sub-problems go back in order when popped)."""
+        nonlocal best_time, best_plan, best_eval, fed_bounds
         got = incumbent_feed() if incumbent_feed is not None else None
         if got is not None and got[1].iteration_time_s < best_time:
             best_plan, best_eval = got
             best_time = got[1].iteration_time_s
+        for sub, bound in (bounds_feed() if bounds_feed is not None else {}).items():
+            cand = by_sub.get(sub)
+            if cand is not None and bound > cand.lower_bound:
+                cand.lower_bound = bound
+                fed_bounds += 1
     # Sub-problems are attacked in passes of growing per-sub-problem time budgets: easy ones close
     # at once and give incumbents whose bound (Sec. 4.2) then shrinks the hard ones.
     def attempt(sub: SubProblem, configs: list[StageConfig], budget: float,
@@ -1866,9 +1904,13 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
     full_dives = model_dives and backend != "cpsat"  # see DIVE_FULL_MAX_VARS
     dive_budget = FIRST_PASS_BUDGET_S if state.require_mixed else DIVE_BUDGET_S
     while queue:
-        index = heapq.heappop(queue)[3]
+        entry = heapq.heappop(queue)
+        index = entry[3]
         cand = candidates[index]
         before_each(cand, done)
+        if cand.lower_bound > entry[0]:  # raised by a bound the other search sent: re-queued
+            heapq.heappush(queue, (*cand.rank(), index))
+            continue
         if closed_by_bound(cand):  # so is every sub-problem still queued
             pruned_bound += 1 + len(queue)
             done += 1 + len(queue)
@@ -1893,7 +1935,8 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
                 # its warm-start plans as the incumbent early make the strengthening still to
                 # come cheaper. The sub-problem itself stays in the queue.
                 since_model = 0
-                strong = [entry for entry in queue if not stale(candidates[entry[3]])]
+                strong = [entry for entry in queue if not stale(candidates[entry[3]])
+                          and not closed_by_bound(candidates[entry[3]])]
                 if strong:
                     target = min(strong)
                     dive = candidates[target[3]]
@@ -1953,6 +1996,8 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
             "subproblems": sum(model_sizes.values()),
             "integer_program_seeds": sum(model_sizes[sub] for sub in positional_seeded),
             "integer_walks": integer_walks}
+    if bounds_feed is not None:
+        space["bounds_from_the_other_search"] = fed_bounds
     if bounds_out is not None:
         bounds_out.update((c.sub, (c.lower_bound, c.strengthened_with)) for c in candidates)
     if progress:
