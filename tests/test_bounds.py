@@ -900,6 +900,32 @@ def test_bounds_from_the_top_are_valid(instance: Instance) -> None:
     assume(checked)
 
 
+def test_bounds_from_the_top_skip_what_the_second_process_bounded() -> None:
+    """The first process skips the sub-problems the second has sent bounds for (here every
+    other one), one micro-batch size at a time; what it bounds is what it would have bounded
+    alone, and it sends each bound as it comes (on_bound)."""
+    from haap_solver.search.solve import _bound_mixed_from_the_top
+
+    instance = load_instance(Path(__file__).resolve().parents[1] / "instances"
+                             / "llama3.2-1b-h100x4-l40sx4.toml")
+    p_max = min(instance.model.num_layers, instance.cluster.num_gpus)
+    alone = _bound_mixed_from_the_top(instance, SearchState(instance, mixed=False), 3.6,
+                                      math.inf, p_max, stop=lambda: False)
+    assert len(alone) > 10
+    elsewhere = {sub: 0.0 for sub in sorted(alone, key=lambda s: (s.micro_batch,
+                                                                  s.num_stages))[::2]}
+    sent: list[SubProblem] = []
+    helped = _bound_mixed_from_the_top(
+        instance, SearchState(instance, mixed=False), 3.6, math.inf, p_max, stop=lambda: False,
+        on_bound=lambda sub, bound: sent.append(sub), bounded_elsewhere=elsewhere)
+    assert set(helped) == set(alone) - set(elsewhere)
+    assert all(helped[sub] == alone[sub] for sub in helped)
+    assert all(bound <= 3.6 for bound in alone.values())
+    sizes = [sub.micro_batch for sub in sent]
+    assert sent and len(set(sizes)) == len([k for k, size in enumerate(sizes)
+                                   if k == 0 or size != sizes[k - 1]])  # (each size in one run)
+
+
 def test_mixed_bounds_are_the_same_without_the_dominance_filter() -> None:
     """The first process bounds the plans with a mixed stage without the dominance filter of
     mixed configurations (SearchState.mixed_dominance, a third of the set-up): every cheap

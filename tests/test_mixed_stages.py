@@ -22,6 +22,7 @@ from haap_solver.cli import main
 from haap_solver.cost.evaluate import CostModel
 from haap_solver.instance import Instance, load_instance
 from haap_solver.search.coefficients import MIXED_MIN_BUSY, _splits
+from haap_solver.search.formulation import SubProblem
 from haap_solver.search.solve import SearchState, solve
 from haap_solver.search.space import build_plan, mixed_shapes, stage_configs
 from haap_solver.validate import plan_violations
@@ -573,3 +574,46 @@ def test_main_module_hidden_while_the_second_process_starts(
         assert main.__spec__ is None
     assert main.__file__ == "/somewhere/script.py"
     assert main.__spec__ is spec
+
+
+@pytest.mark.parametrize("name", ["llama3-8b-h100-a100-l40s.toml", "gpt3-1.3b-t4x4-a100x12.toml"])
+def test_two_processes_with_the_first_helping_prove_what_one_proves(
+        monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    """The first process helping bound the plans with a mixed stage once its single-type search
+    is over (forced here, where it otherwise waits: _helps_from_the_top), the two exchanging
+    bounds: the same proven optimum as one process."""
+    inst = load_instance(ROOT / "instances" / name)
+    one = solve(inst, time_limit_s=60)
+    monkeypatch.setattr(SEARCH, "_helps_from_the_top", lambda single: True)
+    two = solve(inst, time_limit_s=60, threads=2)
+    assert one.status == two.status == "optimal"
+    assert two.iteration_time_s == pytest.approx(one.iteration_time_s, rel=1e-12)
+    assert "bounds_from_the_other_search" in two.search_space
+
+
+def test_helper_keeps_bounds_apart_from_its_answer() -> None:
+    """The second process's messages to the first: bounds (once the first helps) are kept in
+    `bounds`, the larger per sub-problem, and do not count as its answer; the answer, once
+    sent, does."""
+    import multiprocessing
+
+    class Alive:
+        exitcode = None
+
+        def is_alive(self) -> bool:
+            return True
+
+    here, there = multiprocessing.Pipe()
+    helper = SEARCH._MixedHelper(Alive(), here, deadline_wall=math.inf)
+    a, b = SubProblem(3, 4, "1f1b"), SubProblem(5, 4, "1f1b")
+    helper.help()
+    assert there.recv() == ("helping",)
+    there.send(("bounds", {a: 1.0, b: 2.0}))
+    there.send(("bounds", {a: 0.5}))
+    assert not helper.answered()
+    assert helper.bounds == {a: 1.0, b: 2.0}
+    there.send(("result", "the answer"))
+    there.send(("bounds", {b: 3.0}))
+    assert helper.answered()
+    assert helper.answer(until_wall=math.inf) == ("result", "the answer")
+    assert helper.bounds == {a: 1.0, b: 2.0}  # (what comes after the answer is not read)

@@ -18,7 +18,7 @@ import math
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -1162,6 +1162,9 @@ class _MixedHelper:
 
     def __init__(self, process: Any, conn: Any, deadline_wall: float):
         self.process, self.conn, self.deadline_wall = process, conn, deadline_wall
+        self._answer: tuple[Any, ...] | None = None
+        self.bounds: dict[SubProblem, float] = {}
+        """Its strengthened sub-problem bounds, sent once this process helps (`help`)."""
 
     @classmethod
     def start(cls, instance: Instance, cost_model: CostModel, *, backend: str, seed: int,
@@ -1197,10 +1200,28 @@ class _MixedHelper:
         with contextlib.suppress(OSError, ValueError):
             self.conn.send(("bound", sub, bound))
 
+    def help(self) -> None:
+        """Tell it that this process now bounds its sub-problems too (from the top): from then
+        on it sends the bounds it has strengthened (`bounds`), which this process skips."""
+        with contextlib.suppress(OSError, ValueError):
+            self.conn.send(("helping",))
+
+    def _receive(self, timeout: float = 0.0) -> None:
+        """What it has sent, until its answer: bounds go to `bounds`, the answer is kept."""
+        while self._answer is None and self.conn.poll(timeout):
+            message = tuple(self.conn.recv())
+            if message[0] == "bounds":
+                for sub, bound in message[1].items():
+                    self.bounds[sub] = max(bound, self.bounds.get(sub, -math.inf))
+            else:
+                self._answer = message
+            timeout = 0.0
+
     def answered(self) -> bool:
         """Whether its answer is waiting (or it has ended)."""
         try:
-            return bool(self.conn.poll()) or not self.process.is_alive()
+            self._receive()
+            return self._answer is not None or not self.process.is_alive()
         except (EOFError, OSError):
             return True
 
@@ -1211,8 +1232,9 @@ class _MixedHelper:
         while True:
             left = until_wall - time.time()
             try:
-                if self.conn.poll(max(0.0, min(left, 0.05))):
-                    return tuple(self.conn.recv())
+                self._receive(max(0.0, min(left, 0.05)))
+                if self._answer is not None:
+                    return self._answer
             except (EOFError, OSError):
                 return ("error", "the second process ended without an answer")
             if not self.process.is_alive() and not self.conn.poll():
@@ -1316,6 +1338,14 @@ def _mixed_search(instance: Instance, constants: Any, profile: Any, backend: str
 
     best: list[tuple[Plan, Evaluation]] = []  # the best plan sent and not yet taken
     sent_bounds: dict[SubProblem, float] = {}  # bounds sent and not yet taken
+    # Its own strengthened bounds, and whether the first process helps (and so reads them: not
+    # before, lest they fill the pipe while it searches).
+    own_bounds: dict[SubProblem, float] = {}
+    helped = [False]
+
+    def send(message: tuple[Any, ...]) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            conn.send(message)
 
     def read() -> None:
         while conn.poll():
@@ -1327,6 +1357,14 @@ def _mixed_search(instance: Instance, constants: Any, profile: Any, backend: str
             elif message[0] == "bound":
                 sub, bound = message[1], message[2]
                 sent_bounds[sub] = max(bound, sent_bounds.get(sub, -math.inf))
+            elif message[0] == "helping" and not helped[0]:
+                helped[0] = True
+                send(("bounds", dict(own_bounds)))
+
+    def share_bound(sub: SubProblem, bound: float) -> None:
+        own_bounds[sub] = bound
+        if helped[0]:
+            send(("bounds", {sub: bound}))
 
     def feed() -> tuple[Plan, Evaluation] | None:
         read()
@@ -1354,7 +1392,8 @@ def _mixed_search(instance: Instance, constants: Any, profile: Any, backend: str
                     seed=seed, state=state, max_stages=max_stages, progress=None,
                     seed_with_baselines=False, mixed=True, incumbent_feed=feed,
                     warm_start=False, model_dives=False, bounds_out=bounds,
-                    relative_gap=relative_gap, bounds_feed=bounds_feed)
+                    relative_gap=relative_gap, bounds_feed=bounds_feed,
+                    share_bound=share_bound)
     return ("result", result, setup_s, {sub: bound for sub, (bound, _) in bounds.items()})
 
 
@@ -1375,16 +1414,13 @@ def _solve_beside(helper: _MixedHelper, instance: Instance, state: SearchState, 
         except InfeasibleError:
             single = None
         from_the_top: dict[SubProblem, float] = {}
-        # Only where models are too large to solve (at 1,024 GPUs and above): there the second
-        # search takes long; on llama3-8b-h100-a100-l40s it answers within 0.5 s of the first
-        # and this set-up only delayed the answer (by 0.05-0.15 s over three runs).
-        if single is not None and "too_large_for_a_model" in single.search_space \
-                and not helper.answered():
+        if single is not None and _helps_from_the_top(single) and not helper.answered():
+            helper.help()
             from_the_top = _bound_mixed_from_the_top(
                 instance, state, single.iteration_time_s * (1.0 - common["relative_gap"]),
                 start + time_limit_s,
                 _stage_count_cap(instance, common.get("max_stages")), stop=helper.answered,
-                on_bound=helper.share_bound)
+                on_bound=helper.share_bound, bounded_elsewhere=helper.bounds)
         answer = helper.answer(until_wall=helper.deadline_wall + HELPER_GRACE_S)
     finally:
         helper.close()
@@ -1412,21 +1448,35 @@ def _solve_beside(helper: _MixedHelper, instance: Instance, state: SearchState, 
                        common=common)
 
 
+def _helps_from_the_top(single: SolveResult) -> bool:
+    """Whether the first process, its single-type search over, helps bound the plans with a
+    mixed stage (_bound_mixed_from_the_top): only where models are too large to solve (at 1,024
+    GPUs and above), where the second search takes long; on llama3-8b-h100-a100-l40s it answers
+    within 0.5 s of the first and this set-up only delayed the answer (by 0.05-0.15 s over
+    three runs)."""
+    return "too_large_for_a_model" in single.search_space
+
+
 def _bound_mixed_from_the_top(instance: Instance, state: SearchState, threshold_s: float,
                               deadline: float, p_max: int, stop: Callable[[], bool],
                               on_bound: Callable[[SubProblem, float], None] | None = None,
+                              bounded_elsewhere: Mapping[SubProblem, float] | None = None,
                               ) -> dict[SubProblem, float]:
     """With two processes, what the first does once its single-type search is over and the
     second still bounds the plans with a mixed stage (best bound first): the same strong bounds
-    (row (M)) from the other end, the sub-problems with the largest cheap bound first, until
-    `deadline` or `stop()` (the second has answered). Its bounds, per sub-problem, raise the
-    second's where larger (_raise_bound): a sub-problem either process has closed is closed.
-    `threshold_s` is the first search's incumbent less the accepted gap; a bound is kept no
-    higher than it (above it, it says only that no plan lies below it). Each bound also goes to
-    `on_bound` as it comes (to the second process, which then skips what it closes: without
-    that, the help counted only where the time limit ends the search).
-    On gpt3-175b-4types-x1024 the first process is done at about 20 s of 30, the second needs
-    about 35 s."""
+    (row (M)) from the other end, until `deadline` or `stop()` (the second has answered). Its
+    bounds, per sub-problem, raise the second's where larger (_raise_bound): a sub-problem
+    either process has closed is closed. `threshold_s` is the first search's incumbent less the
+    accepted gap; a bound is kept no higher than it (above it, it says only that no plan lies
+    below it). Each bound also goes to `on_bound` as it comes (to the second process, which
+    then skips what it closes: without that, the help counted only where the time limit ends
+    the search), and a sub-problem in `bounded_elsewhere` (the second's strengthened ones, as
+    they arrive) is skipped.
+
+    Order: one micro-batch size at a time, the one with the most sub-problems left first, the
+    largest cheap bound first within it. Each size costs this process its bound tables (0.1-0.6
+    s at 1,024 GPUs, built in the second already); taken in the order of the cheap bound alone,
+    its first 100 sub-problems touched all 16 sizes and took 5.5 s, 3.5 s of it tables."""
     bounds: dict[SubProblem, float] = {}
     mixed_before = state.mixed
     # No dominance filter here (SearchState.mixed_dominance): a set-up of 1.1 s instead of
@@ -1436,22 +1486,35 @@ def _bound_mixed_from_the_top(instance: Instance, state: SearchState, threshold_
         if not state.prepare_mixed(deadline, stop) or stop():
             return bounds
         state.mixed, state.require_mixed = True, True
-        queue: list[tuple[float, SubProblem, tuple[float, float, float]]] = []
+        elsewhere = bounded_elsewhere if bounded_elsewhere is not None else {}
+        queues: dict[int, list[tuple[float, SubProblem, tuple[float, float, float]]]] = {}
         for b in state.micro_batches():
             configs = state.configs(b)
             if not any(c.mixed for c in configs):
                 continue
             floors = _layer_rate_bounds(state, b, configs)
+            queue = queues.setdefault(b, [])
             for schedule in instance.training.schedules:
                 for p in range(_stage_count_floor(state, b, configs), p_max + 1):
                     sub = SubProblem(p, b, schedule)
                     cheap = lower_bound(state, sub, floors)
                     if cheap < threshold_s:
                         queue.append((cheap, sub, floors))
-        queue.sort(key=lambda entry: (-entry[0], entry[1].num_stages, entry[1].micro_batch))
-        for _, sub, floors in queue:
+            queue.sort(key=lambda entry: (entry[0], -entry[1].num_stages))  # (popped from the end)
+        current: list[tuple[float, SubProblem, tuple[float, float, float]]] = []
+        while True:
+            if not current:
+                left = {b: [entry for entry in queue if entry[1] not in elsewhere]
+                        for b, queue in queues.items()}
+                queues = {b: queue for b, queue in left.items() if queue}
+                if not queues:
+                    break
+                current = queues.pop(max(queues, key=lambda b: (len(queues[b]), -b)))
             if time.perf_counter() >= deadline or stop():
                 break
+            _, sub, floors = current.pop()
+            if sub in elsewhere:
+                continue
             bounds[sub] = min(threshold_s,
                               strong_lower_bound(state, sub, floors, p_max, threshold_s))
             if on_bound is not None:
@@ -1509,6 +1572,7 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
            model_dives: bool = True,
            relative_gap: float = 0.0,
            bounds_feed: Callable[[], dict[SubProblem, float]] | None = None,
+           share_bound: Callable[[SubProblem, float], None] | None = None,
            ) -> SolveResult:
     """One search over the single-type (or, with `mixed`, the whole) space; `incumbent` is a
     plan already found (its warm start is then skipped: it covered the single-type stages).
@@ -1525,7 +1589,9 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
     plan the other search has shared since (or None), taken as the incumbent where it is
     better; `warm_start=False` skips the warm start, and `model_dives=False` the models of the
     first pass's dives (their seeds stay). `bounds_feed` returns the sub-problem bounds the
-    other search has computed since (valid lower bounds), which raise this one's.
+    other search has computed since (valid lower bounds), which raise this one's;
+    `share_bound` is called with each sub-problem's bound once strengthened, so that the other
+    search need not compute it again.
 
     `relative_gap` (see `solve`): a sub-problem is closed once its bound reaches the incumbent
     less that share (`threshold`), and the models are solved to that gap."""
@@ -1841,6 +1907,8 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
         cand.strengthened_with = at
         cand.raise_bound(strong_lower_bound(
             state, cand.sub, floors_by_b[cand.sub.micro_batch], p_cap, at), at)
+        if share_bound is not None:
+            share_bound(cand.sub, cand.lower_bound)
 
     def closed_by_bound(cand: _Candidate) -> bool:
         return cand.lower_bound >= threshold() * (1 - 1e-12)
