@@ -1415,12 +1415,12 @@ def _solve_beside(helper: _MixedHelper, instance: Instance, state: SearchState, 
             single = None
         from_the_top: dict[SubProblem, float] = {}
         if single is not None and _helps_from_the_top(single) and not helper.answered():
-            helper.help()
             from_the_top = _bound_mixed_from_the_top(
                 instance, state, single.iteration_time_s * (1.0 - common["relative_gap"]),
                 start + time_limit_s,
                 _stage_count_cap(instance, common.get("max_stages")), stop=helper.answered,
-                on_bound=helper.share_bound, bounded_elsewhere=helper.bounds)
+                on_bound=helper.share_bound, bounded_elsewhere=helper.bounds,
+                on_start=helper.help)
         answer = helper.answer(until_wall=helper.deadline_wall + HELPER_GRACE_S)
     finally:
         helper.close()
@@ -1461,6 +1461,7 @@ def _bound_mixed_from_the_top(instance: Instance, state: SearchState, threshold_
                               deadline: float, p_max: int, stop: Callable[[], bool],
                               on_bound: Callable[[SubProblem, float], None] | None = None,
                               bounded_elsewhere: Mapping[SubProblem, float] | None = None,
+                              on_start: Callable[[], None] | None = None,
                               ) -> dict[SubProblem, float]:
     """With two processes, what the first does once its single-type search is over and the
     second still bounds the plans with a mixed stage (best bound first): the same strong bounds
@@ -1471,7 +1472,9 @@ def _bound_mixed_from_the_top(instance: Instance, state: SearchState, threshold_
     below it). Each bound also goes to `on_bound` as it comes (to the second process, which
     then skips what it closes: without that, the help counted only where the time limit ends
     the search), and a sub-problem in `bounded_elsewhere` (the second's strengthened ones, as
-    they arrive) is skipped.
+    they arrive: `stop()` reads them) is skipped. `on_start` is called once the set-up is done
+    (the second then sends its bounds; not before, lest they fill the pipe while this one, in
+    its set-up, reads only between micro-batch sizes).
 
     Order: one micro-batch size at a time, the one with the most sub-problems left first, the
     largest cheap bound first within it. Each size costs this process its bound tables (0.1-0.6
@@ -1501,8 +1504,12 @@ def _bound_mixed_from_the_top(instance: Instance, state: SearchState, threshold_
                     if cheap < threshold_s:
                         queue.append((cheap, sub, floors))
             queue.sort(key=lambda entry: (entry[0], -entry[1].num_stages))  # (popped from the end)
+        if on_start is not None:
+            on_start()
         current: list[tuple[float, SubProblem, tuple[float, float, float]]] = []
         while True:
+            if time.perf_counter() >= deadline or stop():
+                break
             if not current:
                 left = {b: [entry for entry in queue if entry[1] not in elsewhere]
                         for b, queue in queues.items()}
@@ -1510,8 +1517,6 @@ def _bound_mixed_from_the_top(instance: Instance, state: SearchState, threshold_
                 if not queues:
                     break
                 current = queues.pop(max(queues, key=lambda b: (len(queues[b]), -b)))
-            if time.perf_counter() >= deadline or stop():
-                break
             _, sub, floors = current.pop()
             if sub in elsewhere:
                 continue
