@@ -617,3 +617,27 @@ def test_helper_keeps_bounds_apart_from_its_answer() -> None:
     assert helper.answered()
     assert helper.answer(until_wall=math.inf) == ("result", "the answer")
     assert helper.bounds == {a: 1.0, b: 2.0}  # (what comes after the answer is not read)
+
+
+def test_no_dives_in_the_mixed_search_on_large_clusters(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Above MIXED_DIVES_MAX_GPUS the search over plans with a mixed stage makes no dives (their
+    seeds come from the least strong bound, _ranked_per_group): here, with the line moved below
+    this 8-GPU instance, none, where there are some otherwise; the same proven optimum either
+    way (one process: the mixed search has no warm start, so only dives rank)."""
+    inst = load_instance(MIXED_WINS)
+    calls: list[bool] = []
+    ranked = SEARCH._ranked_per_group
+
+    def counting(state: SearchState, *args: object) -> object:
+        calls.append(state.require_mixed)
+        return ranked(state, *args)
+
+    monkeypatch.setattr(SEARCH, "_ranked_per_group", counting)
+    with_dives = solve(inst, time_limit_s=60)
+    assert any(calls)
+    calls.clear()
+    monkeypatch.setattr(SEARCH, "MIXED_DIVES_MAX_GPUS", 4)
+    without = solve(inst, time_limit_s=60)
+    assert not any(calls) and calls  # (the single-type search still ranks)
+    assert with_dives.status == without.status == "optimal"
+    assert without.iteration_time_s == pytest.approx(with_dives.iteration_time_s, rel=1e-12)

@@ -856,6 +856,15 @@ sooner the second can use it (formulations Sec. 4.6)."""
 FIRST_PASS_BUDGET_S = 0.5
 """The time budget of a sub-problem's model in the first pass (Sec. 4.6 Passes)."""
 
+MIXED_DIVES_MAX_GPUS = 256
+"""The search over plans with a mixed stage makes no dives on clusters above this many GPUs (the
+same line as WARM_START_LARGE_GPUS): there its full models are too large for a dive, so a dive
+only runs the warm-start seeds of the least strong bound, which never gave the plan in our runs
+(at 1,024 and 16,384 GPUs every plan found is single-type, found by the first search) and took
+about 1 s of the second process's 16 s at 1,024 GPUs. Without them, two threads with --gap 0.01
+went from 18.1-18.4 s to 17.4-17.5 s there, and without a gap target llama3-405b-6types-x16384
+from 18.7 s to 13.7 s (the same plan and gap: the second process answers sooner)."""
+
 DIVE_BUDGET_S = 2.0
 """The time budget of a dive's full model in the single-type search (Sec. 4.6 Passes): the dived
 sub-problem is where the optimum tends to be, and a model cut off at FIRST_PASS_BUDGET_S is
@@ -1976,6 +1985,7 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
     dived = False
     full_dives = model_dives and backend != "cpsat"  # see DIVE_FULL_MAX_VARS
     dive_budget = FIRST_PASS_BUDGET_S if state.require_mixed else DIVE_BUDGET_S
+    dives = not (state.require_mixed and total_gpus > MIXED_DIVES_MAX_GPUS)
     while queue:
         entry = heapq.heappop(queue)
         index = entry[3]
@@ -2002,7 +2012,7 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
             else:
                 heapq.heappush(queue, (*cand.rank(), index))
             since_model += 1
-            if since_model >= (DIVE_EVERY if dived else DIVE_FIRST):
+            if dives and since_model >= (DIVE_EVERY if dived else DIVE_FIRST):
                 dived = True
                 # A dive: the least strong bound so far is where the optimum tends to sit;
                 # its warm-start plans as the incumbent early make the strengthening still to
