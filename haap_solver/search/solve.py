@@ -19,7 +19,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -1207,7 +1207,7 @@ class _MixedHelper:
         """A lower bound on the plans with a mixed stage of `sub`, which this process computed:
         the second search takes it and skips what it closes."""
         with contextlib.suppress(OSError, ValueError):
-            self.conn.send(("bound", sub, bound))
+            self.conn.send(("bounds", {sub: bound}))
 
     def help(self) -> None:
         """Tell it that this process now bounds its sub-problems too (from the top): from then
@@ -1220,8 +1220,7 @@ class _MixedHelper:
         while self._answer is None and self.conn.poll(timeout):
             message = tuple(self.conn.recv())
             if message[0] == "bounds":
-                for sub, bound in message[1].items():
-                    self.bounds[sub] = max(bound, self.bounds.get(sub, -math.inf))
+                _merge_bounds(self.bounds, message[1])
             else:
                 self._answer = message
             timeout = 0.0
@@ -1256,6 +1255,13 @@ class _MixedHelper:
             self.process.terminate()
         self.process.join(timeout=2.0)
         self.conn.close()
+
+
+def _merge_bounds(into: dict[SubProblem, float], bounds: dict[SubProblem, float]) -> None:
+    """Sub-problem bounds the other process sent ("bounds" messages, both ways), each kept at
+    the larger of it and what `into` has: all are valid lower bounds."""
+    for sub, bound in bounds.items():
+        into[sub] = max(bound, into.get(sub, -math.inf))
 
 
 def _mixed_worker(instance: Instance, constants: Any, profile: Any, backend: str, seed: int,
@@ -1363,9 +1369,8 @@ def _mixed_search(instance: Instance, constants: Any, profile: Any, backend: str
                 plan, evaluation = message[1], message[2]
                 if not best or evaluation.iteration_time_s < best[0][1].iteration_time_s:
                     best[:] = [(plan, evaluation)]
-            elif message[0] == "bound":
-                sub, bound = message[1], message[2]
-                sent_bounds[sub] = max(bound, sent_bounds.get(sub, -math.inf))
+            elif message[0] == "bounds":
+                _merge_bounds(sent_bounds, message[1])
             elif message[0] == "helping" and not helped[0]:
                 helped[0] = True
                 send(("bounds", dict(own_bounds)))
@@ -1763,9 +1768,8 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
         on_solution = None if share_incumbent is None else (
             lambda values: take(values, sm.lp.value(values)))
         remaining = deadline - time.perf_counter()
-        opts = SolveOptions(time_limit_s=max(min(remaining, budget), 0.01),
-                            threads=opts_base.threads, seed=opts_base.seed,
-                            relative_gap=opts_base.relative_gap, on_solution=on_solution)
+        opts = replace(opts_base, time_limit_s=max(min(remaining, budget), 0.01),
+                       on_solution=on_solution)
         res = (restricted_fn if restricted else backend_fn)(sm.lp, opts, floor)
         solved += 1
         if res.values is not None:
