@@ -641,3 +641,29 @@ def test_no_dives_in_the_mixed_search_on_large_clusters(monkeypatch: pytest.Monk
     assert not any(calls) and calls  # (the single-type search still ranks)
     assert with_dives.status == without.status == "optimal"
     assert without.iteration_time_s == pytest.approx(with_dives.iteration_time_s, rel=1e-12)
+
+
+def test_pieces_refuse_a_term_that_is_not_affine(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pieces are read off the cost model at n = 1 and 2: a term that is not affine in the
+    layer count (here the forward time with an n^2 part) must stop the search at n = 3, not give
+    pieces that disagree with evaluate()."""
+    from dataclasses import replace
+
+    from haap_solver.errors import HaapError
+    from haap_solver.search.coefficients import CoefficientCache
+
+    inst = load_instance(ROOT / "instances" / "llama3.2-1b-h100x4-l40sx4.toml")
+    cm = CostModel(inst)
+    b = SearchState(inst).micro_batches()[0]
+    c = stage_configs(inst, b)[0]
+    assert CoefficientCache(cm).coefficients(c, b, False, False, True).tau_pieces
+    affine_terms = cm.replica_terms
+
+    def curved(**kw: object) -> object:
+        terms = affine_terms(**kw)  # type: ignore[arg-type]
+        n = kw["num_layers"]
+        return replace(terms, fwd_s=terms.fwd_s * (1 + 0.01 * n * n))  # type: ignore[operator]
+
+    monkeypatch.setattr(cm, "replica_terms", curved)
+    with pytest.raises(HaapError, match=r"fwd_s of .* is not affine in the layer count"):
+        CoefficientCache(cm).coefficients(c, b, False, False, True)
