@@ -862,3 +862,64 @@ def test_bounds_sent_by_the_other_search_are_taken_in_order() -> None:
     assert result.search_space["bounds_from_the_other_search"] > 10
     assert result.status == "optimal"
     assert result.iteration_time_s == pytest.approx(optimum.iteration_time_s, rel=1e-9)
+
+
+def test_warm_start_ranks_configurations_that_fit_only_at_the_back() -> None:
+    """The warm start ranks configurations by the layers they host with the first stage's
+    micro-batches in flight or with the last stage's (one under 1F1B; all under GPipe, where
+    only the first stage's count applies): on llama3-70b-h100x32-a100x32 a configuration without
+    recomputation that holds no layer at the front of a 1F1B pipeline still ranks, and the best
+    H100 configuration for its optimum's sub-problem (5 stages, micro-batch 4) is one without
+    recomputation, as in the optimum."""
+    import importlib
+
+    search = importlib.import_module("haap_solver.search.solve")
+    inst = load_instance(Path(__file__).parent.parent / "instances"
+                         / "llama3-70b-h100x32-a100x32.toml")
+    state = SearchState(inst)
+    p_cap = search._stage_count_cap(inst, None)
+    only_at_the_back = 0
+    for p in range(2, 9):
+        one_f_one_b = search._ranked_per_group(state, SubProblem(p, 4, "1f1b"), p_cap)
+        gpipe = search._ranked_per_group(state, SubProblem(p, 4, "gpipe"), p_cap)
+        ranked = {c for cs in one_f_one_b.values() for c in cs}
+        front_only = {c for cs in gpipe.values() for c in cs}
+        assert front_only <= ranked
+        only_at_the_back += len(ranked - front_only)
+    assert only_at_the_back > 0
+    best = search._ranked_per_group(state, SubProblem(5, 4, "1f1b"), p_cap)["dgx-h100"][0]
+    assert best.recompute == "none", best.label()
+
+
+def test_solve_pauses_the_garbage_collector_and_restores_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The search runs with the cyclic collector off (collector_paused) and leaves it as it
+    found it: on after a solve, off where the caller had turned it off, on after an error."""
+    import gc
+    import importlib
+
+    search = importlib.import_module("haap_solver.search.solve")
+    inst = load_instance(Path(__file__).parent.parent / "instances" / "gpt3-1.3b-a100x8.toml")
+    during: list[bool] = []
+
+    def progress(done: int, total: int, text: str) -> None:
+        during.append(gc.isenabled())
+
+    assert gc.isenabled()
+    solve(inst, time_limit_s=10, progress=progress)
+    assert during and not any(during)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        solve(inst, time_limit_s=10)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+    def fails(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("a failure inside the search")
+
+    monkeypatch.setattr(search, "_solve_dispatch", fails)
+    with pytest.raises(RuntimeError, match="a failure inside the search"):
+        solve(inst, time_limit_s=10)
+    assert gc.isenabled()

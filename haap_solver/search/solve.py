@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import gc
 import heapq
 import math
 import os
@@ -962,10 +963,11 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
     """
     if not 0.0 <= relative_gap < 1.0:
         raise ValueError(f"relative_gap: must be in [0, 1), got {relative_gap}")
-    result = _solve_dispatch(instance, backend=backend, time_limit_s=time_limit_s,
-                             threads=threads, seed=seed, state=state, max_stages=max_stages,
-                             progress=progress, seed_with_baselines=seed_with_baselines,
-                             mixed=mixed, relative_gap=relative_gap)
+    with collector_paused():
+        result = _solve_dispatch(instance, backend=backend, time_limit_s=time_limit_s,
+                                 threads=threads, seed=seed, state=state, max_stages=max_stages,
+                                 progress=progress, seed_with_baselines=seed_with_baselines,
+                                 mixed=mixed, relative_gap=relative_gap)
     # The options of this call (a phase's result carries its own time limit and threads).
     result.options = {"backend": backend, "time_limit_s": time_limit_s, "threads": threads,
                       "seed": seed, "mixed": mixed, "relative_gap": relative_gap}
@@ -975,6 +977,31 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
                   f"relative gap ({relative_gap:.2%}): the search stopped there")
         result.message = f"{result.message}; {within}" if result.message else within
     return result
+
+
+PAUSE_COLLECTOR = True
+"""`solve` (and its second process) runs with Python's cyclic garbage collector off
+(`collector_paused`)."""
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off while the search runs, on again after (where it was
+    on). The search builds millions of small objects (coefficients, affine pieces, cache keys)
+    and keeps most of them in its caches, so each full collection walks an ever larger heap, and
+    it makes almost no reference cycles for the collector to find: 669 objects in cycles after
+    the search over plans with a mixed stage of llama3-8b-h100-a100-l40s, none in its 13 full
+    collections during the set-up. Reference counting still frees everything else at once.
+    That search: set-up 0.61 s -> 0.49 s, bound tables 0.30 s -> 0.21 s (process time, best of
+    four). Where another thread already turned the collector off, this leaves it alone."""
+    if not PAUSE_COLLECTOR or not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def _solve_dispatch(instance: Instance, *, backend: str, time_limit_s: float, threads: int,
@@ -1274,8 +1301,9 @@ def _mixed_worker(instance: Instance, constants: Any, profile: Any, backend: str
     answer: tuple[Any, ...]
     _die_with_parent()
     try:
-        answer = _mixed_search(instance, constants, profile, backend, seed, max_stages,
-                               deadline_wall, relative_gap, conn)
+        with collector_paused():
+            answer = _mixed_search(instance, constants, profile, backend, seed, max_stages,
+                                   deadline_wall, relative_gap, conn)
     except KeyboardInterrupt:
         return
     except InfeasibleError as exc:
@@ -2156,29 +2184,35 @@ def _ranked_per_group(state: SearchState, sub: SubProblem,
     """Warm-start candidates: per node group, its configurations ranked by how many layers the
     whole group hosts with them (min(floor(G_g / gpus), p) stages of N_c(T) layers each: a
     p-stage plan has no more stages) at a bottleneck just above the sub-problem's bound T_LB(p),
-    as the capacity bound would use them."""
+    as the capacity bound would use them.
+
+    Memory is taken with the first stage's micro-batches in flight and with the last stage's
+    (one under 1F1B), the better of the two: a configuration without recomputation that holds
+    few layers at the front of the pipeline holds many at the back. Ranked by the first stage
+    alone, llama3-70b-h100x32-a100x32's optimum (three H100 configurations without
+    recomputation) lay outside the two best per group, and only a dive's full model found it."""
     b = sub.micro_batch
     t_lb = state.capacity_bound(b, p_cap).bottleneck_floor(sub.num_stages)
     if not math.isfinite(t_lb):
         return {}
     m = sub.num_micro_batches(state.instance)
-    f = min(sub.num_stages, m)
+    in_flight = {min(sub.num_stages, m),
+                 state.cache.in_flight(sub.schedule, 0, sub.num_stages, m)}  # first, last stage
     budget = {g.name: g.num_gpus for g in state.instance.cluster.node_groups}
     scores: dict[StageConfig, float] = {}
-    for t_try in (1.02 * t_lb, 1.1 * t_lb):
-        for c in state.configs(b):
-            if c.mixed:  # warm start: single-type stages only
-                continue
+    for c in state.configs(b):
+        if c.mixed:  # warm start: single-type stages only
+            continue
+        co = state.cache.coefficients(c, b, False, False, True)
+        for f in in_flight:
             n_mem = state.cache.max_layers(c, b, False, False, True, f)
-            if n_mem < 1:
-                continue
-            co = state.cache.coefficients(c, b, False, False, True)
-            n = 0
-            while n < n_mem and co.tau(n + 1) <= t_try:
-                n += 1
-            hosted = min(budget[c.node_group] // c.gpus, sub.num_stages) * n
-            if hosted > 0:
-                scores[c] = max(scores.get(c, 0.0), hosted)
+            for t_try in (1.02 * t_lb, 1.1 * t_lb):
+                n = 0
+                while n < n_mem and co.tau(n + 1) <= t_try:
+                    n += 1
+                hosted = min(budget[c.node_group] // c.gpus, sub.num_stages) * n
+                if hosted > 0:
+                    scores[c] = max(scores.get(c, 0.0), hosted)
     ranked: dict[str, list[StageConfig]] = {}
     for c in sorted(scores, key=lambda c: (-scores[c], c)):
         ranked.setdefault(c.node_group, []).append(c)
