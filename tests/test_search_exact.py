@@ -923,3 +923,51 @@ def test_solve_pauses_the_garbage_collector_and_restores_it(
     with pytest.raises(RuntimeError, match="a failure inside the search"):
         solve(inst, time_limit_s=10)
     assert gc.isenabled()
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(st.lists(st.tuples(st.integers(1, 12), st.sampled_from([1, 2, 4, 8, 16]),
+                          st.floats(1.0, 50.0)),
+                min_size=1, max_size=40, unique_by=lambda t: t[:2]),
+       st.integers(1, 20))
+def test_warm_start_takes_each_micro_batch_size_first(
+        subs: list[tuple[int, int, float]], count: int) -> None:
+    """The warm start's order (_warm_start_order): the first sub-problem of every micro-batch size
+    in the queue's order, then the others in that order; none twice, at most `count`."""
+    import importlib
+
+    search = importlib.import_module("haap_solver.search.solve")
+    queue = sorted((search._Candidate(SubProblem(p, b, "1f1b"), bound) for p, b, bound in subs),
+                   key=search._Candidate.rank)
+    got = search._warm_start_order(queue, count)
+    sizes = sorted({c.sub.micro_batch for c in queue},
+                   key=lambda b: next(k for k, c in enumerate(queue) if c.sub.micro_batch == b))
+    leads = [next(c for c in queue if c.sub.micro_batch == b) for b in sizes]
+    rest = [c for c in queue if all(c is not lead for lead in leads)]
+    assert [c.sub for c in got] == [c.sub for c in (leads + rest)[:count]]
+
+
+def test_warm_start_reaches_the_optimum_sub_problem_the_cheap_bound_ranks_late() -> None:
+    """llama3-8b-h100-a100-l40s: the cheap bound ranks the sub-problem of the optimum (4 stages,
+    micro-batch 8) past the 16 the warm start takes; taking each size's first does reach it."""
+    import importlib
+
+    search = importlib.import_module("haap_solver.search.solve")
+    inst = load_instance(Path(__file__).parent.parent / "instances"
+                         / "llama3-8b-h100-a100-l40s.toml")
+    state = SearchState(inst)
+    p_cap = search._stage_count_cap(inst, None)
+    queue = []
+    for b in state.micro_batches():
+        configs = state.configs(b)
+        if not configs:
+            continue
+        floors = search._layer_rate_bounds(state, b, configs)
+        for p in range(search._stage_count_floor(state, b, configs), p_cap + 1):
+            sub = SubProblem(p, b, "1f1b")
+            queue.append(search._Candidate(sub, search.lower_bound(state, sub, floors)))
+    queue.sort(key=search._Candidate.rank)
+    optimum = SubProblem(4, 8, "1f1b")
+    count = search.WARM_START_SUBPROBLEMS[0]
+    assert optimum not in [c.sub for c in queue[:count]]
+    assert optimum in [c.sub for c in search._warm_start_order(queue, count)]

@@ -831,14 +831,26 @@ within this factor of the incumbent (a speed heuristic; every bound stays valid)
 
 WARM_START_SUBPROBLEMS = (16, 48)
 """Sub-problems (per schedule) the warm start tries: on clusters of up to WARM_START_LARGE_GPUS
-GPUs, and above. Where a strong bound costs milliseconds, the dives of the first pass find the
-incumbent sooner than more warm-start models do (gpt3-2.7b-a100-40gx8-v100x8: 2.4 s -> 1.6 s in
-all); on large clusters every bound costs 0.1-1 s, and the better incumbent of more sub-problems
-pays (llama3-405b-6types-x16384 at 30 s: 15.65 s with 16, 14.83 s with 32, then with restricted
+GPUs, and above. On the smaller ones, the best of each micro-batch size by the cheap bound first,
+then the rest in its order: the cheap bound favours small micro-batches (their bubble is small)
+and ranked the sub-problem of llama3-8b-h100-a100-l40s's optimum (4 stages, micro-batch 8) 22nd,
+past the 16 taken, so that only a dive found the optimum (1.2-1.4 s into a one-thread
+single-type search; 0.5 s with the sizes' leads first, WARM_CONFIGS_PER_GROUP = 3). Where a
+strong bound costs milliseconds, the dives of the first pass find the incumbent sooner than
+more warm-start models do (gpt3-2.7b-a100-40gx8-v100x8: 2.4 s -> 1.6 s in all); on large
+clusters every bound costs 0.1-1 s, and the better incumbent of more sub-problems pays
+(llama3-405b-6types-x16384 at 30 s: 15.65 s with 16, 14.83 s with 32, then with restricted
 models). There the warm start now runs seeds only (about 0.1 s a sub-problem, no model: their
 models are too large), so it affords 48."""
 
 WARM_START_LARGE_GPUS = 256
+
+WARM_CONFIGS_PER_GROUP = 3
+"""Configurations per node group in the warm start's restricted models: the best by
+`_ranked_per_group`. With two, the restricted models of llama3-70b-h100x32-a100x32 could not
+hold its optimum (three H100 configurations), which only a dive's full model found, 1.0 s into a
+one-thread single-type search; with three the warm start finds it at 0.4 s. Four cost more than
+they found (llama3-8b-h100-a100-l40s: the optimum at 1.7-1.9 s against 0.5 s)."""
 
 WARM_RANK_POOL = 200
 """On clusters above WARM_START_LARGE_GPUS the warm start takes its sub-problems by
@@ -1891,15 +1903,15 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
         # the restricted models gave no incumbent, the integer program's seeds all the late ones,
         # and leaving them out starts the first pass 1-2 s sooner.
         if restricted_model and time.perf_counter() < deadline and not too_big_to_dive(cand):
-            attempt(cand.sub, [c for cs in ranked.values() for c in cs[:2]], 0.5,
-                    cand.lower_bound, restricted=True)
+            restricted = [c for cs in ranked.values() for c in cs[:WARM_CONFIGS_PER_GROUP]]
+            attempt(cand.sub, restricted, 0.5, cand.lower_bound, restricted=True)
 
     # Warm start: the most promising sub-problems by their cheap bound give a good incumbent
     # quickly, which makes the cap of Sec. 4.2 bite in the exact passes.
     warm_until = start + (0.2 * time_limit_s if incumbent is None and warm_start else 0.0)
     large = total_gpus > WARM_START_LARGE_GPUS
     warm_count = WARM_START_SUBPROBLEMS[large] * len(instance.training.schedules)
-    warm_list = candidates[:warm_count]
+    warm_list = _warm_start_order(candidates, warm_count)
     if large and warm_until > start:  # (WARM_RANK_POOL)
         rank_until = start + 0.5 * (warm_until - start)
         pool = []
@@ -2177,6 +2189,15 @@ def positional_seed_sequence(state: SearchState, sub: SubProblem,
     lo = first_true(lambda i: positional.integer_sequence(
         p, t, float(r_values[i]), most_layers=False) is not None, lo, top + 1)
     return positional.integer_sequence(p, t, float(r_values[lo]) if lo <= top else math.inf)
+
+
+def _warm_start_order(candidates: list[_Candidate], count: int) -> list[_Candidate]:
+    """The first `count` sub-problems the warm start tries (WARM_START_SUBPROBLEMS), from
+    `candidates` in the queue's order: each micro-batch size's first, then the rest."""
+    leads = list({c.sub.micro_batch: c for c in reversed(candidates)}.values())
+    leads.sort(key=_Candidate.rank)
+    led = {id(c) for c in leads}
+    return (leads + [c for c in candidates if id(c) not in led])[:count]
 
 
 def _ranked_per_group(state: SearchState, sub: SubProblem,
