@@ -971,3 +971,44 @@ def test_warm_start_reaches_the_optimum_sub_problem_the_cheap_bound_ranks_late()
     count = search.WARM_START_SUBPROBLEMS[0]
     assert optimum not in [c.sub for c in queue[:count]]
     assert optimum in [c.sub for c in search._warm_start_order(queue, count)]
+
+
+def test_first_dive_waits_for_an_open_sub_problem_not_for_more_strengthenings(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """gpt3-175b-a100x64: the first strengthenings all close their sub-problems (above the warm
+    start's plan). The first dive comes right after the first strengthening, DIVE_FIRST or later,
+    that leaves its sub-problem open (there the optimum sat), not DIVE_EVERY strengthenings on."""
+    import importlib
+
+    search = importlib.import_module("haap_solver.search.solve")
+    inst = load_instance(Path(__file__).parent.parent / "instances" / "gpt3-175b-a100x64.toml")
+    events: list[tuple[str, bool]] = []
+    strong = search.strong_lower_bound
+
+    def recorded(state: SearchState, sub: SubProblem, floors: tuple[float, float, float],
+                 p_max: int, incumbent_s: float = math.inf, **kw: bool) -> float:
+        bound = strong(state, sub, floors, p_max, incumbent_s, **kw)
+        events.append(("strengthen", bound < incumbent_s * (1 - 1e-12)))
+        return bound
+
+    backend = search.get_backend
+
+    def recorded_backend(name: str) -> Callable[..., BackendResult]:
+        solve_model = backend(name)
+
+        def run(lp: LinearProgram, opts: SolveOptions, floor: float) -> BackendResult:
+            if events:  # (after the warm start)
+                events.append(("model", True))
+            return solve_model(lp, opts, floor)  # type: ignore[no-any-return]
+        return run
+
+    monkeypatch.setattr(search, "strong_lower_bound", recorded)
+    monkeypatch.setattr(search, "get_backend", recorded_backend)
+    search._solve(inst, backend="auto", time_limit_s=30, threads=1, seed=0, state=None,
+                  max_stages=None, progress=None, seed_with_baselines=True, mixed=False)
+    first_model = next(k for k, (kind, _) in enumerate(events) if kind == "model")
+    before = events[:first_model]
+    assert len(before) >= search.DIVE_FIRST
+    opens = [k for k, (_, left_open) in enumerate(before) if left_open]
+    assert opens and opens[0] >= search.DIVE_FIRST - 1
+    assert first_model == opens[0] + 1, (opens, first_model)
