@@ -199,8 +199,6 @@ def _group_key(c: StageConfig, r: ReplicaPart, first: bool, last: bool,
     return (r.device, r.tp, r.share, c.dp, c.recompute, first, last, multi_stage)
 
 
-
-
 class CoefficientCache:
     """Per-configuration coefficients, memory bounds and p2p times, computed once each."""
 
@@ -341,12 +339,8 @@ class CoefficientCache:
 
         fwd_pieces = with_zero(fwd, zfs, zfi)
         bwd_pieces = with_zero(bwd_c, zbs, zbi)
-        if len(fwd_pieces) == len(bwd_pieces) == 1:
-            tau_pieces: tuple[Affine, ...] = (Affine(fwd.slope + bwd_c.slope,
-                                                     fwd.intercept + bwd_c.intercept),)
-        else:
-            tau_pieces = tuple(Affine(f.slope + b.slope, f.intercept + b.intercept)
-                               for f in fwd_pieces for b in bwd_pieces)
+        tau_pieces = tuple(Affine(f.slope + b.slope, f.intercept + b.intercept)
+                           for f in fwd_pieces for b in bwd_pieces)
         if es == 0 and ei == 0:
             tail_pieces: tuple[Affine, ...] = (Affine(ops, opi),)
         elif self.instance.training.overlap_grad_reduce:

@@ -2200,10 +2200,13 @@ def positional_seed_sequence(state: SearchState, sub: SubProblem,
 def _warm_start_order(candidates: list[_Candidate], count: int) -> list[_Candidate]:
     """The first `count` sub-problems the warm start tries (WARM_START_SUBPROBLEMS), from
     `candidates` in the queue's order: each micro-batch size's first, then the rest."""
-    leads = list({c.sub.micro_batch: c for c in reversed(candidates)}.values())
-    leads.sort(key=_Candidate.rank)
-    led = {id(c) for c in leads}
-    return (leads + [c for c in candidates if id(c) not in led])[:count]
+    leads: list[_Candidate] = []
+    rest: list[_Candidate] = []
+    sizes: set[int] = set()
+    for c in candidates:
+        (rest if c.sub.micro_batch in sizes else leads).append(c)
+        sizes.add(c.sub.micro_batch)
+    return (leads + rest)[:count]
 
 
 def _ranked_per_group(state: SearchState, sub: SubProblem,
@@ -2213,33 +2216,34 @@ def _ranked_per_group(state: SearchState, sub: SubProblem,
     p-stage plan has no more stages) at a bottleneck just above the sub-problem's bound T_LB(p),
     as the capacity bound would use them.
 
-    Memory is taken with the first stage's micro-batches in flight and with the last stage's
-    (one under 1F1B), the better of the two: a configuration without recomputation that holds
-    few layers at the front of the pipeline holds many at the back. Ranked by the first stage
+    Memory is taken with the first stage's micro-batches in flight or the last stage's (one
+    under 1F1B), whichever is fewer: a configuration without recomputation that holds few
+    layers at the front of the pipeline holds many at the back. Ranked by the first stage
     alone, llama3-70b-h100x32-a100x32's optimum (three H100 configurations without
-    recomputation) lay outside the two best per group, and only a dive's full model found it."""
+    recomputation) lay outside the two best per group, and only a dive's full model found it.
+    (The layers hosted grow with the bottleneck and shrink with the micro-batches in flight, so
+    the fewest in flight at the larger bottleneck give each configuration its best count.)"""
     b = sub.micro_batch
     t_lb = state.capacity_bound(b, p_cap).bottleneck_floor(sub.num_stages)
     if not math.isfinite(t_lb):
         return {}
     m = sub.num_micro_batches(state.instance)
-    in_flight = {min(sub.num_stages, m),
-                 state.cache.in_flight(sub.schedule, 0, sub.num_stages, m)}  # first, last stage
+    in_flight = min(min(sub.num_stages, m),  # the first stage's, the last stage's
+                    state.cache.in_flight(sub.schedule, 0, sub.num_stages, m))
+    t_try = 1.1 * t_lb
     budget = {g.name: g.num_gpus for g in state.instance.cluster.node_groups}
     scores: dict[StageConfig, float] = {}
     for c in state.configs(b):
         if c.mixed:  # warm start: single-type stages only
             continue
         co = state.cache.coefficients(c, b, False, False, True)
-        for f in in_flight:
-            n_mem = state.cache.max_layers(c, b, False, False, True, f)
-            for t_try in (1.02 * t_lb, 1.1 * t_lb):
-                n = 0
-                while n < n_mem and co.tau(n + 1) <= t_try:
-                    n += 1
-                hosted = min(budget[c.node_group] // c.gpus, sub.num_stages) * n
-                if hosted > 0:
-                    scores[c] = max(scores.get(c, 0.0), hosted)
+        n_mem = state.cache.max_layers(c, b, False, False, True, in_flight)
+        n = 0
+        while n < n_mem and co.tau(n + 1) <= t_try:
+            n += 1
+        hosted = min(budget[c.node_group] // c.gpus, sub.num_stages) * n
+        if hosted > 0:
+            scores[c] = hosted
     ranked: dict[str, list[StageConfig]] = {}
     for c in sorted(scores, key=lambda c: (-scores[c], c)):
         ranked.setdefault(c.node_group, []).append(c)
