@@ -906,8 +906,7 @@ def test_bounds_from_the_top_skip_what_the_second_process_bounded() -> None:
     alone, and it sends each bound as it comes (on_bound)."""
     from haap_solver.search.solve import _bound_mixed_from_the_top
 
-    instance = load_instance(Path(__file__).resolve().parents[1] / "instances"
-                             / "llama3.2-1b-h100x4-l40sx4.toml")
+    instance = load_instance(INSTANCES / "llama3.2-1b-h100x4-l40sx4.toml")
     p_max = min(instance.model.num_layers, instance.cluster.num_gpus)
     alone = _bound_mixed_from_the_top(instance, SearchState(instance, mixed=False), 3.6,
                                       math.inf, p_max, stop=lambda: False)
@@ -933,8 +932,7 @@ def test_mixed_bounds_are_the_same_without_the_dominance_filter() -> None:
     against an incumbent both prune the same sub-problems (above it the value returned is where
     the search stopped, on a grid of candidate bottlenecks the dropped configurations
     enlarge), here on the instance where a mixed stage wins."""
-    instance = load_instance(Path(__file__).resolve().parents[1] / "instances"
-                             / "llama3.2-1b-h100x4-l40sx4.toml")
+    instance = load_instance(INSTANCES / "llama3.2-1b-h100x4-l40sx4.toml")
     p_cap = min(instance.model.num_layers, instance.cluster.num_gpus)
     bounds: dict[bool, dict[SubProblem, tuple[float, float, bool]]] = {}
     sizes = {}

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import importlib
 import itertools
 import math
 import random
@@ -57,6 +58,7 @@ from haap_solver.validate import check_plan, plan_violations
 BACKENDS = ("cpsat", "highs", "cbc")
 PRESETS = ("A100-80G", "V100-32G", "T4", "A10", "H100")
 SMALL_DIR = Path(__file__).resolve().parents[1] / "instances" / "small"
+SEARCH = importlib.import_module("haap_solver.search.solve")  # the module, not the function
 
 
 def examples(n: int) -> settings:
@@ -575,9 +577,6 @@ def test_metis_seed_runs_only_where_the_search_has_not_beaten_the_grid(
     already beats the uniform-grid seed. The grid seed is faked: its real plan (the optimum of
     the toy instance, which no plan of the search beats strictly), or no plan at all (which any
     plan beats)."""
-    import importlib
-
-    solve_module = importlib.import_module("haap_solver.search.solve")
     uniform_module = importlib.import_module("haap_solver.baselines.uniform")
     metis_module = importlib.import_module("haap_solver.baselines.metis")
     inst = load_instance(SMALL_DIR / "toy-gpt-6l-a100x2-t4x2.toml")
@@ -598,17 +597,17 @@ def test_metis_seed_runs_only_where_the_search_has_not_beaten_the_grid(
 
     monkeypatch.setattr(uniform_module, "uniform", fake_uniform)
     monkeypatch.setattr(metis_module, "metis", counted_metis)
-    monkeypatch.setattr(solve_module, "SEED_AFTER_SHARE", 0.0)  # Metis's turn comes at once
+    monkeypatch.setattr(SEARCH, "SEED_AFTER_SHARE", 0.0)  # Metis's turn comes at once
     res = solve(inst, time_limit_s=30, mixed=False)
     assert res.plan is not None and res.status == "optimal"
     assert calls == (["uniform", "metis"] if grid_has_plan else ["uniform"])
 
 
-def _hook_full_models(monkeypatch: pytest.MonkeyPatch, solve_module: object,
+def _hook_full_models(monkeypatch: pytest.MonkeyPatch,
                       full: Callable[..., BackendResult]) -> None:
     """Route the search's full models (backend `auto`; the restricted models of the warm start
     and the dives go to HiGHS) through full(lp, opts, floor, real backend)."""
-    real_get = solve_module.get_backend  # type: ignore[attr-defined]
+    real_get = SEARCH.get_backend
 
     def get_backend(name: str) -> object:
         real = real_get(name)
@@ -616,7 +615,7 @@ def _hook_full_models(monkeypatch: pytest.MonkeyPatch, solve_module: object,
             return real
         return lambda lp, opts, floor: full(lp, opts, floor, real)
 
-    monkeypatch.setattr(solve_module, "get_backend", get_backend)
+    monkeypatch.setattr(SEARCH, "get_backend", get_backend)
 
 
 def test_a_dive_counts_as_its_sub_problem_s_first_pass_model(
@@ -626,12 +625,9 @@ def test_a_dive_counts_as_its_sub_problem_s_first_pass_model(
     sub-problem, the next model of it comes in the passes after the first (2 s), never a second
     0.5 s one. Dives are made to start after one strengthening, and every sub-problem's first
     full model gives up without an answer."""
-    import importlib
-
-    solve_module = importlib.import_module("haap_solver.search.solve")
     inst = load_instance(SMALL_DIR.parent / "gpt3-1.3b-t4x4-a100x12.toml")
     reference = solve(inst, time_limit_s=30, mixed=False)
-    real_build = solve_module.build_model
+    real_build = SEARCH.build_model
     building: list[SubProblem] = []
     full_models: list[tuple[SubProblem, float]] = []  # (sub-problem, time limit)
 
@@ -649,9 +645,9 @@ def test_a_dive_counts_as_its_sub_problem_s_first_pass_model(
             return BackendResult("unknown", None, None, -math.inf, 0.0)
         return real(lp, opts, floor)
 
-    monkeypatch.setattr(solve_module, "build_model", build_model)
-    _hook_full_models(monkeypatch, solve_module, full)
-    monkeypatch.setattr(solve_module, "DIVE_FIRST", 1)
+    monkeypatch.setattr(SEARCH, "build_model", build_model)
+    _hook_full_models(monkeypatch, full)
+    monkeypatch.setattr(SEARCH, "DIVE_FIRST", 1)
     result = solve(inst, time_limit_s=30, mixed=False)
     assert full_models, "no full model was solved"
     for sub in {s for s, _ in full_models}:
@@ -779,13 +775,10 @@ def test_positional_seeds_are_valid_and_leave_the_optimum(monkeypatch: pytest.Mo
     integer strong bounds stand in (Sec. 4.6). Each seed is a plan that passes the validator,
     the bound stays at or below the optimum the full search proves, and the plan is within the
     reported gap of it."""
-    import importlib
-
-    solve_module = importlib.import_module("haap_solver.search.solve")
     inst = load_instance(SMALL_DIR.parent / "gpt3-1.3b-t4x4-a100x12.toml")
     reference = solve(inst, time_limit_s=30, mixed=False)
     assert reference.status == "optimal"
-    real_seed = solve_module.seed_from_sequence
+    real_seed = SEARCH.seed_from_sequence
     seeds: list[object] = []
     full_models: list[int] = []
 
@@ -800,9 +793,9 @@ def test_positional_seeds_are_valid_and_leave_the_optimum(monkeypatch: pytest.Mo
         full_models.append(len(lp.vars))
         return real(lp, opts, floor)
 
-    monkeypatch.setattr(solve_module, "seed_from_sequence", seed_from_sequence)
-    _hook_full_models(monkeypatch, solve_module, full)
-    monkeypatch.setattr(solve_module, "DIVE_FULL_MAX_VARS", 0)
+    monkeypatch.setattr(SEARCH, "seed_from_sequence", seed_from_sequence)
+    _hook_full_models(monkeypatch, full)
+    monkeypatch.setattr(SEARCH, "DIVE_FULL_MAX_VARS", 0)
     result = solve(inst, time_limit_s=30, mixed=False)
     assert len(seeds) >= 5
     for plan in seeds:
@@ -826,16 +819,12 @@ def test_bounds_sent_by_the_other_search_are_taken_in_order() -> None:
     most far above the uniform grid's plan it starts from, the search still proves the optimum
     (it ends at that worse plan if a raised sub-problem, popped at its old place, counts as the
     least bound)."""
-    import importlib
-
     from haap_solver.methods import METHODS
 
-    solve_module = importlib.import_module("haap_solver.search.solve")
-    instance = load_instance(Path(__file__).resolve().parents[1] / "instances"
-                             / "gpt3-175b-a100x64.toml")
+    instance = load_instance(SMALL_DIR.parent / "gpt3-175b-a100x64.toml")
     common = dict(backend="auto", time_limit_s=60, threads=1, seed=0, max_stages=None,
                   progress=None, seed_with_baselines=False, mixed=False)
-    optimum = solve_module._solve(instance, state=SearchState(instance), **common)
+    optimum = SEARCH._solve(instance, state=SearchState(instance), **common)
     assert optimum.status == "optimal"
     worse = METHODS["uniform"](instance, time_limit_s=60)
     assert worse.iteration_time_s > optimum.iteration_time_s * 1.01
@@ -843,12 +832,12 @@ def test_bounds_sent_by_the_other_search_are_taken_in_order() -> None:
     p_cap = min(instance.model.num_layers, instance.cluster.num_gpus)
     ranked = []
     for b in state.micro_batches():
-        floors = solve_module._layer_rate_bounds(state, b, state.configs(b))
+        floors = SEARCH._layer_rate_bounds(state, b, state.configs(b))
         for p in range(1, p_cap + 1):
             sub = SubProblem(p, b, "1f1b")
-            ranked.append((solve_module.lower_bound(state, sub, floors), p, b, sub, floors))
+            ranked.append((SEARCH.lower_bound(state, sub, floors), p, b, sub, floors))
     ranked.sort(key=lambda entry: entry[:3])
-    strong = {sub: solve_module.strong_lower_bound(state, sub, floors, p_cap)
+    strong = {sub: SEARCH.strong_lower_bound(state, sub, floors, p_cap)
               for *_, sub, floors in ranked[:20]}
     assert sum(bound >= worse.iteration_time_s for bound in strong.values()) > 10
     sent = [strong]
@@ -856,7 +845,7 @@ def test_bounds_sent_by_the_other_search_are_taken_in_order() -> None:
     def bounds_feed() -> dict[SubProblem, float]:
         return sent.pop() if sent else {}
 
-    result = solve_module._solve(instance, state=SearchState(instance), incumbent=worse,
+    result = SEARCH._solve(instance, state=SearchState(instance), incumbent=worse,
                                  bounds_feed=bounds_feed, **common)
     assert not sent
     assert result.search_space["bounds_from_the_other_search"] > 10
@@ -871,23 +860,19 @@ def test_warm_start_ranks_configurations_that_fit_only_at_the_back() -> None:
     recomputation that holds no layer at the front of a 1F1B pipeline still ranks, and the best
     H100 configuration for its optimum's sub-problem (5 stages, micro-batch 4) is one without
     recomputation, as in the optimum."""
-    import importlib
-
-    search = importlib.import_module("haap_solver.search.solve")
-    inst = load_instance(Path(__file__).parent.parent / "instances"
-                         / "llama3-70b-h100x32-a100x32.toml")
+    inst = load_instance(SMALL_DIR.parent / "llama3-70b-h100x32-a100x32.toml")
     state = SearchState(inst)
-    p_cap = search._stage_count_cap(inst, None)
+    p_cap = SEARCH._stage_count_cap(inst, None)
     only_at_the_back = 0
     for p in range(2, 9):
-        one_f_one_b = search._ranked_per_group(state, SubProblem(p, 4, "1f1b"), p_cap)
-        gpipe = search._ranked_per_group(state, SubProblem(p, 4, "gpipe"), p_cap)
+        one_f_one_b = SEARCH._ranked_per_group(state, SubProblem(p, 4, "1f1b"), p_cap)
+        gpipe = SEARCH._ranked_per_group(state, SubProblem(p, 4, "gpipe"), p_cap)
         ranked = {c for cs in one_f_one_b.values() for c in cs}
         front_only = {c for cs in gpipe.values() for c in cs}
         assert front_only <= ranked
         only_at_the_back += len(ranked - front_only)
     assert only_at_the_back > 0
-    best = search._ranked_per_group(state, SubProblem(5, 4, "1f1b"), p_cap)["dgx-h100"][0]
+    best = SEARCH._ranked_per_group(state, SubProblem(5, 4, "1f1b"), p_cap)["dgx-h100"][0]
     assert best.recompute == "none", best.label()
 
 
@@ -896,10 +881,7 @@ def test_solve_pauses_the_garbage_collector_and_restores_it(
     """The search runs with the cyclic collector off (collector_paused) and leaves it as it
     found it: on after a solve, off where the caller had turned it off, on after an error."""
     import gc
-    import importlib
-
-    search = importlib.import_module("haap_solver.search.solve")
-    inst = load_instance(Path(__file__).parent.parent / "instances" / "gpt3-1.3b-a100x8.toml")
+    inst = load_instance(SMALL_DIR.parent / "gpt3-1.3b-a100x8.toml")
     during: list[bool] = []
 
     def progress(done: int, total: int, text: str) -> None:
@@ -919,7 +901,7 @@ def test_solve_pauses_the_garbage_collector_and_restores_it(
     def fails(*args: object, **kwargs: object) -> None:
         raise RuntimeError("a failure inside the search")
 
-    monkeypatch.setattr(search, "_solve_dispatch", fails)
+    monkeypatch.setattr(SEARCH, "_solve_dispatch", fails)
     with pytest.raises(RuntimeError, match="a failure inside the search"):
         solve(inst, time_limit_s=10)
     assert gc.isenabled()
@@ -934,12 +916,9 @@ def test_warm_start_takes_each_micro_batch_size_first(
         subs: list[tuple[int, int, float]], count: int) -> None:
     """The warm start's order (_warm_start_order): the first sub-problem of every micro-batch size
     in the queue's order, then the others in that order; none twice, at most `count`."""
-    import importlib
-
-    search = importlib.import_module("haap_solver.search.solve")
-    queue = sorted((search._Candidate(SubProblem(p, b, "1f1b"), bound) for p, b, bound in subs),
-                   key=search._Candidate.rank)
-    got = search._warm_start_order(queue, count)
+    queue = sorted((SEARCH._Candidate(SubProblem(p, b, "1f1b"), bound) for p, b, bound in subs),
+                   key=SEARCH._Candidate.rank)
+    got = SEARCH._warm_start_order(queue, count)
     sizes = sorted({c.sub.micro_batch for c in queue},
                    key=lambda b: next(k for k, c in enumerate(queue) if c.sub.micro_batch == b))
     leads = [next(c for c in queue if c.sub.micro_batch == b) for b in sizes]
@@ -950,27 +929,23 @@ def test_warm_start_takes_each_micro_batch_size_first(
 def test_warm_start_reaches_the_optimum_sub_problem_the_cheap_bound_ranks_late() -> None:
     """llama3-8b-h100-a100-l40s: the cheap bound ranks the sub-problem of the optimum (4 stages,
     micro-batch 8) past the 16 the warm start takes; taking each size's first does reach it."""
-    import importlib
-
-    search = importlib.import_module("haap_solver.search.solve")
-    inst = load_instance(Path(__file__).parent.parent / "instances"
-                         / "llama3-8b-h100-a100-l40s.toml")
+    inst = load_instance(SMALL_DIR.parent / "llama3-8b-h100-a100-l40s.toml")
     state = SearchState(inst)
-    p_cap = search._stage_count_cap(inst, None)
+    p_cap = SEARCH._stage_count_cap(inst, None)
     queue = []
     for b in state.micro_batches():
         configs = state.configs(b)
         if not configs:
             continue
-        floors = search._layer_rate_bounds(state, b, configs)
-        for p in range(search._stage_count_floor(state, b, configs), p_cap + 1):
+        floors = SEARCH._layer_rate_bounds(state, b, configs)
+        for p in range(SEARCH._stage_count_floor(state, b, configs), p_cap + 1):
             sub = SubProblem(p, b, "1f1b")
-            queue.append(search._Candidate(sub, search.lower_bound(state, sub, floors)))
-    queue.sort(key=search._Candidate.rank)
+            queue.append(SEARCH._Candidate(sub, SEARCH.lower_bound(state, sub, floors)))
+    queue.sort(key=SEARCH._Candidate.rank)
     optimum = SubProblem(4, 8, "1f1b")
-    count = search.WARM_START_SUBPROBLEMS[0]
+    count = SEARCH.WARM_START_SUBPROBLEMS[0]
     assert optimum not in [c.sub for c in queue[:count]]
-    assert optimum in [c.sub for c in search._warm_start_order(queue, count)]
+    assert optimum in [c.sub for c in SEARCH._warm_start_order(queue, count)]
 
 
 def test_first_dive_waits_for_an_open_sub_problem_not_for_more_strengthenings(
@@ -978,12 +953,9 @@ def test_first_dive_waits_for_an_open_sub_problem_not_for_more_strengthenings(
     """gpt3-175b-a100x64: the first strengthenings all close their sub-problems (above the warm
     start's plan). The first dive comes right after the first strengthening, DIVE_FIRST or later,
     that leaves its sub-problem open (there the optimum sat), not DIVE_EVERY strengthenings on."""
-    import importlib
-
-    search = importlib.import_module("haap_solver.search.solve")
-    inst = load_instance(Path(__file__).parent.parent / "instances" / "gpt3-175b-a100x64.toml")
+    inst = load_instance(SMALL_DIR.parent / "gpt3-175b-a100x64.toml")
     events: list[tuple[str, bool]] = []
-    strong = search.strong_lower_bound
+    strong = SEARCH.strong_lower_bound
 
     def recorded(state: SearchState, sub: SubProblem, floors: tuple[float, float, float],
                  p_max: int, incumbent_s: float = math.inf, **kw: bool) -> float:
@@ -991,7 +963,7 @@ def test_first_dive_waits_for_an_open_sub_problem_not_for_more_strengthenings(
         events.append(("strengthen", bound < incumbent_s * (1 - 1e-12)))
         return bound
 
-    backend = search.get_backend
+    backend = SEARCH.get_backend
 
     def recorded_backend(name: str) -> Callable[..., BackendResult]:
         solve_model = backend(name)
@@ -1002,13 +974,13 @@ def test_first_dive_waits_for_an_open_sub_problem_not_for_more_strengthenings(
             return solve_model(lp, opts, floor)  # type: ignore[no-any-return]
         return run
 
-    monkeypatch.setattr(search, "strong_lower_bound", recorded)
-    monkeypatch.setattr(search, "get_backend", recorded_backend)
-    search._solve(inst, backend="auto", time_limit_s=30, threads=1, seed=0, state=None,
+    monkeypatch.setattr(SEARCH, "strong_lower_bound", recorded)
+    monkeypatch.setattr(SEARCH, "get_backend", recorded_backend)
+    SEARCH._solve(inst, backend="auto", time_limit_s=30, threads=1, seed=0, state=None,
                   max_stages=None, progress=None, seed_with_baselines=True, mixed=False)
     first_model = next(k for k, (kind, _) in enumerate(events) if kind == "model")
     before = events[:first_model]
-    assert len(before) >= search.DIVE_FIRST
+    assert len(before) >= SEARCH.DIVE_FIRST
     opens = [k for k, (_, left_open) in enumerate(before) if left_open]
-    assert opens and opens[0] >= search.DIVE_FIRST - 1
+    assert opens and opens[0] >= SEARCH.DIVE_FIRST - 1
     assert first_model == opens[0] + 1, (opens, first_model)
