@@ -3,7 +3,8 @@
 A *stage configuration* is (node group, TP, DP, recomputation). The search only uses
 node-aligned shapes (formulations/stage-assignment.md, Sec. 1): TP is a power of two dividing the
 node size, and a stage's GPU count tp x dp is either a power of two dividing the node size (a
-*sub-node* stage, placed on one node) or a multiple of the node size (a *whole-node* stage).
+*sub-node* stage, placed on one node) or a multiple of the node size (a *whole-node* stage, one
+node of any size included).
 With such shapes, first-fit decreasing packs any selection whose GPU count fits a node group's
 budget, so the budget is the only placement constraint the solver needs, and every cost term that
 depends on placement (is the data-parallel ring inside one node?) is a function of the
@@ -168,19 +169,18 @@ def mixed_config(parts: tuple[ReplicaPart, ...], recompute: Recompute) -> StageC
 def mixed_shapes(instance: Instance, micro_batch: int) -> list[tuple[tuple[str, int, int], ...]]:
     """Replica-group skeletons ((node group, tp, count), (node group, tp, count)) of mixed stages
     at micro-batch `micro_batch` (formulations Sec. 1.1): two node groups of different device
-    types, counts powers of two, each part's GPUs a power of two dividing its node size (one node
-    per part at most: where a group can fill whole nodes it can host stages of its own), at least
-    one sequence per replica."""
+    types, each part's GPUs node-aligned within one node (a power of two dividing its node size,
+    or the whole node: one node per part at most, since a group that can fill whole nodes can
+    host stages of its own), fewer replicas in all than sequences in the micro-batch (at least
+    one sequence per replica, and neither part holds the whole micro-batch)."""
     groups = instance.cluster.node_groups
     per_group: list[list[tuple[str, int, int]]] = []
     for g in groups:
         opts = []
         for tp in tp_candidates(instance, g):
-            count = 1
-            while count < micro_batch and tp * count <= g.gpus_per_node:
+            for count in range(1, min(micro_batch - 1, g.gpus_per_node // tp) + 1):
                 if shape_allowed(g, tp * count):
                     opts.append((g.name, tp, count))
-                count *= 2
         per_group.append(opts)
     out: list[tuple[tuple[str, int, int], ...]] = []
     for i in range(len(groups)):
@@ -212,13 +212,14 @@ def tp_candidates(instance: Instance, group: NodeGroup) -> list[int]:
 
 
 def shape_allowed(group: NodeGroup, gpus: int) -> bool:
-    """Node-aligned stage sizes: a power of two dividing the node size, or whole nodes."""
+    """Node-aligned stage sizes (formulations Sec. 1): a power of two dividing the node size
+    (part of one node), or whole nodes, one node of any size included (3, 6, 10 GPUs...)."""
     gpn = group.gpus_per_node
-    if gpus > group.num_gpus:
+    if gpus < 1 or gpus > group.num_gpus:
         return False
-    if gpus <= gpn:
-        return _is_pow2(gpus) and gpn % gpus == 0
-    return gpus % gpn == 0
+    if gpus % gpn == 0:
+        return True
+    return gpus < gpn and _is_pow2(gpus) and gpn % gpus == 0
 
 
 def stage_configs(instance: Instance, micro_batch: int) -> list[StageConfig]:
