@@ -42,6 +42,11 @@ class TrainingSpec:
     """Largest micro-batch (sequences) the planner considers."""
     max_tp: int = 8
     """Largest tensor-parallel degree the planner considers."""
+    empty_end_stages: bool = False
+    """Whether the planner may also use a first stage that holds only the embedding and a last
+    stage that holds only the LM head (formulations/stage-assignment.md Sec. 1.2; Megatron-LM's
+    pipeline layout can express them). Off by default: the exact search proves them with
+    weaker bounds, several times slower where they cannot win."""
 
     def __post_init__(self) -> None:
         require(self.global_batch_size >= 1, "global_batch_size",

@@ -261,8 +261,13 @@ class CostModel:
     """The cost model bound to one instance, with caches of every per-configuration coefficient."""
 
     def __init__(self, instance: Instance, *, constants: CostConstants = DEFAULT_CONSTANTS,
-                 profile: Profile | None = None):
+                 profile: Profile | None = None, ends_held: bool = True):
         self.instance = instance
+        self.ends_held = ends_held
+        """False: no stage holds the embedding or the LM head (their time, parameters and
+        activations are left out wherever a stage is first or last). A relaxation, never used to
+        cost a plan: the exact search bounds the decoder stages of plans with an embedding-only
+        or head-only end stage with it (formulations/stage-assignment.md Sec. 1.2)."""
         self.model = instance.model
         self.training = instance.training
         self.constants = constants
@@ -398,6 +403,8 @@ class CostModel:
         """Parameters of a stage of `num_layers` layers in its pipeline role."""
         m = self.model
         params = num_layers * self.params_per_layer
+        if not self.ends_held:
+            return params
         if is_first:
             params += m.embedding_params
         if is_last:
@@ -418,6 +425,8 @@ class CostModel:
                        in_flight: int) -> MemoryReport:
         """Peak bytes on one GPU of a replica (Sec. 5)."""
         m, t = self.model, self.training
+        if not self.ends_held:
+            is_first = is_last = False
         w, g, o = self._state_bytes_per_param(dp)
         local = params / tp
         layer = self.layer_cost(device, tp, share, recompute)
@@ -440,6 +449,8 @@ class CostModel:
                       dp_gb_s: float, dp_latency_s: float) -> ReplicaTerms:
         """Time quantities of one replica of a stage (Sec. 2-4, 6.3, 6.4, 8)."""
         t, c = self.training, self.constants
+        if not self.ends_held:
+            is_first = is_last = False
         layer = self.layer_cost(device, tp, share, recompute)
         fwd_c = num_layers * layer.fwd_s
         bwd_c = num_layers * layer.bwd_s

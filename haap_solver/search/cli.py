@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from dataclasses import replace
 from pathlib import Path
 
 from haap_solver.cli import _console, command, print_json
@@ -34,6 +35,10 @@ def _cfg_solve(p: argparse.ArgumentParser) -> None:
                         "one data-parallel stage, each with its own TP degree and batch share, "
                         "after the single-type space (which takes up to 3/4 of the time limit); "
                         "default on, --no-mixed for single-type stages only")
+    p.add_argument("--empty-end-stages", action=argparse.BooleanOptionalAction, default=None,
+                   help="also search plans whose first stage holds only the embedding or whose "
+                        "last holds only the LM head (formulations Sec. 1.2; default: the "
+                        "instance's training.empty_end_stages, off unless set)")
     p.add_argument("-o", "--output", metavar="PLAN.json", help="write the plan here")
     p.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -55,6 +60,9 @@ def cmd_solve(args: argparse.Namespace) -> int:
     if args.max_stages is not None and args.max_stages < 1:
         raise InputError(f"must be >= 1, got {args.max_stages}", field="--max-stages")
     instance = load_instance(args.instance)
+    if args.empty_end_stages is not None:
+        instance = replace(instance, training=replace(instance.training,
+                                                      empty_end_stages=args.empty_end_stages))
     console = _console()
     progress_cb = None
     bar = None

@@ -527,6 +527,22 @@ class CoefficientCache:
             result -= 1
         return result
 
+    def holds_end_only(self, c: StageConfig, micro_batch: int, first: bool, last: bool,
+                       multi_stage: bool, in_flight: int) -> bool:
+        """Whether every GPU of `c` fits an end stage of no decoder layer (the embedding alone,
+        or the head alone; formulations Sec. 1.2), computed at n = 0 itself: memory is affine
+        in n only from one layer on (a recomputed layer's working memory needs a layer)."""
+        key = ("endonly", c, micro_batch, first, last, multi_stage, in_flight)
+        hit = self._misc.get(key)
+        if hit is None:
+            hit = all(self.cm.replica_memory(
+                device=r.device, tp=r.tp, share=r.share, dp=c.dp, num_layers=0,
+                recompute=c.recompute, params=self.stage_params(0, first, last, multi_stage),
+                is_first=first, is_last=last, in_flight=in_flight).fits
+                for r in c.replica_parts(micro_batch))
+            self._misc[key] = hit
+        return hit  # type: ignore[return-value]
+
     def memory_bilinear(self, c: StageConfig, micro_batch: int, first: bool, last: bool,
                         multi_stage: bool) -> list[tuple[float, float, float, float]]:
         """Per replica group of `c`: (A, B, C, D) with memory(n, f) / capacity = A + B n + C f

@@ -12,17 +12,38 @@ from dataclasses import dataclass, field
 from haap_solver.instance import Instance
 from haap_solver.search.coefficients import Affine, CoefficientCache, StageCoefficients
 from haap_solver.search.lp import LinearProgram
-from haap_solver.search.space import StageConfig
+from haap_solver.search.space import StageConfig, stage_configs
 
 
 @dataclass(frozen=True)
 class SubProblem:
+    """The plans of `num_stages` stages at pipeline micro-batch `micro_batch` under `schedule`;
+    with `empty_first` (`empty_last`) the first (last) stage holds no decoder layer, only the
+    embedding (the LM head): formulations Sec. 1.2. Every other stage holds one layer or more."""
+
     num_stages: int
     micro_batch: int
     schedule: str
+    empty_first: bool = False
+    empty_last: bool = False
 
     def num_micro_batches(self, instance: Instance) -> int:
         return instance.training.global_batch_size // self.micro_batch
+
+    @property
+    def empty_ends(self) -> int:
+        """How many end stages hold no decoder layer (0, 1 or 2)."""
+        return int(self.empty_first) + int(self.empty_last)
+
+    def is_empty(self, index: int) -> bool:
+        """Whether the stage at position `index` holds no decoder layer."""
+        return ((index == 0 and self.empty_first)
+                or (index == self.num_stages - 1 and self.empty_last))
+
+    def decoder(self) -> SubProblem:
+        """The sub-problem of the stages that hold decoder layers, on their own (Sec. 1.2:
+        its bounds, on a cost model without the embedding and the head, bound this one's)."""
+        return SubProblem(self.num_stages - self.empty_ends, self.micro_batch, self.schedule)
 
 
 @dataclass
@@ -63,11 +84,14 @@ def build_slots(instance: Instance, cache: CoefficientCache, sub: SubProblem,
                 stage_time_cap_s: float = float("inf")) -> list[Slot] | None:
     """Memory-aware initialization for one sub-problem (Sec. 2): per position, the configurations
     that hold at least one layer, with their layer bounds. None when some position has none, or the
-    positions together cannot hold every layer.
+    positions together cannot hold every layer. An empty end stage (Sec. 1.2) takes the
+    single-type configurations that fit it without a layer (one recomputation mode: without a
+    layer they all cost the same), with layer bound 0.
 
     `stage_time_cap_s` is an upper bound on every stage's time per micro-batch in any plan still
     worth finding (from the best plan so far, Sec. 4.2): layer counts whose stage time exceeds it
-    are cut as well, which tightens y <= bound * x where it matters most."""
+    are cut as well, which tightens y <= bound * x where it matters most. (It caps the stages
+    that hold layers; an empty stage has no layer count to cut.)"""
     p, b = sub.num_stages, sub.micro_batch
     m = sub.num_micro_batches(instance)
     slots = []
@@ -75,6 +99,12 @@ def build_slots(instance: Instance, cache: CoefficientCache, sub: SubProblem,
     for i in range(p):
         first, last = i == 0, i == p - 1
         in_flight = cache.in_flight(sub.schedule, p - 1 - i, p, m)
+        if sub.is_empty(i):
+            slot = _empty_slot(instance, cache, sub, i, in_flight)
+            if slot is None:
+                return None
+            slots.append(slot)
+            continue
         cands, coeffs, bounds = [], [], []
         for c in configs:
             n_max = cache.max_layers(c, b, first, last, p > 1, in_flight)
@@ -94,6 +124,21 @@ def build_slots(instance: Instance, cache: CoefficientCache, sub: SubProblem,
     if total < instance.model.num_layers:
         return None
     return slots
+
+
+def _empty_slot(instance: Instance, cache: CoefficientCache, sub: SubProblem, index: int,
+                in_flight: int) -> Slot | None:
+    """The slot of an end stage that holds no decoder layer (Sec. 1.2): every single-type
+    configuration of the first allowed recomputation mode that fits it; None if none does."""
+    p, b = sub.num_stages, sub.micro_batch
+    first, last = index == 0, index == p - 1
+    mode = instance.training.recompute[0]
+    cands = [c for c in stage_configs(instance, b) if c.recompute == mode
+             and cache.holds_end_only(c, b, first, last, p > 1, in_flight)]
+    if not cands:
+        return None
+    return Slot(index, first, last, in_flight, cands,
+                [cache.coefficients(c, b, first, last, p > 1) for c in cands], [0] * len(cands))
 
 
 def _layers_within(co: StageCoefficients, cap_s: float, n_max: int) -> int:
@@ -116,7 +161,10 @@ def _key_order(key: str | tuple[str, ...]) -> tuple[str, ...]:
 
 def _active_pieces(pieces: tuple[Affine, ...], n_max: int) -> list[Affine]:
     """The pieces whose maximum on [1, n_max] is the max of all: a piece lying below another one
-    at both ends lies below it on the whole range (both affine) and is dropped, as are repeats."""
+    at both ends lies below it on the whole range (both affine) and is dropped, as are repeats.
+    With n_max = 0 (an empty end stage, Sec. 1.2) the one value at n = 0."""
+    if n_max == 0:
+        return [Affine(slope=0.0, intercept=max(a.at(0) for a in pieces))]
     out: list[Affine] = []
     for k, a in enumerate(pieces):
         if any((b.at(1) >= a.at(1) and b.at(n_max) >= a.at(n_max))
@@ -152,11 +200,13 @@ def build_model(instance: Instance, cache: CoefficientCache, sub: SubProblem, sl
     # (1) one configuration per stage.
     for s, xs in zip(slots, sm.x, strict=True):
         lp.add({x: 1 for x in xs}, "==", 1, f"one_config[{s.index}]")
-    # (2) memory-aware layer bounds: y <= maxL(c, i) x, and every stage holds >= 1 layer.
+    # (2) memory-aware layer bounds: y <= maxL(c, i) x, and every stage holds >= 1 layer but
+    # an empty end stage (Sec. 1.2), whose layer count is 0 (its bound maxL is 0).
     for s, xs, ys in zip(slots, sm.x, sm.y, strict=True):
         for x, y, n in zip(xs, ys, s.max_layers, strict=True):
             lp.add({y: 1, x: -n}, "<=", 0, f"mem[{s.index}]")
-            lp.add({y: 1, x: -1}, ">=", 0, f"min_layer[{s.index}]")
+            if not sub.is_empty(s.index):
+                lp.add({y: 1, x: -1}, ">=", 0, f"min_layer[{s.index}]")
     # (3) every layer exactly once.
     lp.add({y: 1 for ys in sm.y for y in ys}, "==", L, "layers")
     # (4) GPU budget of every node group.

@@ -161,6 +161,59 @@ class SearchState:
         self._micro_batches: list[int] | None = None
         self._stage_rates: dict[tuple[int, bool], np.ndarray] = {}
         self._smallest: dict[tuple[int, bool], int] = {}
+        self._without_ends: SearchState | None = None
+        self._floors: dict[tuple[int, bool], tuple[float, float, float] | None] = {}
+        self._end_floors: dict[tuple[int, str, bool, bool], float] = {}
+
+    def without_ends(self) -> SearchState:
+        """The search state of the same instance on a cost model where no stage holds the
+        embedding or the head (CostModel(ends_held=False)), with this state's flags: its bounds
+        over the decoder stages of a sub-problem with an empty end stage bound that sub-problem
+        (formulations Sec. 1.2). Built once, when first needed."""
+        if self._without_ends is None:
+            cm = self.cost_model
+            self._without_ends = SearchState(
+                self.instance, CostModel(self.instance, constants=cm.constants,
+                                         profile=cm.profile, ends_held=False))
+        bare = self._without_ends
+        bare.mixed, bare.require_mixed = self.mixed, self.require_mixed
+        bare.mixed_dominance = self.mixed_dominance
+        return bare
+
+    def floors(self, micro_batch: int) -> tuple[float, float, float] | None:
+        """The load-balance floors of Sec. 4.1 at `micro_batch` (`_layer_rate_bounds`), None
+        where no configuration holds a layer."""
+        key = (micro_batch, self.mixed)
+        if key not in self._floors:
+            configs = self.configs(micro_batch)
+            self._floors[key] = _layer_rate_bounds(self, micro_batch, configs) if configs \
+                else None
+        return self._floors[key]
+
+    def end_stage_floor(self, sub: SubProblem) -> float:
+        """The least that the empty end stages of `sub` (Sec. 1.2) add to its objective: each
+        adds its own time per micro-batch to the fill and drain of the pipeline, at least the
+        least over the single-type configurations that fit it (with one micro-batch in flight,
+        the fewest there can be); inf where none fits."""
+        total = 0.0
+        for empty, first in ((sub.empty_first, True), (sub.empty_last, False)):
+            if not empty:
+                continue
+            key = (sub.micro_batch, sub.schedule, first, not first)
+            hit = self._end_floors.get(key)
+            if hit is None:
+                b, last = sub.micro_batch, not first
+                mode = self.instance.training.recompute[0]
+                hit = math.inf
+                for c in stage_configs(self.instance, b):
+                    if c.recompute != mode or not self.cache.holds_end_only(
+                            c, b, first, last, True, 1):
+                        continue
+                    co = self.cache.coefficients(c, b, first, last, True)
+                    hit = min(hit, co.tau(0), co.fwd(0) + co.bwd(0))
+                self._end_floors[key] = hit
+            total += hit
+        return total
 
     def capacity_bound(self, micro_batch: int, p_max: int) -> CapacityBound:
         key = (micro_batch, p_max, self.mixed)
@@ -197,7 +250,10 @@ class SearchState:
         micro-batch below this.
 
         With a finite `stop` (the largest bottleneck still worth finding) the positional search
-        may end as soon as it proves the floor exceeds `stop`."""
+        may end as soon as it proves the floor exceeds `stop`. With empty end stages (Sec. 1.2)
+        the floor of the decoder stages (`without_ends`): the bottleneck is at least that."""
+        if sub.empty_ends:
+            return self.without_ends().bottleneck_floor(sub.decoder(), p_max, stop)
         capacity = self.capacity_bound(sub.micro_batch, p_max)
         floor = self.granular_floor(sub, p_max)
         if not math.isfinite(floor):
@@ -525,7 +581,10 @@ def _cheap_bottleneck(state: SearchState, sub: SubProblem,
 
 def lower_bound(state: SearchState, sub: SubProblem, floors: tuple[float, float, float]) -> float:
     """A valid lower bound on any plan of the sub-problem (Sec. 4.1): the bottleneck floor of the
-    load balance and the fill and drain of the pipeline (`bottleneck_costs`)."""
+    load balance and the fill and drain of the pipeline (`bottleneck_costs`). With empty end
+    stages (Sec. 1.2): that of its decoder stages alone, plus what the empty ones add."""
+    if sub.empty_ends:
+        return lower_bound(state, sub.decoder(), floors) + state.end_stage_floor(sub)
     bottleneck = _cheap_bottleneck(state, sub, floors)
     if not math.isfinite(bottleneck):
         return math.inf
@@ -641,7 +700,30 @@ def granular_lower_bound(state: SearchState, sub: SubProblem,
     """The first step of strong_lower_bound, no LP: `lower_bound` at the GPU-granular
     bottleneck floor (Sec. 4.3) with the tail staircase (Sec. 4.5); inf where no plan of the
     sub-problem holds every layer. It ranks the warm start on large clusters (WARM_RANK_POOL)."""
+    if sub.empty_ends:
+        return _empty_ends_bound(state, sub, p_max, math.inf, strong=False)
     return _granular_step(state, sub, floors, p_max)[1]
+
+
+def _empty_ends_bound(state: SearchState, sub: SubProblem, p_max: int, incumbent_s: float, *,
+                      strong: bool, integer: bool = False) -> float:
+    """The bound of a sub-problem with empty end stages (formulations Sec. 1.2): the strong
+    (or granular) bound of its decoder stages alone on the cost model without embedding and
+    head, plus the least the empty stages add (`SearchState.end_stage_floor`). Valid: dropping
+    the empty stages, the embedding and the head, and micro-batches in flight only lowers every
+    stage time, fill, bottleneck, link and tail, and widens what fits."""
+    extra = state.end_stage_floor(sub)
+    if not math.isfinite(extra):
+        return math.inf
+    bare = state.without_ends()
+    floors = bare.floors(sub.micro_batch)
+    if floors is None:
+        return math.inf
+    decoder = sub.decoder()
+    if strong:
+        return extra + strong_lower_bound(bare, decoder, floors, p_max, incumbent_s - extra,
+                                          integer=integer)
+    return extra + granular_lower_bound(bare, decoder, floors, p_max)
 
 
 def _granular_step(state: SearchState, sub: SubProblem, floors: tuple[float, float, float],
@@ -670,7 +752,11 @@ def strong_lower_bound(state: SearchState, sub: SubProblem, floors: tuple[float,
     sub-problem can beat it (Sec. 4.2); the value returned is then still a valid bound. With
     `integer` the walk of Sec. 4.5 asks the capacity question with integer stage counts
     (PositionalBound.holds_all_layers_integer), wherever it is within TAIL_LP_WITHIN.
+
+    With empty end stages (Sec. 1.2): `_empty_ends_bound`.
     """
+    if sub.empty_ends:
+        return _empty_ends_bound(state, sub, p_max, incumbent_s, strong=True, integer=integer)
     t_floor = floors[0]
     # The GPU-granular floor and the tail alone, no LP: enough to prune about half the
     # sub-problems that reach this point in our measurements.
@@ -759,9 +845,13 @@ def _stage_time_cap(state: SearchState, sub: SubProblem, floors: tuple[float, fl
                     incumbent_s: float) -> float:
     """Sec. 4.2: a plan better than the incumbent U has (m - 1) T + fill <= objective < U and
     m T <= objective < U, so no stage time per micro-batch above this; with the fluid fill of
-    Sec. 4.1, bottleneck interval by interval (BottleneckCosts.cap_below), often less."""
+    Sec. 4.1, bottleneck interval by interval (BottleneckCosts.cap_below), often less. With
+    empty end stages (Sec. 1.2) the cap of the stages that hold layers: the same argument on
+    the decoder stages alone, whose fill, bottleneck and links are part of the objective."""
     if not math.isfinite(incumbent_s):
         return math.inf
+    if sub.empty_ends:
+        return _stage_time_cap(state, sub.decoder(), floors, incumbent_s)
     m = sub.num_micro_batches(state.instance)
     cap = incumbent_s / m
     if m > 1:
@@ -1603,6 +1693,28 @@ def _stage_count_cap(instance: Instance, max_stages: int | None) -> int:
     return min(layers, instance.cluster.num_gpus, max_stages or layers)
 
 
+EMPTY_ENDS = ((True, False), (False, True), (True, True))
+"""The kinds of plans with empty end stages (formulations Sec. 1.2): (empty first, empty last)."""
+
+
+def _subproblems(instance: Instance, micro_batch: int, schedule: str, p_min: int,
+                 max_stages: int | None, *, empty_ends: bool) -> Iterator[SubProblem]:
+    """Every sub-problem at (`micro_batch`, `schedule`) whose stages that hold layers are at
+    least `p_min`: every stage count with no empty end stage, then (`empty_ends`) each kind of
+    empty end stages (Sec. 1.2). At most one layer and one GPU per stage, `max_stages` stages in
+    all."""
+    layers, gpus = instance.model.num_layers, instance.cluster.num_gpus
+    most = min(gpus, max_stages or gpus + 2)
+    for p in range(p_min, min(layers, most) + 1):
+        yield SubProblem(p, micro_batch, schedule)
+    if not empty_ends:
+        return
+    for empty_first, empty_last in EMPTY_ENDS:
+        empty = int(empty_first) + int(empty_last)
+        for decoder in range(max(p_min, 1), min(layers, most - empty) + 1):
+            yield SubProblem(decoder + empty, micro_batch, schedule, empty_first, empty_last)
+
+
 def _stage_count_floor(state: SearchState, micro_batch: int, configs: list[StageConfig]) -> int:
     """The fewest pipeline stages that can hold every layer at `micro_batch` (Sec. 2.2): L over
     the most layers any of `configs` holds as a middle stage with one micro-batch in flight."""
@@ -1694,9 +1806,10 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
         floors = _layer_rate_bounds(state, b, configs)
         floors_by_b[b] = floors
         for schedule in instance.training.schedules:
-            pruned_memory += p_min - 1
-            for p in range(p_min, p_cap + 1):
-                sub = SubProblem(p, b, schedule)
+            kinds = 1 + len(EMPTY_ENDS) * instance.training.empty_end_stages
+            pruned_memory += kinds * (p_min - 1)
+            for sub in _subproblems(instance, b, schedule, p_min, max_stages,
+                                    empty_ends=instance.training.empty_end_stages):
                 cand = _Candidate(sub, lower_bound(state, sub, floors))
                 if known_bounds and sub in known_bounds:
                     known, against = known_bounds[sub]
@@ -1866,7 +1979,8 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
         plan in time, and elsewhere the model finds what the seed would, for less than the
         seed's integer programs cost (gpt3-1.3b-a100x8: 0.2 s -> 0.8 s with a seed for every
         sub-problem)."""
-        if cand.sub in positional_seeded or time.perf_counter() >= deadline:
+        if cand.sub in positional_seeded or time.perf_counter() >= deadline \
+                or cand.sub.empty_ends:  # (its capacity program knows no empty stage)
             return
         positional_seeded.add(cand.sub)
         if not too_big_to_dive(cand):
@@ -1880,7 +1994,11 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
         """Heuristic plans for one sub-problem (they prove nothing): capacity-bound seeds,
         constructed plans, the integer capacity program's seed (positional_seed) and
         (`restricted_model`) a model restricted to the two best configurations per node group,
-        which solves in a fraction of the full model's time."""
+        which solves in a fraction of the full model's time. None for a sub-problem with an
+        empty end stage (Sec. 1.2): the seeds know no empty stage, and its full model is small
+        where such plans matter."""
+        if cand.sub.empty_ends:
+            return
         ranked = _ranked_per_group(state, cand.sub, p_cap)
         if not ranked:
             return
