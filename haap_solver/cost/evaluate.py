@@ -261,13 +261,17 @@ class CostModel:
     """The cost model bound to one instance, with caches of every per-configuration coefficient."""
 
     def __init__(self, instance: Instance, *, constants: CostConstants = DEFAULT_CONSTANTS,
-                 profile: Profile | None = None, ends_held: bool = True):
+                 profile: Profile | None = None, embedding_held: bool = True,
+                 head_held: bool = True):
         self.instance = instance
-        self.ends_held = ends_held
-        """False: no stage holds the embedding or the LM head (their time, parameters and
-        activations are left out wherever a stage is first or last). A relaxation, never used to
-        cost a plan: the exact search bounds the decoder stages of plans with an embedding-only
-        or head-only end stage with it (formulations/stage-assignment.md Sec. 1.2)."""
+        self.embedding_held = embedding_held
+        """False: no stage holds the embedding (its time, parameters and activations are left
+        out where a stage is first). A relaxation, never used to cost a plan: the exact search
+        bounds the decoder stages of plans with an embedding-only first stage with it
+        (formulations/stage-assignment.md Sec. 1.2)."""
+        self.head_held = head_held
+        """False: no stage holds the LM head and the loss (left out where a stage is last); the
+        relaxation for plans with a head-only last stage, as `embedding_held`."""
         self.model = instance.model
         self.training = instance.training
         self.constants = constants
@@ -403,8 +407,8 @@ class CostModel:
         """Parameters of a stage of `num_layers` layers in its pipeline role."""
         m = self.model
         params = num_layers * self.params_per_layer
-        if not self.ends_held:
-            return params
+        is_first = is_first and self.embedding_held
+        is_last = is_last and self.head_held
         if is_first:
             params += m.embedding_params
         if is_last:
@@ -425,8 +429,8 @@ class CostModel:
                        in_flight: int) -> MemoryReport:
         """Peak bytes on one GPU of a replica (Sec. 5)."""
         m, t = self.model, self.training
-        if not self.ends_held:
-            is_first = is_last = False
+        is_first = is_first and self.embedding_held
+        is_last = is_last and self.head_held
         w, g, o = self._state_bytes_per_param(dp)
         local = params / tp
         layer = self.layer_cost(device, tp, share, recompute)
@@ -449,8 +453,8 @@ class CostModel:
                       dp_gb_s: float, dp_latency_s: float) -> ReplicaTerms:
         """Time quantities of one replica of a stage (Sec. 2-4, 6.3, 6.4, 8)."""
         t, c = self.training, self.constants
-        if not self.ends_held:
-            is_first = is_last = False
+        is_first = is_first and self.embedding_held
+        is_last = is_last and self.head_held
         layer = self.layer_cost(device, tp, share, recompute)
         fwd_c = num_layers * layer.fwd_s
         bwd_c = num_layers * layer.bwd_s

@@ -161,21 +161,25 @@ class SearchState:
         self._micro_batches: list[int] | None = None
         self._stage_rates: dict[tuple[int, bool], np.ndarray] = {}
         self._smallest: dict[tuple[int, bool], int] = {}
-        self._without_ends: SearchState | None = None
+        self._without_ends: dict[tuple[bool, bool], SearchState] = {}
         self._floors: dict[tuple[int, bool], tuple[float, float, float] | None] = {}
         self._end_floors: dict[tuple[int, str, bool, bool], float] = {}
+        """end_stage_floor and end_stage_layers per (micro-batch, schedule or 'layers', ends)."""
 
-    def without_ends(self) -> SearchState:
+    def without_ends(self, embedding: bool, head: bool) -> SearchState:
         """The search state of the same instance on a cost model where no stage holds the
-        embedding or the head (CostModel(ends_held=False)), with this state's flags: its bounds
-        over the decoder stages of a sub-problem with an empty end stage bound that sub-problem
-        (formulations Sec. 1.2). Built once, when first needed."""
-        if self._without_ends is None:
+        embedding (`embedding`) or the head (`head`; CostModel(embedding_held=False,
+        head_held=False)), with this state's flags: its bounds over the decoder stages of a
+        sub-problem whose first (last) stage is empty bound that sub-problem (formulations
+        Sec. 1.2). Built once each, when first needed."""
+        key = (embedding, head)
+        bare = self._without_ends.get(key)
+        if bare is None:
             cm = self.cost_model
-            self._without_ends = SearchState(
+            bare = self._without_ends[key] = SearchState(
                 self.instance, CostModel(self.instance, constants=cm.constants,
-                                         profile=cm.profile, ends_held=False))
-        bare = self._without_ends
+                                         profile=cm.profile, embedding_held=not embedding,
+                                         head_held=not head))
         bare.mixed, bare.require_mixed = self.mixed, self.require_mixed
         bare.mixed_dominance = self.mixed_dominance
         return bare
@@ -189,6 +193,31 @@ class SearchState:
             self._floors[key] = _layer_rate_bounds(self, micro_batch, configs) if configs \
                 else None
         return self._floors[key]
+
+    def end_stage_layers(self, sub: SubProblem) -> float:
+        """The least the empty end stages of `sub` weigh in layers (Sec. 1.2): per empty end,
+        the least over the configurations h that fit it of tau_h(0) / s(h), its time per
+        micro-batch over its compute time per layer (`_end_work_bound`)."""
+        total = 0.0
+        for empty, first in ((sub.empty_first, True), (sub.empty_last, False)):
+            if not empty:
+                continue
+            key = (sub.micro_batch, "layers", first, not first)
+            hit = self._end_floors.get(key)  # type: ignore[call-overload]
+            if hit is None:
+                b, last = sub.micro_batch, not first
+                mode = self.instance.training.recompute[0]
+                hit = math.inf
+                for c in stage_configs(self.instance, b):
+                    if c.recompute != mode or not self.cache.holds_end_only(
+                            c, b, first, last, True, 1):
+                        continue
+                    co = self.cache.coefficients(c, b, first, last, True)
+                    (part,) = self.cache.part_coefficients(c, b, False, False, True)
+                    hit = min(hit, min(co.tau(0), co.fwd(0) + co.bwd(0)) / _layer_slope(part))
+                self._end_floors[key] = hit  # type: ignore[index]
+            total += hit
+        return total
 
     def end_stage_floor(self, sub: SubProblem) -> float:
         """The least that the empty end stages of `sub` (Sec. 1.2) add to its objective: each
@@ -253,7 +282,8 @@ class SearchState:
         may end as soon as it proves the floor exceeds `stop`. With empty end stages (Sec. 1.2)
         the floor of the decoder stages (`without_ends`): the bottleneck is at least that."""
         if sub.empty_ends:
-            return self.without_ends().bottleneck_floor(sub.decoder(), p_max, stop)
+            return self.without_ends(sub.empty_first, sub.empty_last).bottleneck_floor(
+                sub.decoder(), p_max, stop)
         capacity = self.capacity_bound(sub.micro_batch, p_max)
         floor = self.granular_floor(sub, p_max)
         if not math.isfinite(floor):
@@ -584,7 +614,8 @@ def lower_bound(state: SearchState, sub: SubProblem, floors: tuple[float, float,
     load balance and the fill and drain of the pipeline (`bottleneck_costs`). With empty end
     stages (Sec. 1.2): that of its decoder stages alone, plus what the empty ones add."""
     if sub.empty_ends:
-        return lower_bound(state, sub.decoder(), floors) + state.end_stage_floor(sub)
+        return max(lower_bound(state, sub.decoder(), floors) + state.end_stage_floor(sub),
+                   _end_work_bound(state, sub, floors))
     bottleneck = _cheap_bottleneck(state, sub, floors)
     if not math.isfinite(bottleneck):
         return math.inf
@@ -713,17 +744,38 @@ def _empty_ends_bound(state: SearchState, sub: SubProblem, p_max: int, incumbent
     the empty stages, the embedding and the head, and micro-batches in flight only lowers every
     stage time, fill, bottleneck, link and tail, and widens what fits."""
     extra = state.end_stage_floor(sub)
-    if not math.isfinite(extra):
+    real_floors = state.floors(sub.micro_batch)
+    if not math.isfinite(extra) or real_floors is None:
         return math.inf
-    bare = state.without_ends()
+    work = _end_work_bound(state, sub, real_floors)
+    bare = state.without_ends(sub.empty_first, sub.empty_last)
     floors = bare.floors(sub.micro_batch)
     if floors is None:
         return math.inf
     decoder = sub.decoder()
     if strong:
-        return extra + strong_lower_bound(bare, decoder, floors, p_max, incumbent_s - extra,
-                                          integer=integer)
-    return extra + granular_lower_bound(bare, decoder, floors, p_max)
+        return max(work, extra + strong_lower_bound(bare, decoder, floors, p_max,
+                                                    incumbent_s - extra, integer=integer))
+    return max(work, extra + granular_lower_bound(bare, decoder, floors, p_max))
+
+
+def _end_work_bound(state: SearchState, sub: SubProblem,
+                    floors: tuple[float, float, float]) -> float:
+    """The load balance of Sec. 4.1 with the empty end stages' work (Sec. 1.2): an empty stage
+    of configuration h takes tau_h(0) per micro-batch, which is r_h = tau_h(0) / s(h) layers'
+    worth of its per-layer time s(h), so r_h <= T rho(h) gpus(h) like any stage's n_i, and
+    summing over all stages L + sum of the r's <= T C: the bottleneck T is at least
+    (L + r) / C with r the least r_h of each empty end. The objective is at least the fill and
+    drain of the decoder stages plus the empty stages' own time, and (m - 1) T."""
+    layers = state.instance.model.num_layers
+    _, _, rate = floors
+    r = state.end_stage_layers(sub)
+    if not math.isfinite(r) or rate <= 0:
+        return math.inf
+    t_full = (layers + r) / rate
+    m = sub.num_micro_batches(state.instance)
+    fill = _fill_floor(state, sub.decoder(), floors) + state.end_stage_floor(sub)
+    return max(fill, t_full) + (m - 1) * t_full
 
 
 def _granular_step(state: SearchState, sub: SubProblem, floors: tuple[float, float, float],
