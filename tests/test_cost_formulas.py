@@ -287,24 +287,51 @@ def _stage(i: int, fwd: float, bwd: float, link: float = 0.0) -> StageReport:
 
 
 def test_pipeline_1f1b_hand_computed() -> None:
+    """Overlapped sends (training.pipeline_p2p = "overlapped")."""
     stages = [_stage(0, 1.0, 1.0, link=0.1), _stage(1, 0.5, 3.0)]
-    total, parts = pipeline_time("1f1b", stages, 10)
+    total, parts = pipeline_time("1f1b", stages, 10, blocking=False)
     # sum tau + 2 sum c + (m - 1) max(max tau, 2 max c) = 5.5 + 0.2 + 9 x 3.5
     assert total == pytest.approx(37.2)
     assert parts["compute_s"] == pytest.approx(10 * 3.5)
     assert parts["p2p_s"] == pytest.approx(0.2)
     assert parts["bubble_s"] == pytest.approx(2.0)  # the other stage's tau
     # A link slower than every stage becomes the bottleneck.
-    total, parts = pipeline_time("1f1b", [_stage(0, 1.0, 1.0, link=2.0), _stage(1, 0.5, 3.0)], 10)
+    total, parts = pipeline_time("1f1b", [_stage(0, 1.0, 1.0, link=2.0), _stage(1, 0.5, 3.0)], 10,
+                                 blocking=False)
     assert total == pytest.approx(5.5 + 4.0 + 9 * 4.0)
     assert parts["p2p_s"] == pytest.approx(4.0 + 9 * 0.5)
+
+
+def test_pipeline_1f1b_blocking_adds_each_stage_s_sends_to_its_period() -> None:
+    """Blocking sends (Megatron-LM's 1F1B without interleaving, DeepSpeed): every micro-batch a
+    stage waits for its exchanges with both neighbours, so the steady-state period is
+    max_i (tau_i + c_{i-1} + c_i), not max(max tau, 2 max c)."""
+    stages = [_stage(0, 1.0, 1.0, link=0.1), _stage(1, 0.5, 0.4, link=0.3), _stage(2, 0.2, 3.0)]
+    total, parts = pipeline_time("1f1b", stages, 10, blocking=True)
+    # taus 2.0, 0.9, 3.2; periods 2.0 + 0.1, 0.9 + 0.1 + 0.3, 3.2 + 0.3 -> 3.5
+    assert total == pytest.approx(6.1 + 2 * 0.4 + 9 * 3.5)
+    assert parts["p2p_s"] == pytest.approx(0.8 + 9 * 0.3)  # the sends in the period
+    overlapped, _ = pipeline_time("1f1b", stages, 10, blocking=False)
+    assert overlapped == pytest.approx(6.1 + 0.8 + 9 * 3.2)
+    # A slow link no longer counts twice: 2c = 4 > the blocking period 1.0 + 2.0 ... 3.5 + 2.0.
+    slow = [_stage(0, 1.0, 1.0, link=2.0), _stage(1, 0.5, 3.0)]
+    total, _ = pipeline_time("1f1b", slow, 10, blocking=True)
+    assert total == pytest.approx(5.5 + 4.0 + 9 * 5.5)
+
+
+def test_pipeline_gpipe_blocking() -> None:
+    stages = [_stage(0, 1.0, 1.0, link=0.5), _stage(1, 0.5, 3.0)]
+    total, parts = pipeline_time("gpipe", stages, 10, blocking=True)
+    # forward periods 1.5, 1.0; backward periods 1.5, 3.5
+    assert total == pytest.approx(1.5 + 4.0 + 1.0 + 9 * (1.5 + 3.5))
+    assert sum(parts.values()) == pytest.approx(total)
 
 
 def test_pipeline_gpipe_hand_computed() -> None:
     """Forward maximum on stage 0, backward maximum on stage 1, no links: the (m-1) x 0.5 of
     imbalance is bubble, not point-to-point time."""
     stages = [_stage(0, 1.0, 1.0), _stage(1, 0.5, 3.0)]
-    total, parts = pipeline_time("gpipe", stages, 10)
+    total, parts = pipeline_time("gpipe", stages, 10, blocking=False)
     # sum F + sum B + (m - 1)(max F + max B) = 1.5 + 4 + 9 x 4
     assert total == pytest.approx(41.5)
     assert parts["p2p_s"] == 0.0

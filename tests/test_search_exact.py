@@ -80,12 +80,15 @@ def instances(draw: st.DrawFn, max_layers: int = 8) -> Instance:
                draw(st.sampled_from([2, 4]))) for _ in range(draw(st.integers(1, 2)))]
     recompute = tuple(r for r in ("none", "selective", "full") if draw(st.booleans())) or \
         ("none",)
-    return tiny_instance(devices=devices, groups=groups, layers=draw(st.integers(3, max_layers)),
-                         hidden=draw(st.sampled_from([256, 512, 1024])), heads=4,
-                         seq=draw(st.sampled_from([128, 512])), batch=draw(st.integers(2, 8)),
-                         recompute=recompute,
-                         schedules=draw(st.sampled_from([("1f1b",), ("1f1b", "gpipe")])),
-                         zero=draw(st.sampled_from([0, 1, 3])), overlap=draw(st.booleans()))
+    instance = tiny_instance(devices=devices, groups=groups,
+                             layers=draw(st.integers(3, max_layers)),
+                             hidden=draw(st.sampled_from([256, 512, 1024])), heads=4,
+                             seq=draw(st.sampled_from([128, 512])),
+                             batch=draw(st.integers(2, 8)), recompute=recompute,
+                             schedules=draw(st.sampled_from([("1f1b",), ("1f1b", "gpipe")])),
+                             zero=draw(st.sampled_from([0, 1, 3])), overlap=draw(st.booleans()))
+    p2p = draw(st.sampled_from(["overlapped", "blocking"]))
+    return replace(instance, training=replace(instance.training, pipeline_p2p=p2p))
 
 
 def mixed_instance() -> Instance:
@@ -267,10 +270,13 @@ def test_layer_split_matches_bruteforce_and_milp(case: tuple[Instance, list[Stag
     check_sequence(*case)
 
 
-def test_layer_split_every_sequence_of_the_mixed_instance() -> None:
+@pytest.mark.parametrize("p2p", ["overlapped", "blocking"])
+def test_layer_split_every_sequence_of_the_mixed_instance(p2p: str) -> None:
     """Every stage sequence (up to 3 stages) of a memory-bound heterogeneous instance, both
-    schedules, against brute force (the MILP on a sample of them)."""
+    schedules, both ways of sending between stages, against brute force (the MILP on a sample
+    of them)."""
     inst = mixed_instance()
+    inst = replace(inst, training=replace(inst.training, pipeline_p2p=p2p))
     count = 0
     for b in micro_batch_candidates(inst):
         configs = stage_configs(inst, b)
@@ -776,6 +782,10 @@ def test_positional_seeds_are_valid_and_leave_the_optimum(monkeypatch: pytest.Mo
     the bound stays at or below the optimum the full search proves, and the plan is within the
     reported gap of it."""
     inst = load_instance(SMALL_DIR.parent / "gpt3-1.3b-t4x4-a100x12.toml")
+    # Overlapped sends: the integer capacity program ranks stage sequences by compute alone, and
+    # the last assertion (the seeds find the optimum) was measured there; with blocking sends its
+    # best seed is 0.8% off, which the rest of the test allows for.
+    inst = replace(inst, training=replace(inst.training, pipeline_p2p="overlapped"))
     reference = solve(inst, time_limit_s=30, mixed=False)
     assert reference.status == "optimal"
     real_seed = SEARCH.seed_from_sequence

@@ -704,7 +704,8 @@ class CostModel:
             links.append(link)
             stages[i].p2p_next_s = link
         pipe, breakdown = _pipeline_time(schedule, [e.fwd_s for e in entries],
-                                         [e.bwd_s for e in entries], links, entries, mb_count)
+                                         [e.bwd_s for e in entries], links, entries, mb_count,
+                                         blocking=t.pipeline_p2p == "blocking")
         tails = [e.tail_s for e in entries]
         tail_stage = entries[tails.index(max(tails))]
         tail_rep = max(tail_stage.replicas, key=lambda r: r.dp_comm_s + r.optimizer_s)
@@ -760,37 +761,52 @@ class _HasReplicas(Protocol):
     def replicas(self) -> Sequence[ReplicaReport]: ...
 
 
-def pipeline_time(schedule: str, stages: list[StageReport],
-                  num_micro_batches: int) -> tuple[float, dict[str, float]]:
+def pipeline_time(schedule: str, stages: list[StageReport], num_micro_batches: int, *,
+                  blocking: bool = True) -> tuple[float, dict[str, float]]:
     """Pipeline makespan and its breakdown (Sec. 7).
 
-    1F1B: sum_i tau_i + 2 sum_j c_j + (m - 1) max(max_i tau_i, max_j 2 c_j), with tau_i the
-    stage's forward + backward per micro-batch and c_j the point-to-point time of link j (a link is
-    a pipeline stage of its own: asynchronous sends overlap compute in the steady state).
-    GPipe: all forwards, then all backwards, each with its own bottleneck.
+    1F1B: sum_i tau_i + 2 sum_j c_j + (m - 1) T, with tau_i the stage's forward + backward per
+    micro-batch and c_j the point-to-point time of link j. With blocking sends (`blocking`,
+    training.pipeline_p2p: Megatron-LM's 1F1B without interleaving, DeepSpeed) each stage waits
+    for its exchanges with both neighbours every micro-batch, T = max_i (tau_i + c_{i-1} + c_i);
+    overlapped, a link is a pipeline stage of its own, T = max(max_i tau_i, max_j 2 c_j).
+    GPipe: all forwards, then all backwards, each with its own bottleneck, the same way.
     """
     return _pipeline_time(schedule, [s.fwd_s for s in stages], [s.bwd_s for s in stages],
-                          [s.p2p_next_s for s in stages[:-1]], stages, num_micro_batches)
+                          [s.p2p_next_s for s in stages[:-1]], stages, num_micro_batches,
+                          blocking=blocking)
+
+
+def _around(links: list[float], i: int) -> float:
+    """The link times stage i exchanges over each micro-batch: with its previous and its next
+    stage (0 at the ends)."""
+    return (links[i - 1] if i > 0 else 0.0) + (links[i] if i < len(links) else 0.0)
 
 
 def _pipeline_time(schedule: str, fwds: list[float], bwds: list[float], links: list[float],
-                   stages: Sequence[_HasReplicas],
-                   m: int) -> tuple[float, dict[str, float]]:
+                   stages: Sequence[_HasReplicas], m: int, *,
+                   blocking: bool) -> tuple[float, dict[str, float]]:
     """pipeline_time() on the stages' forward and backward times and the links between them."""
     link_sum = 2 * sum(links)
     link_max = max(links, default=0.0)
     taus = [f + b for f, b in zip(fwds, bwds, strict=True)]
     max_tau = max(taus)
+    around = [_around(links, i) for i in range(len(taus))]
     if schedule == "gpipe":
         max_f, max_b = max(fwds), max(bwds)
-        fmax = max(max_f, link_max)
-        bmax = max(max_b, link_max)
+        if blocking:
+            fmax = max(f + a for f, a in zip(fwds, around, strict=True))
+            bmax = max(b + a for b, a in zip(bwds, around, strict=True))
+        else:
+            fmax = max(max_f, link_max)
+            bmax = max(max_b, link_max)
         total = sum(fwds) + sum(bwds) + link_sum + (m - 1) * (fmax + bmax)
         # Only the part of each bottleneck that a link (not a stage) sets is p2p time; the
         # forward and backward maxima falling on different stages is imbalance (bubble).
         stall = (m - 1) * (fmax - max_f + bmax - max_b)
     else:
-        bottleneck = max(max_tau, 2 * link_max)
+        bottleneck = (max(t + a for t, a in zip(taus, around, strict=True)) if blocking
+                      else max(max_tau, 2 * link_max))
         total = sum(taus) + link_sum + (m - 1) * bottleneck
         stall = (m - 1) * (bottleneck - max_tau)
     # The bottleneck stage: the first with the largest forward + backward.

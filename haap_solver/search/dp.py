@@ -82,6 +82,10 @@ def best_layer_split(instance: Instance, cache: CoefficientCache, configs: list[
       GPipe: sum_i (f_i + b_i) + 2 sum_j c_j
              + (m - 1) (max(max_i f_i, max_j c_j) + max(max_i b_i, max_j c_j)) + max_i tail_i
 
+    with overlapped sends; with blocking ones (training.pipeline_p2p) each stage's term in the
+    maxima is its own plus its links on both sides, tau_i + c_{i-1} + c_i (f_i + ..., b_i + ...),
+    and the link terms leave the maxima.
+
     subject to 1 <= n_i <= max_layers(c_i at position i) and sum_i n_i = L.
 
     Why this is exact. The objective is g(S, A, B, X) with S a sum of per-stage terms, A and B
@@ -124,7 +128,9 @@ def best_layer_split(instance: Instance, cache: CoefficientCache, configs: list[
              for j in range(p - 1)]
     link_sum = 2 * sum(links)
     link_max = max(links, default=0.0)
-    if not steady:
+    # Blocking sends (training.pipeline_p2p): each stage's steady-state term holds its links.
+    blocking = instance.training.pipeline_p2p == "blocking"
+    if not steady or blocking:
         floor_a = floor_b = 0.0
     elif gpipe:
         floor_a = floor_b = link_max
@@ -140,15 +146,18 @@ def best_layer_split(instance: Instance, cache: CoefficientCache, configs: list[
         if n_max < 1:
             return None
         co = cache.coefficients(c, b, first, last, multi)
+        near = ((links[i - 1] if i > 0 else 0.0) + (links[i] if i < p - 1 else 0.0)
+                if blocking else 0.0)
         rows = []
         for n in range(1, n_max + 1):
             tail = co.tail(n)
             if gpipe:
                 f, bw = co.fwd(n), co.bwd(n)
-                rows.append((n, f + bw, f if steady else 0.0, bw if steady else 0.0, tail))
+                rows.append((n, f + bw, f + near if steady else 0.0,
+                             bw + near if steady else 0.0, tail))
             else:
                 tau = co.tau(n)
-                rows.append((n, tau, tau if steady else 0.0, 0.0, tail))
+                rows.append((n, tau, tau + near if steady else 0.0, 0.0, tail))
         per_stage.append(rows)
 
     def objective(total: float, a: float, bb: float, tail: float) -> float:

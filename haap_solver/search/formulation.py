@@ -239,6 +239,9 @@ def build_model(instance: Instance, cache: CoefficientCache, sub: SubProblem, sl
                defines=var, exclusive=True)
 
     one_f_one_b = sub.schedule != "gpipe"
+    # Blocking sends (training.pipeline_p2p): a stage's period holds its exchanges with both
+    # neighbours, (6b) below, instead of (6) and (9).
+    blocking = instance.training.pipeline_p2p == "blocking"
     tail = lp.var("tail", 0, ub, time=True)
     if one_f_one_b:
         T = lp.var("T", 0, ub, time=True)
@@ -249,7 +252,8 @@ def build_model(instance: Instance, cache: CoefficientCache, sub: SubProblem, sl
             # (5) stage time per micro-batch: epigraph of its convex pieces.
             epigraph(tau, s, xs, ys, "tau_pieces", "tau")
             # (6) bottleneck.
-            lp.add({T: 1, tau: -1}, ">=", 0, f"T>=tau[{s.index}]", time=True, defines=T)
+            if not blocking:
+                lp.add({T: 1, tau: -1}, ">=", 0, f"T>=tau[{s.index}]", time=True, defines=T)
     else:
         F = lp.var("F", 0, ub, time=True)
         B = lp.var("B", 0, ub, time=True)
@@ -261,8 +265,9 @@ def build_model(instance: Instance, cache: CoefficientCache, sub: SubProblem, sl
             bs.append(bk)
             epigraph(f, s, xs, ys, "fwd_pieces", "f")
             epigraph(bk, s, xs, ys, "bwd_pieces", "b")
-            lp.add({F: 1, f: -1}, ">=", 0, f"F>=f[{s.index}]", time=True, defines=F)
-            lp.add({B: 1, bk: -1}, ">=", 0, f"B>=b[{s.index}]", time=True, defines=B)
+            if not blocking:
+                lp.add({F: 1, f: -1}, ">=", 0, f"F>=f[{s.index}]", time=True, defines=F)
+                lp.add({B: 1, bk: -1}, ">=", 0, f"B>=b[{s.index}]", time=True, defines=B)
     # (7) tail: exposed data-parallel collective plus optimizer step, slowest stage.
     for s, xs, ys in zip(slots, sm.x, sm.y, strict=True):
         epigraph(tail, s, xs, ys, "tail_pieces", "tail")
@@ -299,12 +304,25 @@ def build_model(instance: Instance, cache: CoefficientCache, sub: SubProblem, sl
                 lp.add({cj: 1.0, **{x: -f for x, f in zip(my_x, least, strict=True)}}, ">=", 0.0,
                        f"p2p_floor[{j},{mine.index}]", time=True, active_weight=1.0,
                        defines=cj)
-        # (9) a link is a pipeline stage of its own in the steady state.
-        if one_f_one_b:
+        # (9) overlapped sends: a link is a pipeline stage of its own in the steady state.
+        if blocking:
+            pass
+        elif one_f_one_b:
             lp.add({T: 1, cj: -2}, ">=", 0, f"T>=2c[{j}]", time=True, defines=T)
         else:
             lp.add({F: 1, cj: -1}, ">=", 0, f"F>=c[{j}]", time=True, defines=F)
             lp.add({B: 1, cj: -1}, ">=", 0, f"B>=c[{j}]", time=True, defines=B)
+    # (6b) blocking sends: each stage's period is its own time plus its links on both sides.
+    if blocking:
+        for i in range(p):
+            near = {links[k]: -1.0 for k in (i - 1, i) if 0 <= k < p - 1}
+            if one_f_one_b:
+                lp.add({T: 1, taus[i]: -1, **near}, ">=", 0, f"T>=tau+c[{i}]", time=True,
+                       defines=T)
+            else:
+                lp.add({F: 1, fs[i]: -1, **near}, ">=", 0, f"F>=f+c[{i}]", time=True, defines=F)
+                lp.add({B: 1, bs[i]: -1, **near}, ">=", 0, f"B>=b+c[{i}]", time=True,
+                       defines=B)
     # (10) objective: pipeline makespan plus the tail.
     if one_f_one_b:
         lp.objective = {tau: 1.0 for tau in taus}
