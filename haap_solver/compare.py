@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from haap_solver.cli import _console, command, json_safe
+from haap_solver.cli import _console, command, json_safe, styled
 from haap_solver.errors import HaapError, InfeasibleError
 from haap_solver.instance import Instance
 
@@ -181,9 +181,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
         methods.append("uniform")  # the speed-up reference
     rows: list[dict[str, Any]] = []
     for inst in instances:
-        with console.status(f"{inst.name}...") as status:
+        with console.status(styled(f"{inst.name}...")) as status:
             def note(row: dict[str, Any], status: Any = status, inst: Instance = inst) -> None:
-                status.update(f"{inst.name}: {row['method']} done ({row['status']})")
+                status.update(styled(f"{inst.name}: {row['method']} done ({row['status']})"))
 
             rows.extend(compare_instance(inst, methods, time_limit_s=args.time_limit,
                                          threads=args.threads, seed=args.seed, on_row=note))
@@ -275,7 +275,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     instances = [load_instance(p) for p in paths]
     rows: list[dict[str, Any]] = []
     started = time.perf_counter()
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+    with Progress(TextColumn("{task.description}", markup=False), BarColumn(),
+                  MofNCompleteColumn(),
                   TimeElapsedColumn(), console=console) as bar:
         task = bar.add_task("bench", total=len(instances) * len(methods))
         for inst in instances:

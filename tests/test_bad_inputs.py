@@ -612,3 +612,50 @@ def test_profile_is_a_directory(tmp_path: Path) -> None:
     with pytest.raises(InputError) as info:
         load_profile(tmp_path)
     check_message(str(info.value), tmp_path, None, ("is a directory",))
+
+
+# -- User text is printed as text: never read as rich markup or emoji codes ----------------------
+MARKUP = ("[/bold]x", "[/]", "[red]r[/red] :smile:", "[link=file:///etc]l")
+TOY = Path(__file__).resolve().parent.parent / "instances" / "small" / "toy-gpt-6l-a100x2-t4x2.toml"
+
+
+def _markup_instance(directory: Path) -> Path:
+    """The toy instance with rich markup in the instance, model, node-group and device names."""
+    text = TOY.read_text()
+    text = sub('name = "toy-gpt-6l"', f'name = "{MARKUP[1]}"', text)
+    text = sub('name = "a100"', f'name = "{MARKUP[2]}"', text)
+    text = sub('name = "t4"', f'name = "{MARKUP[3]}"', text)
+    text = sub('device = "A100-80G"', 'device = "[b]gpu"', text)
+    text = f'name = "{MARKUP[0]}"\n' + text.split("\n", 1)[1]
+    text += '\n[devices."[b]gpu"]\nbase = "A100-80G"\n'
+    path = directory / "[" / "bold]instance.toml"  # the path reads [/bold]instance.toml
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def test_markup_in_names_is_printed_as_text(tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """validate, solve (table, summary, 'plan written to') and evaluate print names verbatim."""
+    instance = _markup_instance(tmp_path)
+    assert load_instance(instance).name == MARKUP[0]
+    plan = tmp_path / "[" / "]plan.json"
+    errs = {}
+    for name, argv in (
+            ("validate", ["validate", str(instance)]),
+            ("solve", ["solve", str(instance), "--time-limit", "20", "--no-progress", "-o",
+                       str(plan)]),
+            ("evaluate", ["evaluate", str(instance), str(plan)]),
+            ("validate-plan", ["validate", str(instance), str(plan)])):
+        capsys.readouterr()
+        code = main(argv)
+        _, errs[name] = capsys.readouterr()
+        assert code == 0, (argv, errs[name])
+        assert "haap: error" not in errs[name], errs[name]
+    assert errs["validate"] == f"ok {instance}: {MARKUP[1]}, 4 GPUs in 2 node group(s)\n"
+    assert f"ok {plan}: " in errs["validate-plan"]
+    assert f"plan written to {plan}" in errs["solve"]
+    for err in (errs["solve"], errs["evaluate"]):
+        # The tables name the instance, the model, the node groups and the device as written.
+        assert f"{MARKUP[0]}: {MARKUP[1]}" in err, err
+        assert f"[b]gpu ({MARKUP[2]})" in err or f"T4 ({MARKUP[3]})" in err, err
