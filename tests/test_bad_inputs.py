@@ -15,9 +15,10 @@ import pytest
 
 from haap_solver.cli import main
 from haap_solver.cost.profile import load_profile, profile_from_dict
-from haap_solver.errors import InputError
+from haap_solver.errors import MAX_LISTED, InputError
 from haap_solver.instance import instance_from_dict, load_instance
-from haap_solver.plan import load_plan, plan_from_dict
+from haap_solver.plan import Plan, load_plan, plan_from_dict
+from haap_solver.validate import plan_violations
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -150,6 +151,7 @@ def _llama(**changes: Any) -> dict[str, Any]:
 
 
 HF_MODEL = '\n[model]\nhf_config = "hf.json"\n'
+DIGITS = "9" * 5000  # an integer literal longer than Python converts (4,300 digits)
 
 INSTANCE_CASES = [
     # Files that are not instance files at all.
@@ -245,19 +247,19 @@ INSTANCE_CASES = [
     Case("negative-nic-rate", sub("nic_gbit_s = 200", "nic_gbit_s = -200"),
          "cluster.node_groups[0].nic_gbit_s", ("must be > 0, got -200",)),
     Case("zero-batch", sub("global_batch_size = 256", "global_batch_size = 0"),
-         "training.global_batch_size", ("must be a positive integer, got 0",)),
+         "training.global_batch_size", ("must be >= 1, got 0",)),
     Case("negative-reserved", sub("zero_stage = 1", "zero_stage = 1\nreserved_memory_gib = -1"),
          "training.reserved_memory_gib", ("must be >= 0",)),
     Case("zero-layers-override",
          sub('preset = "gpt3-1.3b"', 'preset = "gpt3-1.3b"\nnum_layers = 0'), "model.num_layers",
-         ("must be a positive integer, got 0",)),
+         ("must be >= 1, got 0",)),
     Case("heads-do-not-divide",
          sub('preset = "gpt3-1.3b"', 'preset = "gpt3-1.3b"\nnum_attention_heads = 7'),
          "model.num_attention_heads", ("must divide hidden_size (2048)",)),
     Case("empty-group-name", sub('name = "a100"', 'name = ""'), "cluster.node_groups[0].name",
          ("non-empty",)),
     Case("zero-stage-5", sub("zero_stage = 1", "zero_stage = 5"), "training.zero_stage",
-         ("must be 0, 1, 2 or 3, got 5",)),
+         ("must be <= 3, got 5",)),
     Case("empty-recompute", sub("zero_stage = 1", "zero_stage = 1\nrecompute = []"),
          "training.recompute", ("at least one mode",)),
     Case("recompute-misspelt", sub("zero_stage = 1", 'zero_stage = 1\nrecompute = ["ful"]'),
@@ -303,7 +305,7 @@ INSTANCE_CASES = [
     Case("device-missing-field", BASE + "\n[devices.X]\npeak_tflops = 100\n",
          "devices.X.memory_gib", ("required key is missing (a number)",)),
     Case("device-negative", BASE + '\n[devices.X]\nbase = "H100"\npeak_tflops = -1\n',
-         "devices.X.peak_tflops", ("must be a positive number",)),
+         "devices.X.peak_tflops", ("must be > 0, got -1",)),
     Case("device-name-key", BASE + '\n[devices.X]\nbase = "H100"\nname = "Y"\n',
          "devices.X.name", ("[devices.NAME]",)),
     Case("devices-not-table", sub('name = "t"', 'name = "t"\ndevices = ["H100"]'), "devices",
@@ -349,6 +351,47 @@ INSTANCE_CASES = [
          ("is a directory",), setup=lambda d: (d / "hf.json").mkdir()),
     Case("hf-config-binary", BASE_HEAD + HF_MODEL + TRAINING + CLUSTER, "model.hf_config",
          ("not a UTF-8 text file",), setup=lambda d: (d / "hf.json").write_bytes(b"\xff\xfe\x00")),
+    # Numbers too long to read, too large for any model or cluster, or not finite.
+    Case("5000-digit-int", sub("num_nodes = 1", "num_nodes = " + DIGITS),
+         "cluster.node_groups[0].num_nodes",
+         ("an integer of 5,000 digits (line 16, column 13) is too long to read",)),
+    Case("5000-digit-int-model", sub('preset = "gpt3-1.3b"',
+                                     'preset = "gpt3-1.3b"\n"num_layers" = -' + DIGITS),
+         "model.num_layers", ("an integer of 5,000 digits (line 6, column 17)",)),
+    Case("5000-digit-int-inline", sub('preset = "gpt3-1.3b"', 'preset = "gpt3-1.3b"\n')
+         + "\n[devices]\nX = {base = 'H100', memory_gib = " + DIGITS + "}\n", None,
+         ("an integer of 5,000 digits (line 24, column 34)",)),
+    Case("1e300-for-int", sub('preset = "gpt3-1.3b"', 'preset = "gpt3-1.3b"\nhidden_size = 1e300'),
+         "model.hidden_size", ("must be <= 1,048,576, got 1e+300",)),
+    Case("1e300-for-float", sub("nic_gbit_s = 200", "nic_gbit_s = 1e300"),
+         "cluster.node_groups[0].nic_gbit_s", ("must be <= 1,000,000, got 1e+300",)),
+    Case("huge-hex-int", sub("gpus_per_node = 8", "gpus_per_node = 0x" + "f" * 5000),
+         "cluster.node_groups[0].gpus_per_node",
+         ("must be <= 1,024, got an integer of about 6,021 digits",)),
+    Case("huge-hex-for-float", sub("nic_gbit_s = 200", "nic_gbit_s = 0x" + "f" * 5000),
+         "cluster.node_groups[0].nic_gbit_s", ("expected a number below 1e300",)),
+    Case("absurd-layers", sub('preset = "gpt3-1.3b"', 'preset = "gpt3-1.3b"\nnum_layers = 100000'),
+         "model.num_layers", ("must be <= 4,096, got 100000",)),
+    Case("absurd-gpus", sub("num_nodes = 1", "num_nodes = 1000000"), "cluster.node_groups",
+         ("hold 8,000,000 GPUs; a cluster has at most 4,194,304",)),
+    Case("absurd-memory", BASE + '\n[devices.X]\nbase = "H100"\nmemory_gib = 1e7\n',
+         "devices.X.memory_gib", ("must be <= 1,048,576, got 10000000.0",)),
+    Case("expected-nan", BASE + "\n[expected]\nrel_tol = nan\n", "expected.rel_tol",
+         ("expected a finite number, got nan",)),
+    Case("recompute-repeated", sub("zero_stage = 1", 'zero_stage = 1\nrecompute = ["none", '
+                                   '"none", "full", "full"]'), "training.recompute",
+         ("holds at most 3 modes, got 4",)),
+    Case("key-with-newline", sub("[training]", '[training]\n"a\\nb" = 1'),
+         "training.a\\nb", ("unknown key",)),
+    Case("hf-config-5000-digits", BASE_HEAD + HF_MODEL + TRAINING + CLUSTER, "model.hf_config",
+         ("hf.json: hidden_size: must be <= 1,048,576, got an integer of 5,000 digits",),
+         setup=_hf(json.dumps(_llama(hidden_size=1234567)).replace("1234567", DIGITS))),
+    Case("hf-config-1e300", BASE_HEAD + HF_MODEL + TRAINING + CLUSTER, "model.hf_config",
+         ("hf.json: hidden_size: expected a positive integer, got 1e+300",),
+         setup=_hf(_llama(hidden_size=1e300))),
+    Case("hf-config-gpt2-huge", BASE_HEAD + HF_MODEL + TRAINING + CLUSTER, "model.hf_config",
+         ("hf.json: n_embd: must be <= 1,048,576, got 10000000",),
+         setup=_hf({"n_layer": 2, "n_embd": 10**7, "n_head": 8, "vocab_size": 100})),
 ]
 
 
@@ -517,6 +560,21 @@ PLAN_CASES = [
     Case("nan-batch", '{"schema_version": 1, "micro_batch_size": NaN, "num_micro_batches": 1, '
          '"stages": []}', "micro_batch_size", ("expected an integer, got nan",)),
     Case("note-not-string", _plan(note=["a"]), "note", ("expected a string, got a list",)),
+    # Numbers and sizes no plan has.
+    Case("5000-digit-batch", _plan(micro_batch_size=1234567).replace("1234567", DIGITS),
+         "micro_batch_size", ("must be <= 16,777,216, got an integer of 5,000 digits",)),
+    Case("negative-5000-digit-count", _plan_at((*REPLICA, "count"), -1234567)
+         .replace("1234567", DIGITS), "stages[0].replicas[0].count",
+         ("must be >= 1, got a negative integer of 5,000 digits",)),
+    Case("1e300-count", _plan_at((*REPLICA, "count"), 1e300), "stages[0].replicas[0].count",
+         ("must be <= 4,194,304, got 1e+300",)),
+    Case("1e400-tp", _plan_at((*REPLICA, "tp"), 1234567).replace("1234567", "1e400"),
+         "stages[0].replicas[0].tp", ("expected an integer, got inf",)),
+    Case("4099-stages", _plan(stages=[BASE_PLAN["stages"][0]] * 4099), "stages",
+         ("holds at most 4,098 stages, got 4,099",)),
+    Case("negative-node", _plan_at((*REPLICA, "placement", 0, "node"), -1),
+         "stages[0].replicas[0].placement[0].node", ("must be >= 0, got -1",)),
+    Case("key-with-newline", _plan(**{"a\nb\u202e": 1}), "a\\nb\\u202e", ("unknown key",)),
 ]
 
 
@@ -576,7 +634,7 @@ PROFILE_CASES = [
     Case("entry-missing-key", _entry("layer_bwd_s = 0.020\n", ""), "entry[0].layer_bwd_s",
          ("required key is missing (a number)",)),
     Case("entry-negative-time", _entry("layer_bwd_s = 0.020", "layer_bwd_s = -0.020"),
-         "entry[0].layer_bwd_s", ("must be >= 0 seconds",)),
+         "entry[0].layer_bwd_s", ("must be > 0, got -0.02",)),
     Case("entry-zero-tp", _entry("tp = 1", "tp = 0"), "entry[0].tp", ("must be >= 1, got 0",)),
     Case("entry-string-micro-batch", _entry("micro_batch = 1", 'micro_batch = "1"'),
          "entry[0].micro_batch", ("expected an integer, got the string '1'",)),
@@ -586,6 +644,13 @@ PROFILE_CASES = [
          ("duplicate of entry[0]",)),
     Case("description-not-string", _entry('description = "test"', "description = 1"),
          "description", ("expected a string, got 1",)),
+    # Numbers no measurement has: too long to read, beyond the range.
+    Case("entry-5000-digit-tp", _entry("tp = 1", "tp = " + DIGITS), "entry[0].tp",
+         ("an integer of 5,000 digits (line 6, column 6) is too long to read",)),
+    Case("entry-huge-time", _entry("layer_fwd_s = 0.010", "layer_fwd_s = 1e300"),
+         "entry[0].layer_fwd_s", ("must be <= 1,000,000,000, got 1e+300",)),
+    Case("entry-huge-tp", _entry("tp = 1", "tp = 4096"), "entry[0].tp",
+         ("must be <= 1,024, got 4096",)),
 ]
 
 
@@ -659,3 +724,53 @@ def test_markup_in_names_is_printed_as_text(tmp_path: Path,
         # The tables name the instance, the model, the node groups and the device as written.
         assert f"{MARKUP[0]}: {MARKUP[1]}" in err, err
         assert f"[b]gpu ({MARKUP[2]})" in err or f"T4 ({MARKUP[3]})" in err, err
+
+
+# -- Huge plans: refused at once, and an error lists at most MAX_LISTED violations ----------------
+def test_plan_of_236966_stages_is_refused_before_its_stages_are_read() -> None:
+    data = {**BASE_PLAN, "stages": [BASE_PLAN["stages"][0]] * 236_966}
+    with pytest.raises(InputError) as info:
+        plan_from_dict(data, source="big.json")
+    check_message(str(info.value), "big.json", "stages",
+                  ("holds at most 4,098 stages, got 236,966",))
+
+
+def _many_stage_plan(stages: int, *, device: str = "A100-80G", tp: int = 1) -> Plan:
+    replica = {"node_group": "a100", "device": device, "count": 1, "tp": tp,
+               "micro_batch_share": 8, "placement": [{"node": 0, "replicas": 1}]}
+    return plan_from_dict({**BASE_PLAN, "stages": [
+        {"first_layer": 0, "num_layers": 1, "replicas": [replica]}] * stages})
+
+
+def test_validator_refuses_more_stages_than_layers_at_once(tmp_path: Path) -> None:
+    """27 stages for 24 layers: one message about the size, not one per stage."""
+    path = tmp_path / "ok.toml"
+    path.write_text(BASE)
+    instance = load_instance(path)
+    violations = plan_violations(instance, _many_stage_plan(27))
+    assert violations == [
+        "plan has 27 stages but the model has 24 layers: at most 26 stages (one per layer, an "
+        "embedding-only first and a head-only last stage)",
+        "plan has 27 replica groups but the cluster has 8 GPUs (a replica group uses at least "
+        "one)",
+        "plan places replicas 27 times but the cluster has 8 GPUs (a placement uses at least one)"]
+    assert len(plan_violations(instance, _many_stage_plan(8))) > 3  # checked one by one
+
+
+def test_plan_error_lists_the_first_violations_and_counts_the_rest(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "ok.toml"
+    path.write_text(BASE)
+    plan = _many_stage_plan(8, device="H100", tp=3)
+    violations = plan_violations(load_instance(path), plan)
+    assert len(violations) > MAX_LISTED + 5
+    plan_path = tmp_path / "plan.json"
+    plan.save(plan_path)
+    capsys.readouterr()
+    assert main(["validate", str(path), str(plan_path)]) == 1
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == (f"haap: error: {plan_path}: plan is invalid ({len(violations)} "
+                        "violation(s)):")
+    assert lines[1:-1] == [f"  - {v}" for v in violations[:MAX_LISTED]]
+    assert lines[-1] == f"  ... and {len(violations) - MAX_LISTED} more"
+
