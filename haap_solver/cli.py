@@ -15,6 +15,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from haap_solver._fields import Range
 from haap_solver.errors import HaapError, InputError
 
 # Rich wraps tables to the terminal; without one (a pipe, a file, a CI log) it would assume 80
@@ -58,6 +59,20 @@ def styled(*parts: str | tuple[str, str]) -> Any:
     from rich.text import Text
 
     return Text.assemble(*parts)
+
+
+# What the numeric options of every command allow. NaN and infinities never pass a Range (a NaN
+# passes `<= 0` and would change the result); the upper limits only keep absurd values out.
+TIME_LIMIT_S = Range(0, 1e7, min_exclusive=True)  # about 116 days
+THREADS = Range(1, 256)  # each thread is a solver worker with its own memory
+SEED = Range(0, 2**31 - 2)  # the solvers take a 32-bit seed (CBC gets seed + 1)
+
+
+def check_option(value: float | None, option: str, allowed: Range) -> None:
+    """Raise an InputError naming the command-line `option` unless `value` is allowed."""
+    message = allowed.error(value) if value is not None else None
+    if message:
+        raise InputError(message, field=option)
 
 
 def json_safe(data: Any) -> Any:

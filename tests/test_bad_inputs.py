@@ -774,3 +774,49 @@ def test_plan_error_lists_the_first_violations_and_counts_the_rest(
     assert lines[1:-1] == [f"  - {v}" for v in violations[:MAX_LISTED]]
     assert lines[-1] == f"  ... and {len(violations) - MAX_LISTED} more"
 
+
+# -- Numeric command-line options: NaN, infinities, negatives and absurd values are usage errors --
+# The instance file does not exist: the options are checked first, and a check that let a value
+# through would end on the missing file instead of running anything.
+OPTION_CASES = [
+    ("solve", "--time-limit", "nan", "must be a finite number, got nan"),
+    ("solve", "--time-limit", "inf", "must be a finite number, got inf"),
+    ("solve", "--time-limit", "-inf", "must be a finite number, got -inf"),
+    ("solve", "--time-limit", "0", "must be > 0, got 0.0"),
+    ("solve", "--time-limit", "-5", "must be > 0, got -5.0"),
+    ("solve", "--time-limit", "1e308", "must be <= 10,000,000, got 1e+308"),
+    ("solve", "--gap", "nan", "must be a fraction in [0, 1) (0.01 for 1%), got nan"),
+    ("solve", "--gap", "inf", "must be a fraction in [0, 1) (0.01 for 1%), got inf"),
+    ("solve", "--gap", "-0.1", "must be a fraction in [0, 1) (0.01 for 1%), got -0.1"),
+    ("solve", "--threads", "0", "must be >= 1, got 0"),
+    ("solve", "--threads", "100000", "must be <= 256, got 100000"),
+    ("solve", "--seed", "-1", "must be >= 0, got -1"),
+    ("solve", "--seed", str(2**40), "must be <= 2,147,483,646, got 1099511627776"),
+    ("solve", "--max-stages", "0", "must be >= 1, got 0"),
+    ("solve", "--max-stages", "99999", "must be <= 4,098, got 99999"),
+    ("compare", "--time-limit", "nan", "must be a finite number, got nan"),
+    ("compare", "--threads", "-2", "must be >= 1, got -2"),
+    ("compare", "--seed", "-1", "must be >= 0, got -1"),
+    ("bench", "--time-limit", "nan", "must be a finite number, got nan"),
+    ("bench", "--threads", "0", "must be >= 1, got 0"),
+]
+
+
+@pytest.mark.parametrize(("command", "option", "value", "message"), OPTION_CASES,
+                         ids=[f"{c}{o}={v}" for c, o, v, _ in OPTION_CASES])
+def test_bad_numeric_options(tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str,
+                             option: str, value: str, message: str) -> None:
+    capsys.readouterr()
+    code = main([command, str(tmp_path / "missing.toml"), f"{option}={value}"])
+    out, err = capsys.readouterr()
+    assert (code, out) == (2, ""), err
+    assert err == f"haap: error: {option}: {message}\n"
+
+
+def test_bad_plot_option(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    capsys.readouterr()
+    code = main(["plot", str(tmp_path / "missing.toml"), str(tmp_path / "missing.json"),
+                 "--gantt", str(tmp_path / "g.png"), "--micro-batches", "0"])
+    assert code == 2
+    assert capsys.readouterr().err == "haap: error: --micro-batches: must be >= 1, got 0\n"
+

@@ -6,7 +6,18 @@ import argparse
 import math
 from pathlib import Path
 
-from haap_solver.cli import _console, command, print_json, styled
+from haap_solver import limits
+from haap_solver._fields import Range
+from haap_solver.cli import (
+    SEED,
+    THREADS,
+    TIME_LIMIT_S,
+    _console,
+    check_option,
+    command,
+    print_json,
+    styled,
+)
 from haap_solver.errors import InputError
 from haap_solver.search.backends import BACKENDS
 from haap_solver.search.solve import DEFAULT_BACKEND
@@ -45,15 +56,13 @@ def cmd_solve(args: argparse.Namespace) -> int:
     from haap_solver.report import render_evaluation
     from haap_solver.search.solve import solve
 
-    if args.time_limit <= 0:
-        raise InputError(f"must be > 0 seconds, got {args.time_limit}", field="--time-limit")
-    if args.threads < 1:
-        raise InputError(f"must be >= 1, got {args.threads}", field="--threads")
-    if not 0.0 <= args.gap < 1.0:
+    check_option(args.time_limit, "--time-limit", TIME_LIMIT_S)
+    check_option(args.threads, "--threads", THREADS)
+    check_option(args.seed, "--seed", SEED)
+    if not 0.0 <= args.gap < 1.0:  # (false for NaN)
         raise InputError(f"must be a fraction in [0, 1) (0.01 for 1%), got {args.gap}",
                          field="--gap")
-    if args.max_stages is not None and args.max_stages < 1:
-        raise InputError(f"must be >= 1, got {args.max_stages}", field="--max-stages")
+    check_option(args.max_stages, "--max-stages", Range(1, limits.MAX_STAGES))
     instance = load_instance(args.instance)
     console = _console()
     progress_cb = None
