@@ -65,15 +65,16 @@ class Range:
     min_exclusive: bool = False
     """True when `min` itself is not allowed (``> 0`` rather than ``>= 0``)."""
 
-    def error(self, value: float) -> str | None:
-        """Why `value` is out of range (NaN and infinities are), or None when it is allowed."""
+    def error(self, value: float, *, upper: bool = True) -> str | None:
+        """Why `value` is out of range (NaN and infinities are), or None when it is allowed;
+        `upper=False` checks the lower end only."""
         if isinstance(value, float) and not math.isfinite(value):
             return f"must be a finite number, got {show(value)}"
         if self.min is not None and (value <= self.min if self.min_exclusive
                                      else value < self.min):
             return f"must be {'>' if self.min_exclusive else '>='} {number(self.min)}, " \
                    f"got {show(value)}"
-        if self.max is not None and value > self.max:
+        if upper and self.max is not None and value > self.max:
             return f"must be <= {number(self.max)}, got {show(value)}"
         return None
 
@@ -89,10 +90,10 @@ class Length:
     what: str = "items"
     """What the items are, for messages ("stages")."""
 
-    def error(self, count: int) -> str | None:
+    def error(self, count: int, *, upper: bool = True) -> str | None:
         if count < self.min:
             return f"needs at least {self.min:,} {self.what}, got {count:,}"
-        if self.max is not None and count > self.max:
+        if upper and self.max is not None and count > self.max:
             return f"holds at most {self.max:,} {self.what}, got {count:,}"
         return None
 
@@ -123,20 +124,21 @@ def _specs(cls: type) -> dict[str, tuple[Any, ...]]:
     return specs
 
 
-def check_ranges(obj: Any) -> None:
-    """Raise an InputError on the first field of `obj` outside its Range or Length."""
+def check_ranges(obj: Any, *, upper: bool = True) -> None:
+    """Raise an InputError on the first field of `obj` outside its Range or Length (below it
+    only, with `upper=False`, for objects the code derives beyond what a file may hold)."""
     for name, specs in _specs(type(obj)).items():
         value = getattr(obj, name)
         if value is not None:
-            _check(value, specs, name)
+            _check(value, specs, name, upper=upper)
 
 
-def _check(value: Any, specs: tuple[Any, ...], field: str) -> None:
+def _check(value: Any, specs: tuple[Any, ...], field: str, *, upper: bool = True) -> None:
     for spec in specs:
         if isinstance(spec, Range) and isinstance(value, (int, float)):
-            message = spec.error(value)
+            message = spec.error(value, upper=upper)
         elif isinstance(spec, Length) and isinstance(value, (list, tuple)):
-            message = spec.error(len(value))
+            message = spec.error(len(value), upper=upper)
         else:
             continue
         if message:
@@ -236,7 +238,7 @@ def convert(value: Any, tp: Any, field: str) -> Any:
     if origin is typing.Literal:
         allowed = typing.get_args(tp)
         if isinstance(value, (Mapping, list, tuple)) or value not in allowed:
-            text = str(value) if isinstance(value, (str, int, float)) else ""
+            text = value if isinstance(value, str) else ""
             hint = did_you_mean(text.lower(), [str(a) for a in allowed]) if text else ""
             raise InputError(
                 f"{show(value)} is not allowed; expected one of "
@@ -249,7 +251,9 @@ def convert(value: Any, tp: Any, field: str) -> Any:
             args = typing.get_args(tp)
             scalar_items = not (args and dataclasses.is_dataclass(args[0]))
             hint = ""
-            scalar = isinstance(value, (str, int, float)) and not isinstance(value, bool)
+            scalar = isinstance(value, str) or (isinstance(value, (int, float))
+                                                and not isinstance(value, bool)
+                                                and abs(value) < 10**30)
             if scalar_items and scalar:
                 hint = f" (write [{value!r}] for a single item)"
             raise InputError(f"expected {describe_type(tp)}, got {show(value)}{hint}",

@@ -203,12 +203,12 @@ def model_from_hf_config(path: str | Path, *, seq_length: int | None = None) -> 
             raise InputError(f"expected true or false, got {show(value)}", field=key, source=source)
         return value
 
-    def number(key: str, default: float) -> float:
+    def probability(key: str, default: float) -> float:
         value = raw.get(key, default)
         if value is None:
             return default
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-            raise InputError(f"expected a number >= 0, got {show(value)}", field=key,
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+            raise InputError(f"expected a probability from 0 to 1, got {show(value)}", field=key,
                              source=source)
         return float(value)
 
@@ -231,7 +231,7 @@ def model_from_hf_config(path: str | Path, *, seq_length: int | None = None) -> 
                 seq_length=seq, gated_mlp=False,
                 tied_embeddings=boolean("tie_word_embeddings", True),
                 learned_position_embeddings=True,
-                uses_dropout=number("resid_pdrop", 0.1) > 0,
+                uses_dropout=probability("resid_pdrop", 0.1) > 0,
             )
         act = raw.get("hidden_act", "silu")
         if not isinstance(act, str):
@@ -250,7 +250,7 @@ def model_from_hf_config(path: str | Path, *, seq_length: int | None = None) -> 
             seq_length=seq, gated_mlp=act.lower() in _GATED_ACTS,
             tied_embeddings=boolean("tie_word_embeddings", False),
             learned_position_embeddings=False,
-            uses_dropout=number("attention_dropout", 0.0) > 0,
+            uses_dropout=probability("attention_dropout", 0.0) > 0,
         )
     except InputError as exc:
         # Rules checked by ModelSpec name our fields; point at the config.json key instead.

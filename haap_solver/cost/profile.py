@@ -71,7 +71,9 @@ class ProfileEntry:
     """Set on looked-up entries that were extrapolated (never in files)."""
 
     def __post_init__(self) -> None:
-        check_ranges(self)
+        # Lookups derive entries by extrapolation, beyond the upper limits a file may hold (the
+        # loader checks those): here only the lower ones.
+        check_ranges(self, upper=False)
 
 
 class Profile:
