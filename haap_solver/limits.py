@@ -21,8 +21,12 @@ MAX_VOCAB_SIZE = 16_777_216
 """Vocabulary (2^24). Published: at most ~260,000."""
 MAX_SEQ_LENGTH = 16_777_216
 """Tokens per sequence (2^24; 10-million-token contexts have been announced)."""
-MAX_BATCH = 16_777_216
-"""Sequences per batch, micro-batch or batch share (2^24; real global batches are <= ~16k)."""
+MAX_BATCH = 1_048_576
+"""Sequences per global batch, micro-batch or batch share of a plan (2^20; the largest published
+global batch is 65,536 sequences: BERT trained with LAMB)."""
+MAX_MICRO_BATCH = 65_536
+"""Largest micro-batch the planner may consider, or a profile may measure (real ones: 1-64; the
+search enumerates batch shares up to it, and took minutes at 2^24)."""
 MAX_TP = 1_024
 """Tensor-parallel degree, and GPUs, replicas or NICs in one node (NVL576 domains: 576)."""
 MAX_NODES = 1_048_576

@@ -41,7 +41,7 @@ class TrainingSpec:
     """Overlap the data-parallel gradient reduction with the last micro-batch's backward."""
     reserved_memory_gib: Annotated[float, Range(0, limits.MAX_MEMORY_GIB)] = 2.0
     """Memory held back on every GPU for the CUDA context, NCCL buffers and fragmentation."""
-    max_micro_batch_size: Annotated[int, Range(1, limits.MAX_BATCH)] = 16
+    max_micro_batch_size: Annotated[int, Range(1, limits.MAX_MICRO_BATCH)] = 16
     """Largest micro-batch (sequences) the planner considers."""
     max_tp: Annotated[int, Range(1, limits.MAX_TP)] = 8
     """Largest tensor-parallel degree the planner considers."""

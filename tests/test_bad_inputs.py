@@ -383,6 +383,12 @@ INSTANCE_CASES = [
          "cluster.node_groups[0].nic_gbit_s", ("expected a number below 1e300",)),
     Case("absurd-layers", sub('preset = "gpt3-1.3b"', 'preset = "gpt3-1.3b"\nnum_layers = 100000'),
          "model.num_layers", ("must be <= 4,096, got 100000",)),
+    # Each of these kept `haap solve --time-limit 5` running for minutes in the search's set-up.
+    Case("absurd-micro-batch", sub("zero_stage = 1", "zero_stage = 1\nmax_micro_batch_size = "
+                                   "16777216"), "training.max_micro_batch_size",
+         ("must be <= 65,536, got 16777216",)),
+    Case("absurd-batch", sub("global_batch_size = 256", "global_batch_size = 16777216"),
+         "training.global_batch_size", ("must be <= 1,048,576, got 16777216",)),
     Case("absurd-gpus", sub("num_nodes = 1", "num_nodes = 1000000"), "cluster.node_groups",
          ("hold 8,000,000 GPUs; a cluster has at most 4,194,304",)),
     Case("absurd-memory", BASE + '\n[devices.X]\nbase = "H100"\nmemory_gib = 1e7\n',
@@ -576,7 +582,7 @@ PLAN_CASES = [
     Case("note-not-string", _plan(note=["a"]), "note", ("expected a string, got a list",)),
     # Numbers and sizes no plan has.
     Case("5000-digit-batch", _plan(micro_batch_size=1234567).replace("1234567", DIGITS),
-         "micro_batch_size", ("must be <= 16,777,216, got an integer of 5,000 digits",)),
+         "micro_batch_size", ("must be <= 1,048,576, got an integer of 5,000 digits",)),
     Case("negative-5000-digit-count", _plan_at((*REPLICA, "count"), -1234567)
          .replace("1234567", DIGITS), "stages[0].replicas[0].count",
          ("must be >= 1, got a negative integer of 5,000 digits",)),

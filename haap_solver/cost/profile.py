@@ -49,7 +49,7 @@ class ProfileEntry:
     """Device type name."""
     tp: Annotated[int, Range(1, limits.MAX_TP)]
     """Tensor-parallel degree of the measurement."""
-    micro_batch: Annotated[int, Range(1, limits.MAX_BATCH)]
+    micro_batch: Annotated[int, Range(1, limits.MAX_MICRO_BATCH)]
     """Micro-batch size (sequences) of the measurement."""
     layer_fwd_s: Annotated[float, _POSITIVE_S]
     """Forward seconds of one decoder layer, TP communication included."""
