@@ -383,7 +383,7 @@ INSTANCE_CASES = [
          "cluster.node_groups[0].nic_gbit_s", ("expected a number below 1e300",)),
     Case("absurd-layers", sub('preset = "gpt3-1.3b"', 'preset = "gpt3-1.3b"\nnum_layers = 100000'),
          "model.num_layers", ("must be <= 4,096, got 100000",)),
-    # Each of these kept `haap solve --time-limit 5` running for minutes in the search's set-up.
+    # Each of these kept `haap solve --time-limit 5` running over 40 s in the search's set-up.
     Case("absurd-micro-batch", sub("zero_stage = 1", "zero_stage = 1\nmax_micro_batch_size = "
                                    "16777216"), "training.max_micro_batch_size",
          ("must be <= 65,536, got 16777216",)),
