@@ -55,7 +55,8 @@ class Range:
     """The values a numeric field allows (in its annotation: ``Annotated[int, Range(1, 4096)]``).
 
     Checked where files are read (`convert`, before any arithmetic on the value) and by
-    `check_ranges` in the ``__post_init__`` of the classes users build in code.
+    `check_ranges` in the ``__post_init__`` of the classes users build in code (not the plan's:
+    the search builds those by the thousand, and the validator checks every plan).
     """
 
     min: float | None = None
@@ -284,7 +285,8 @@ def convert(value: Any, tp: Any, field: str) -> Any:
         if isinstance(value, float) and not math.isfinite(value):
             raise InputError(f"expected a finite number, got {show(value)}", field=field)
         if isinstance(value, int) and not -FLOAT_INT_MAX <= value <= FLOAT_INT_MAX:
-            raise InputError(f"expected a number below 1e300, got {show(value)}", field=field)
+            raise InputError(f"expected a number from -1e300 to 1e300, got {show(value)}",
+                             field=field)
         return float(value)
     if tp is str:
         if not isinstance(value, str):
