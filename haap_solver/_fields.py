@@ -19,6 +19,92 @@ from haap_solver.errors import InputError, did_you_mean
 
 T = TypeVar("T")
 
+# Integers read from files have at most this many digits; a longer literal is read as an
+# OversizedInt (Python refuses to convert more than 4,300 digits, and the conversion is
+# quadratic in the length). No field of any schema needs more than 20 digits.
+MAX_INT_DIGITS = 100
+# An integer beyond this in a float field is refused: float() of it overflows above ~1.8e308.
+FLOAT_INT_MAX = 10**300
+
+
+class OversizedInt(int):
+    """Stands for an integer literal of more than MAX_INT_DIGITS digits, which no field allows.
+
+    Its value is +-10**MAX_INT_DIGITS (above every range, so every range check rejects it) and it
+    prints as what it was ("an integer of 5,000 digits"), so that no message quotes a value that
+    was never read.
+    """
+
+    digits: int
+
+    def __new__(cls, literal: str) -> OversizedInt:
+        negative = literal.startswith("-")
+        self = super().__new__(cls, -10**MAX_INT_DIGITS if negative else 10**MAX_INT_DIGITS)
+        self.digits = len(literal) - negative
+        return self
+
+    def __repr__(self) -> str:
+        sign = "a negative" if self < 0 else "an"
+        return f"{sign} integer of {self.digits:,} digits"
+
+    __str__ = __repr__
+
+
+@dataclasses.dataclass(frozen=True)
+class Range:
+    """The values a numeric field allows (in its annotation: ``Annotated[int, Range(1, 4096)]``).
+
+    Checked where files are read (`convert`, before any arithmetic on the value) and by
+    `check_ranges` in the ``__post_init__`` of the classes users build in code (not the plan's:
+    the search builds those by the thousand, and the validator checks every plan).
+    """
+
+    min: float | None = None
+    """Smallest allowed value (None: no lower bound)."""
+    max: float | None = None
+    """Largest allowed value."""
+    min_exclusive: bool = False
+    """True when `min` itself is not allowed (``> 0`` rather than ``>= 0``)."""
+
+    def error(self, value: float, *, upper: bool = True) -> str | None:
+        """Why `value` is out of range (NaN and infinities are), or None when it is allowed;
+        `upper=False` checks the lower end only."""
+        if isinstance(value, float) and not math.isfinite(value):
+            return f"must be a finite number, got {show(value)}"
+        if self.min is not None and (value <= self.min if self.min_exclusive
+                                     else value < self.min):
+            return f"must be {'>' if self.min_exclusive else '>='} {number(self.min)}, " \
+                   f"got {show(value)}"
+        if upper and self.max is not None and value > self.max:
+            return f"must be <= {number(self.max)}, got {show(value)}"
+        return None
+
+
+@dataclasses.dataclass(frozen=True)
+class Length:
+    """How many items a list field may hold; checked before any item is read."""
+
+    min: int = 0
+    """Fewest items."""
+    max: int | None = None
+    """Most items (None: no limit)."""
+    what: str = "items"
+    """What the items are, for messages ("stages")."""
+
+    def error(self, count: int, *, upper: bool = True) -> str | None:
+        if count < self.min:
+            return f"needs at least {self.min:,} {self.what}, got {count:,}"
+        if upper and self.max is not None and count > self.max:
+            return f"holds at most {self.max:,} {self.what}, got {count:,}"
+        return None
+
+
+def number(value: float) -> str:
+    """A limit as it reads best: 4,096 or 0.5 or 1e+20."""
+    if float(value).is_integer() and abs(value) < 1e15:
+        return f"{int(value):,}"
+    return f"{value:g}"
+
 
 def require(condition: bool, field: str, message: str) -> None:
     """Raise an InputError on `field` unless `condition` holds (used in ``__post_init__``)."""
@@ -26,9 +112,45 @@ def require(condition: bool, field: str, message: str) -> None:
         raise InputError(message, field=field)
 
 
+_SPECS: dict[type, dict[str, tuple[Any, ...]]] = {}
+
+
+def _specs(cls: type) -> dict[str, tuple[Any, ...]]:
+    """Each field's Range/Length annotations, by field name (read once per class)."""
+    specs = _SPECS.get(cls)
+    if specs is None:
+        hints, _ = _schema(cls)
+        specs = _SPECS[cls] = {name: tp.__metadata__ for name, tp in hints.items()
+                               if typing.get_origin(tp) is typing.Annotated}
+    return specs
+
+
+def check_ranges(obj: Any, *, upper: bool = True) -> None:
+    """Raise an InputError on the first field of `obj` outside its Range or Length (below it
+    only, with `upper=False`, for objects the code derives beyond what a file may hold)."""
+    for name, specs in _specs(type(obj)).items():
+        value = getattr(obj, name)
+        if value is not None:
+            _check(value, specs, name, upper=upper)
+
+
+def _check(value: Any, specs: tuple[Any, ...], field: str, *, upper: bool = True) -> None:
+    for spec in specs:
+        if isinstance(spec, Range) and isinstance(value, (int, float)):
+            message = spec.error(value, upper=upper)
+        elif isinstance(spec, Length) and isinstance(value, (list, tuple)):
+            message = spec.error(len(value), upper=upper)
+        else:
+            continue
+        if message:
+            raise InputError(message, field=field)
+
+
 def describe_type(tp: Any) -> str:
     """Plain-words description of an annotated type, for error messages (never a Python repr)."""
     origin = typing.get_origin(tp)
+    if origin is typing.Annotated:
+        return describe_type(typing.get_args(tp)[0])
     if origin in (Union, types.UnionType):
         # TOML has no null: an optional field is simply left out, so do not mention None.
         return " or ".join(describe_type(a) for a in typing.get_args(tp) if a is not type(None))
@@ -64,7 +186,11 @@ def show(value: Any) -> str:
     if isinstance(value, str):
         text = value if len(value) <= 40 else value[:37] + "..."
         return f"the string {text!r}"
-    if isinstance(value, (int, float)):
+    if isinstance(value, OversizedInt):
+        return repr(value)
+    if isinstance(value, int):
+        return _show_int(value)
+    if isinstance(value, float):
         return repr(value)
     if isinstance(value, Mapping):
         return "a table"
@@ -75,11 +201,29 @@ def show(value: Any) -> str:
     return "a value of an unsupported kind"
 
 
+def _show_int(value: int) -> str:
+    """An integer in full up to 30 digits, else its length (Python prints at most 4,300 digits)."""
+    if abs(value) < 10**30:
+        return repr(value)
+    sign = "a negative" if value < 0 else "an"
+    if value.bit_length() < 13_000:  # under 3,900 digits: count them exactly
+        return f"{sign} integer of {len(str(abs(value))):,} digits"
+    return f"{sign} integer of about {int(math.log10(abs(value))) + 1:,} digits"
+
+
 def convert(value: Any, tp: Any, field: str) -> Any:
     """Convert a parsed TOML/JSON value to the annotated type, or raise an InputError on `field`."""
     origin = typing.get_origin(tp)
     if tp is Any:
         return value
+    if origin is typing.Annotated:
+        # A Length is checked before the items are read, a Range before the value is used.
+        specs = tp.__metadata__
+        if isinstance(value, (list, tuple)):
+            _check(value, specs, field)
+        result = convert(value, typing.get_args(tp)[0], field)
+        _check(value if isinstance(value, (int, float)) else result, specs, field)
+        return result
     if origin in (Union, types.UnionType):
         args = typing.get_args(tp)
         if value is None and type(None) in args:
@@ -95,7 +239,7 @@ def convert(value: Any, tp: Any, field: str) -> Any:
     if origin is typing.Literal:
         allowed = typing.get_args(tp)
         if isinstance(value, (Mapping, list, tuple)) or value not in allowed:
-            text = str(value) if isinstance(value, (str, int, float)) else ""
+            text = value if isinstance(value, str) else ""
             hint = did_you_mean(text.lower(), [str(a) for a in allowed]) if text else ""
             raise InputError(
                 f"{show(value)} is not allowed; expected one of "
@@ -108,7 +252,9 @@ def convert(value: Any, tp: Any, field: str) -> Any:
             args = typing.get_args(tp)
             scalar_items = not (args and dataclasses.is_dataclass(args[0]))
             hint = ""
-            scalar = isinstance(value, (str, int, float)) and not isinstance(value, bool)
+            scalar = isinstance(value, str) or (isinstance(value, (int, float))
+                                                and not isinstance(value, bool)
+                                                and abs(value) < 10**30)
             if scalar_items and scalar:
                 hint = f" (write [{value!r}] for a single item)"
             raise InputError(f"expected {describe_type(tp)}, got {show(value)}{hint}",
@@ -136,8 +282,11 @@ def convert(value: Any, tp: Any, field: str) -> Any:
     if tp is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise InputError(f"expected a number, got {show(value)}", field=field)
-        if not math.isfinite(value):
+        if isinstance(value, float) and not math.isfinite(value):
             raise InputError(f"expected a finite number, got {show(value)}", field=field)
+        if isinstance(value, int) and not -FLOAT_INT_MAX <= value <= FLOAT_INT_MAX:
+            raise InputError(f"expected a number from -1e300 to 1e300, got {show(value)}",
+                             field=field)
         return float(value)
     if tp is str:
         if not isinstance(value, str):
@@ -150,8 +299,7 @@ def build(cls: type[T], data: Mapping[str, Any], *, prefix: str = "") -> T:
     """Build dataclass `cls` from `data` strictly: unknown and missing required keys are errors."""
     if not isinstance(data, Mapping):
         raise InputError(f"expected a table, got {show(data)}", field=prefix or None)
-    hints = typing.get_type_hints(cls)
-    fields = {f.name: f for f in dataclasses.fields(cls) if f.init}  # type: ignore[arg-type]
+    hints, fields = _schema(cls)
 
     def dotted(name: str) -> str:
         return f"{prefix}.{name}" if prefix else name
@@ -175,6 +323,20 @@ def build(cls: type[T], data: Mapping[str, Any], *, prefix: str = "") -> T:
         return cls(**kwargs)
     except InputError as exc:
         raise exc.within(prefix=prefix or None) from None
+
+
+_SCHEMAS: dict[type, tuple[dict[str, Any], dict[str, dataclasses.Field[Any]]]] = {}
+
+
+def _schema(cls: type) -> tuple[dict[str, Any], dict[str, dataclasses.Field[Any]]]:
+    """A dataclass's annotations (with their Range/Length) and init fields, read once per class:
+    resolving the annotations costs more than building a small object, once per plan stage."""
+    schema = _SCHEMAS.get(cls)
+    if schema is None:
+        hints = typing.get_type_hints(cls, include_extras=True)
+        fields = {f.name: f for f in dataclasses.fields(cls) if f.init}  # type: ignore[arg-type]
+        schema = _SCHEMAS[cls] = (hints, fields)
+    return schema
 
 
 def to_mapping(obj: Any) -> Any:

@@ -25,7 +25,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from haap_solver.cli import command, print_json
+from haap_solver.cli import _console, command, print_json, styled
 from haap_solver.cluster import NodeGroup
 from haap_solver.cost import flops
 from haap_solver.cost.efficiency import DEFAULT_CONSTANTS, CostConstants
@@ -814,7 +814,7 @@ def _rich_table(rows: list[RowResult], title: str) -> Any:
         colour = "green" if abs(r.error) < 0.10 else "yellow" if abs(r.error) < 0.20 else "red"
         table.add_row(run.id, run.model, str(run.gpus), f"{run.tp}/{run.pp}/{run.dp}",
                       "3" if run.zero3 else "-", _mb_text(r), f"{run.measured_s:.2f}",
-                      f"{r.predicted_s:.2f}", f"[{colour}]{_pct(r.error, signed=True)}[/{colour}]",
+                      f"{r.predicted_s:.2f}", styled((_pct(r.error, signed=True), colour)),
                       f"{run.measured_tflops:.0f}", f"{r.predicted_tflops:.1f}",
                       _bubble_text(r))
     return table
@@ -833,11 +833,7 @@ def _cfg_calibrate(p: argparse.ArgumentParser) -> None:
 @command("calibrate", "predicted vs measured iteration time on published runs; refit constants",
          _cfg_calibrate)
 def cmd_calibrate(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
-    console = Console(stderr=True, highlight=False)
-    if not console.is_terminal:
-        console = Console(stderr=True, highlight=False, width=160)
+    console = _console(min_width=160)
     prepared = prepare_all(load_runs(args.runs) if args.runs else None)
     constants = DEFAULT_CONSTANTS
     fit_result = None
@@ -856,10 +852,10 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
                           _fmt_const(n, getattr(DEFAULT_CONSTANTS, n)))
         console.print(table)
         if fit_result.at_bound:
-            console.print(f"[yellow]at a bound:[/yellow] {', '.join(fit_result.at_bound)}")
+            console.print(styled(("at a bound:", "yellow"), " " + ", ".join(fit_result.at_bound)))
         if fitted_values(constants) != fitted_values(DEFAULT_CONSTANTS):
-            console.print("[yellow]the refit differs from the shipped defaults: update "
-                          "haap_solver/cost/efficiency.py[/yellow]")
+            console.print(styled(("the refit differs from the shipped defaults: update "
+                                  "haap_solver/cost/efficiency.py", "yellow")))
     rows = [predict(p, constants) for p in prepared]
     s = summarize(rows)
     console.print(_rich_table(rows, "predicted vs measured iteration time ("
@@ -871,7 +867,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
             path = write_validation_doc(args.write, constants, prepared)
         except OSError as exc:
             raise InputError(f"cannot write: {exc.strerror or exc}", source=args.write) from None
-        console.print(f"[green]wrote[/green] {path}")
+        console.print(styled(("wrote", "green"), f" {path}"))
     if args.json:
         print_json(_result_json(rows, constants, fit_result))
     return 0

@@ -15,6 +15,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from haap_solver._fields import Range
 from haap_solver.errors import HaapError, InputError
 
 # Rich wraps tables to the terminal; without one (a pipe, a file, a CI log) it would assume 80
@@ -37,13 +38,41 @@ def command(name: str, help_text: str,
 
 
 def _console(min_width: int = MIN_CONSOLE_WIDTH) -> Any:
-    """A rich console on stderr, at least `min_width` columns wide when stderr is no terminal."""
+    """A rich console on stderr, at least `min_width` columns wide when stderr is no terminal.
+
+    It never reads strings as markup or emoji codes: what it prints is full of user text (instance,
+    model, node-group and device names, file paths, messages), and a name such as ``[/bold]x``
+    would be a markup error, ``:smile:`` an emoji. Styled words go through `styled`.
+    """
     from rich.console import Console
 
-    console = Console(stderr=True, highlight=False)
+    options: dict[str, Any] = {"stderr": True, "highlight": False, "markup": False,
+                               "emoji": False}
+    console = Console(**options)
     if not console.is_terminal and console.width < min_width:
-        console = Console(stderr=True, highlight=False, width=min_width)
+        console = Console(**options, width=min_width)
     return console
+
+
+def styled(*parts: str | tuple[str, str]) -> Any:
+    """Rich text from plain strings and (string, style) pairs, none of it read as markup."""
+    from rich.text import Text
+
+    return Text.assemble(*parts)
+
+
+# What the numeric options of every command allow. NaN and infinities never pass a Range (a NaN
+# passes `<= 0` and would change the result); the upper limits only keep absurd values out.
+TIME_LIMIT_S = Range(0, 1e7, min_exclusive=True)  # about 116 days
+THREADS = Range(1, 256)  # each thread is a solver worker with its own memory
+SEED = Range(0, 2**31 - 2)  # the solvers take a 32-bit seed (CBC gets seed + 1)
+
+
+def check_option(value: float | None, option: str, allowed: Range) -> None:
+    """Raise an InputError naming the command-line `option` unless `value` is allowed."""
+    message = allowed.error(value) if value is not None else None
+    if message:
+        raise InputError(message, field=option)
 
 
 def json_safe(data: Any) -> Any:
@@ -109,12 +138,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if plan is not None:
         check_plan(instance, plan, cost_model=cm, source=args.plan)
     console = _console()
-    console.print(f"[green]ok[/green] {args.instance}: {instance.model.name}, "
-                  f"{instance.cluster.num_gpus} GPUs in {len(instance.cluster.node_groups)} "
-                  f"node group(s)")
+    console.print(styled(("ok", "green"), f" {args.instance}: {instance.model.name}, "
+                         f"{instance.cluster.num_gpus} GPUs in "
+                         f"{len(instance.cluster.node_groups)} node group(s)"))
     if plan is not None:
-        console.print(f"[green]ok[/green] {args.plan}: {plan.num_stages} stage(s), "
-                      f"{plan.num_gpus} GPUs")
+        console.print(styled(("ok", "green"), f" {args.plan}: {plan.num_stages} stage(s), "
+                             f"{plan.num_gpus} GPUs"))
     return 0
 
 

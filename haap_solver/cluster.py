@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Annotated, Literal
 
-from haap_solver._fields import require
+from haap_solver import limits
+from haap_solver._fields import Length, Range, check_ranges, require
 from haap_solver.devices import DeviceType
 
 NicKind = Literal["infiniband", "roce", "ethernet"]
@@ -24,28 +25,22 @@ class NodeGroup:
     """Identifier used by plans (``replicas[].node_group``)."""
     device: str
     """Device type name: a preset (see ``haap_solver.devices``) or one defined in ``[devices]``."""
-    num_nodes: int
+    num_nodes: Annotated[int, Range(1, limits.MAX_NODES)]
     """Number of nodes in the group."""
-    gpus_per_node: int
+    gpus_per_node: Annotated[int, Range(1, limits.MAX_TP)]
     """GPUs in each node; tensor parallelism never spans nodes."""
     nic: NicKind = "infiniband"
     """NIC class; traffic between groups of different classes crosses the cross-class fabric."""
-    nic_gbit_s: float
+    nic_gbit_s: Annotated[float, Range(0, limits.MAX_GBIT_S, min_exclusive=True)]
     """Line rate of one NIC, Gbit/s (HDR InfiniBand: 200)."""
-    nics_per_node: int = 1
+    nics_per_node: Annotated[int, Range(1, limits.MAX_TP)] = 1
     """NICs in each node; the node's network bandwidth is shared evenly by its GPUs."""
-    nic_latency_us: float | None = None
+    nic_latency_us: Annotated[float | None, Range(0, limits.MAX_LATENCY_US)] = None
     """Per-message latency of this network, us; None takes the class default."""
 
     def __post_init__(self) -> None:
         require(bool(self.name), "name", "must be a non-empty string")
-        require(self.num_nodes >= 1, "num_nodes", f"must be >= 1, got {self.num_nodes}")
-        require(self.gpus_per_node >= 1, "gpus_per_node", f"must be >= 1, got {self.gpus_per_node}")
-        require(self.nic_gbit_s > 0, "nic_gbit_s", f"must be > 0, got {self.nic_gbit_s}")
-        require(self.nics_per_node >= 1, "nics_per_node", f"must be >= 1, got {self.nics_per_node}")
-        if self.nic_latency_us is not None:
-            require(self.nic_latency_us >= 0, "nic_latency_us",
-                    f"must be >= 0, got {self.nic_latency_us}")
+        check_ranges(self)
 
     @property
     def num_gpus(self) -> int:
@@ -67,22 +62,24 @@ class NodeGroup:
 class Cluster:
     """All node groups, plus the speed of the fabric that joins different NIC classes."""
 
-    node_groups: tuple[NodeGroup, ...]
+    node_groups: Annotated[tuple[NodeGroup, ...],
+                           Length(max=limits.MAX_NODE_GROUPS, what="node groups")]
     """The node groups (at least one; names unique)."""
-    cross_class_gbit_s: float | None = None
+    cross_class_gbit_s: Annotated[float | None,
+                                  Range(0, limits.MAX_GBIT_S, min_exclusive=True)] = None
     """Per-NIC line rate for traffic between NIC classes, Gbit/s; None means the slower side's."""
     devices: dict[str, DeviceType] = field(default_factory=dict)
     """Device type of every group, by name (filled by the instance loader)."""
 
     def __post_init__(self) -> None:
         require(len(self.node_groups) >= 1, "node_groups", "needs at least one node group")
+        check_ranges(self)
         seen: set[str] = set()
         for i, g in enumerate(self.node_groups):
             require(g.name not in seen, f"node_groups[{i}].name", f"duplicate name {g.name!r}")
             seen.add(g.name)
-        if self.cross_class_gbit_s is not None:
-            require(self.cross_class_gbit_s > 0, "cross_class_gbit_s",
-                    f"must be > 0, got {self.cross_class_gbit_s}")
+        require(self.num_gpus <= limits.MAX_GPUS, "node_groups",
+                f"hold {self.num_gpus:,} GPUs; a cluster has at most {limits.MAX_GPUS:,}")
 
     def group(self, name: str) -> NodeGroup:
         for g in self.node_groups:

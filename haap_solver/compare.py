@@ -20,7 +20,18 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from haap_solver.cli import _console, command, json_safe
+from haap_solver import limits
+from haap_solver._fields import Range
+from haap_solver.cli import (
+    SEED,
+    THREADS,
+    TIME_LIMIT_S,
+    _console,
+    check_option,
+    command,
+    json_safe,
+    styled,
+)
 from haap_solver.errors import HaapError, InfeasibleError
 from haap_solver.instance import Instance
 
@@ -174,6 +185,9 @@ def _cfg_compare(p: argparse.ArgumentParser) -> None:
 def cmd_compare(args: argparse.Namespace) -> int:
     from haap_solver.instance import load_instance
 
+    check_option(args.time_limit, "--time-limit", TIME_LIMIT_S)
+    check_option(args.threads, "--threads", THREADS)
+    check_option(args.seed, "--seed", SEED)
     console = _console()
     instances = [load_instance(p) for p in args.instances]
     methods = list(args.methods)
@@ -181,9 +195,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
         methods.append("uniform")  # the speed-up reference
     rows: list[dict[str, Any]] = []
     for inst in instances:
-        with console.status(f"{inst.name}...") as status:
+        with console.status(styled(f"{inst.name}...")) as status:
             def note(row: dict[str, Any], status: Any = status, inst: Instance = inst) -> None:
-                status.update(f"{inst.name}: {row['method']} done ({row['status']})")
+                status.update(styled(f"{inst.name}: {row['method']} done ({row['status']})"))
 
             rows.extend(compare_instance(inst, methods, time_limit_s=args.time_limit,
                                          threads=args.threads, seed=args.seed, on_row=note))
@@ -261,6 +275,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     from haap_solver.instance import load_instance
 
+    check_option(args.time_limit, "--time-limit", TIME_LIMIT_S)
+    check_option(args.threads, "--threads", THREADS)
     console = _console()
     paths = [Path(p) for p in args.instances] or matrix_instances(Path("instances"))
     if not paths:
@@ -275,7 +291,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     instances = [load_instance(p) for p in paths]
     rows: list[dict[str, Any]] = []
     started = time.perf_counter()
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+    with Progress(TextColumn("{task.description}", markup=False), BarColumn(),
+                  MofNCompleteColumn(),
                   TimeElapsedColumn(), console=console) as bar:
         task = bar.add_task("bench", total=len(instances) * len(methods))
         for inst in instances:
@@ -610,6 +627,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
     if not args.gantt and not args.memory:
         raise HaapError("nothing to draw: give --gantt FILE.png and/or --memory FILE.png")
+    check_option(args.micro_batches, "--micro-batches", Range(1, limits.MAX_BATCH))
     instance = load_instance(args.instance)
     plan = load_plan(args.plan)
     cm = CostModel(instance)

@@ -8,8 +8,10 @@ A device's ``memory_gib`` is its nominal capacity (NVIDIA's "80GB" A100 reports 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Annotated
 
-from haap_solver._fields import require
+from haap_solver import limits
+from haap_solver._fields import Range, check_ranges
 from haap_solver.errors import InputError, did_you_mean
 
 
@@ -19,13 +21,13 @@ class DeviceType:
 
     name: str
     """Identifier used in instance and plan files (e.g. ``A100-80G``)."""
-    peak_tflops: float
+    peak_tflops: Annotated[float, Range(0, limits.MAX_TFLOPS, min_exclusive=True)]
     """Peak dense 16-bit tensor throughput (bf16, or fp16 where there is no bf16), TFLOP/s."""
-    memory_gib: float
+    memory_gib: Annotated[float, Range(0, limits.MAX_MEMORY_GIB, min_exclusive=True)]
     """Device memory, GiB."""
-    hbm_gb_s: float
+    hbm_gb_s: Annotated[float, Range(0, limits.MAX_GB_S, min_exclusive=True)]
     """Device memory bandwidth, GB/s."""
-    intra_node_gb_s: float
+    intra_node_gb_s: Annotated[float, Range(0, limits.MAX_GB_S, min_exclusive=True)]
     """Per-GPU, per-direction bandwidth to other GPUs of the same node (NVLink, or PCIe), GB/s."""
     supports_bf16: bool = True
     """Whether bf16 is supported in hardware (V100 and T4 are fp16 only)."""
@@ -35,9 +37,7 @@ class DeviceType:
     """Where the numbers come from."""
 
     def __post_init__(self) -> None:
-        for name in ("peak_tflops", "memory_gib", "hbm_gb_s", "intra_node_gb_s"):
-            value = getattr(self, name)
-            require(value > 0, name, f"must be a positive number, got {value}")
+        check_ranges(self)
 
 
 _SHEET = "shared/reference/gpu_specs.csv"

@@ -6,14 +6,16 @@ import dataclasses
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 if sys.version_info >= (3, 11):
-    import tomllib
+    pass
 else:  # pragma: no cover
-    import tomli as tomllib
+    pass
 
-from haap_solver._fields import build, require, show
+from haap_solver import limits
+from haap_solver._fields import Range, build, check_ranges, require, show
+from haap_solver._parse import loads_toml
 from haap_solver.cluster import Cluster, NodeGroup
 from haap_solver.devices import DEVICE_PRESETS, DeviceType, device_preset
 from haap_solver.errors import InputError, did_you_mean, read_text
@@ -25,14 +27,18 @@ from haap_solver.training import TrainingSpec
 class Expected:
     """Reference results recorded with an instance, checked by tests and benchmarks."""
 
-    iteration_time_s: float | None = None
+    iteration_time_s: Annotated[float | None,
+                                Range(0, limits.MAX_SECONDS, min_exclusive=True)] = None
     """Best known iteration time under the cost model, seconds."""
     feasible: bool = True
     """False for an instance that must be reported infeasible."""
-    rel_tol: float = 1e-3
+    rel_tol: Annotated[float, Range(0, 1)] = 1e-3
     """Relative tolerance when comparing iteration times."""
     method: str | None = None
     """Which method found `iteration_time_s`."""
+
+    def __post_init__(self) -> None:
+        check_ranges(self)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -192,13 +198,15 @@ def instance_from_dict(data: Any, *, name: str = "instance", source: str | None 
                              "[[cluster.node_groups]] table per group, with double brackets)",
                              field="cluster.node_groups")
         cluster = build(Cluster, cluster_table, prefix="cluster")
-        for i, group in enumerate(cluster.node_groups):
+        groups = list(cluster.node_groups)
+        for i, group in enumerate(groups):
             if group.device not in devices:
                 # Accept aliases and case differences for presets.
                 preset = device_preset(group.device, field=f"cluster.node_groups[{i}].device")
-                cluster = _rename_device(cluster, i, preset.name)
-        used = {g.device for g in cluster.node_groups}
-        cluster = dataclasses.replace(cluster, devices={k: devices[k] for k in sorted(used)})
+                groups[i] = dataclasses.replace(group, device=preset.name)
+        used = {g.device for g in groups}
+        cluster = dataclasses.replace(cluster, node_groups=tuple(groups),
+                                      devices={k: devices[k] for k in sorted(used)})
         expected = (build(Expected, data["expected"], prefix="expected")
                     if "expected" in data else None)
         profile = data.get("profile")
@@ -220,23 +228,11 @@ def instance_from_dict(data: Any, *, name: str = "instance", source: str | None 
         raise exc.within(source=source) from None
 
 
-def _rename_device(cluster: Cluster, index: int, device: str) -> Cluster:
-    groups = list(cluster.node_groups)
-    groups[index] = dataclasses.replace(groups[index], device=device)
-    return dataclasses.replace(cluster, node_groups=tuple(groups))
-
-
 def load_instance(path: str | Path) -> Instance:
     """Read an instance TOML file."""
     path = Path(path)
     source = str(path)
-    text = read_text(path, "an instance .toml file")
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"not valid TOML: {exc}", source=source) from None
-    except RecursionError:
-        raise InputError("not valid TOML: nested too deeply", source=source) from None
+    data = loads_toml(read_text(path, "an instance .toml file"), source)
     if not data:
         raise InputError("file is empty; an instance needs [model], [training] and [cluster] "
                          "tables", source=source)

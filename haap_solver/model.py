@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from haap_solver._fields import require, show
+from haap_solver import limits
+from haap_solver._fields import Range, check_ranges, require, show
+from haap_solver._parse import loads_json
 from haap_solver.errors import InputError, did_you_mean, read_text
 
 
@@ -17,19 +18,19 @@ class ModelSpec:
 
     name: str = "custom"
     """Display name (a preset name, or free text)."""
-    num_layers: int
+    num_layers: Annotated[int, Range(1, limits.MAX_LAYERS)]
     """Number of decoder layers."""
-    hidden_size: int
+    hidden_size: Annotated[int, Range(1, limits.MAX_HIDDEN_SIZE)]
     """Model width h."""
-    ffn_hidden_size: int
+    ffn_hidden_size: Annotated[int, Range(1, limits.MAX_FFN_HIDDEN_SIZE)]
     """Width of the MLP's inner projection (4h for GPT-3; 3.5h for Llama-3 8B with SwiGLU)."""
-    num_attention_heads: int
+    num_attention_heads: Annotated[int, Range(1, limits.MAX_HEADS)]
     """Query heads a."""
-    num_kv_heads: int | None = None
+    num_kv_heads: Annotated[int | None, Range(1, limits.MAX_HEADS)] = None
     """Key/value heads for grouped-query attention; None means equal to the query heads (MHA)."""
-    vocab_size: int
+    vocab_size: Annotated[int, Range(1, limits.MAX_VOCAB_SIZE)]
     """Vocabulary size V."""
-    seq_length: int
+    seq_length: Annotated[int, Range(1, limits.MAX_SEQ_LENGTH)]
     """Training sequence length s (tokens per sequence)."""
     gated_mlp: bool = False
     """True for SwiGLU/GeGLU MLPs (three weight matrices), false for a plain two-matrix MLP."""
@@ -41,18 +42,13 @@ class ModelSpec:
     """Whether the layers apply dropout (stores 1-byte masks; GPT-3 yes, Llama-3 no)."""
 
     def __post_init__(self) -> None:
-        for name in ("num_layers", "hidden_size", "ffn_hidden_size", "num_attention_heads",
-                     "vocab_size", "seq_length"):
-            value = getattr(self, name)
-            require(value >= 1, name, f"must be a positive integer, got {value}")
+        check_ranges(self)
         require(
             self.hidden_size % self.num_attention_heads == 0,
             "num_attention_heads",
             f"must divide hidden_size ({self.hidden_size}); got {self.num_attention_heads}",
         )
         if self.num_kv_heads is not None:
-            require(self.num_kv_heads >= 1, "num_kv_heads",
-                    f"must be >= 1, got {self.num_kv_heads}")
             require(
                 self.num_attention_heads % self.num_kv_heads == 0,
                 "num_kv_heads",
@@ -171,13 +167,7 @@ def _read_hf_json(path: Path) -> dict[str, Any]:
     text = read_text(path, "a Hugging Face config.json file")
     if not text.strip():
         raise InputError("file is empty (expected a JSON object)", source=source)
-    try:
-        raw: Any = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}",
-                         source=source) from None
-    except RecursionError:
-        raise InputError("not valid JSON: nested too deeply", source=source) from None
+    raw = loads_json(text, source)
     if not isinstance(raw, dict):
         raise InputError("expected a JSON object at the top level", source=source)
     return raw
@@ -213,12 +203,12 @@ def model_from_hf_config(path: str | Path, *, seq_length: int | None = None) -> 
             raise InputError(f"expected true or false, got {show(value)}", field=key, source=source)
         return value
 
-    def number(key: str, default: float) -> float:
+    def probability(key: str, default: float) -> float:
         value = raw.get(key, default)
         if value is None:
             return default
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-            raise InputError(f"expected a number >= 0, got {show(value)}", field=key,
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+            raise InputError(f"expected a probability from 0 to 1, got {show(value)}", field=key,
                              source=source)
         return float(value)
 
@@ -241,7 +231,7 @@ def model_from_hf_config(path: str | Path, *, seq_length: int | None = None) -> 
                 seq_length=seq, gated_mlp=False,
                 tied_embeddings=boolean("tie_word_embeddings", True),
                 learned_position_embeddings=True,
-                uses_dropout=number("resid_pdrop", 0.1) > 0,
+                uses_dropout=probability("resid_pdrop", 0.1) > 0,
             )
         act = raw.get("hidden_act", "silu")
         if not isinstance(act, str):
@@ -260,7 +250,7 @@ def model_from_hf_config(path: str | Path, *, seq_length: int | None = None) -> 
             seq_length=seq, gated_mlp=act.lower() in _GATED_ACTS,
             tied_embeddings=boolean("tie_word_embeddings", False),
             learned_position_embeddings=False,
-            uses_dropout=number("attention_dropout", 0.0) > 0,
+            uses_dropout=probability("attention_dropout", 0.0) > 0,
         )
     except InputError as exc:
         # Rules checked by ModelSpec name our fields; point at the config.json key instead.

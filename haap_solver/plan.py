@@ -11,9 +11,11 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from haap_solver._fields import build, require, show, to_mapping
+from haap_solver import limits
+from haap_solver._fields import Length, Range, build, require, show, to_mapping
+from haap_solver._parse import loads_json
 from haap_solver.errors import InputError, read_text
 from haap_solver.training import Recompute, Schedule
 
@@ -24,9 +26,9 @@ SCHEMA_VERSION = 1
 class Placement:
     """How many replicas of a replica group sit on one node."""
 
-    node: int
+    node: Annotated[int, Range(0, limits.MAX_NODES - 1)]
     """Node index inside the node group, 0-based."""
-    replicas: int
+    replicas: Annotated[int, Range(1, limits.MAX_TP)]
     """Replicas of the group on this node (each uses `tp` GPUs of it)."""
 
 
@@ -38,13 +40,13 @@ class ReplicaGroup:
     """Name of the cluster's node group the replicas run on."""
     device: str
     """Device type (must be the node group's; repeated so a plan reads on its own)."""
-    count: int
+    count: Annotated[int, Range(1, limits.MAX_GPUS)]
     """Number of replicas."""
-    tp: int
+    tp: Annotated[int, Range(1, limits.MAX_TP)]
     """Tensor-parallel degree of each replica (inside one node)."""
-    micro_batch_share: int
+    micro_batch_share: Annotated[int, Range(1, limits.MAX_BATCH)]
     """Sequences of each micro-batch that each replica processes."""
-    placement: tuple[Placement, ...]
+    placement: Annotated[tuple[Placement, ...], Length(max=limits.MAX_NODES, what="nodes")]
     """Nodes the replicas sit on; the replicas listed here add up to `count`."""
 
     @property
@@ -56,13 +58,14 @@ class ReplicaGroup:
 class Stage:
     """One pipeline stage: a contiguous range of decoder layers and the replicas that run it."""
 
-    first_layer: int
+    first_layer: Annotated[int, Range(0, limits.MAX_LAYERS)]
     """Index of the stage's first decoder layer, 0-based."""
-    num_layers: int
+    num_layers: Annotated[int, Range(0, limits.MAX_LAYERS)]
     """Number of decoder layers (0 is allowed for a stage holding only the embedding or head)."""
     recompute: Recompute = "none"
     """Activation recomputation mode of this stage."""
-    replicas: tuple[ReplicaGroup, ...]
+    replicas: Annotated[tuple[ReplicaGroup, ...],
+                        Length(max=limits.MAX_REPLICA_GROUPS, what="replica groups")]
     """Replica groups; one is the common case, several make a mixed (heterogeneous-DP) stage."""
 
     @property
@@ -88,11 +91,11 @@ class Plan:
     """Name of the instance the plan was made for (informational)."""
     schedule: Schedule = "1f1b"
     """Pipeline schedule."""
-    micro_batch_size: int
+    micro_batch_size: Annotated[int, Range(1, limits.MAX_BATCH)]
     """Sequences per micro-batch flowing through the pipeline."""
-    num_micro_batches: int
+    num_micro_batches: Annotated[int, Range(1, limits.MAX_BATCH)]
     """Micro-batches per iteration (gradient accumulation steps)."""
-    stages: tuple[Stage, ...]
+    stages: Annotated[tuple[Stage, ...], Length(max=limits.MAX_STAGES, what="stages")]
     """Pipeline stages, first to last."""
     note: str = ""
     """Free text: which method produced the plan."""
@@ -148,11 +151,4 @@ def load_plan(path: str | Path) -> Plan:
     text = read_text(path, "a plan .json file")
     if not text.strip():
         raise InputError("file is empty; expected a plan JSON object", source=source)
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}",
-                         source=source) from None
-    except RecursionError:
-        raise InputError("not valid JSON: nested too deeply", source=source) from None
-    return plan_from_dict(data, source=source)
+    return plan_from_dict(loads_json(text, source), source=source)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from haap_solver.cli import styled
 from haap_solver.cost.evaluate import Evaluation
 from haap_solver.instance import Instance
 from haap_solver.plan import Plan
@@ -54,4 +55,4 @@ def render_evaluation(console: Any, instance: Instance, plan: Plan, ev: Evaluati
                         f"{value:.4f} s ({share:.1%})")
     console.print(summary)
     for note in ev.extrapolated:
-        console.print(f"[yellow]extrapolated:[/yellow] {note}")
+        console.print(styled(("extrapolated:", "yellow"), f" {note}"))

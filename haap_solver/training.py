@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Annotated, Literal
 
-from haap_solver._fields import require
+from haap_solver import limits
+from haap_solver._fields import Length, Range, check_ranges, require
 
 Recompute = Literal["none", "selective", "full"]
 Schedule = Literal["1f1b", "gpipe"]
@@ -19,17 +20,19 @@ SCHEDULES: tuple[Schedule, ...] = ("1f1b", "gpipe")
 class TrainingSpec:
     """How the model is trained; the planner picks the parallel layout inside these rules."""
 
-    global_batch_size: int
+    global_batch_size: Annotated[int, Range(1, limits.MAX_BATCH)]
     """Sequences per optimizer step."""
     dtype: Dtype = "bf16"
     """Compute precision of weights and activations."""
     optimizer: Literal["adam"] = "adam"
     """Mixed-precision Adam: 16 bytes/parameter (2 weight, 2 grad, 4+4+4 fp32 master, m, v)."""
-    zero_stage: int = 0
+    zero_stage: Annotated[int, Range(0, 3)] = 0
     """ZeRO stage 0-3: shards optimizer state (1), gradients (2), parameters (3) over DP."""
-    recompute: tuple[Recompute, ...] = RECOMPUTE_MODES
+    recompute: Annotated[tuple[Recompute, ...],
+                         Length(max=len(RECOMPUTE_MODES), what="modes")] = RECOMPUTE_MODES
     """Activation recomputation modes the planner may use."""
-    schedules: tuple[Schedule, ...] = ("1f1b",)
+    schedules: Annotated[tuple[Schedule, ...],
+                         Length(max=len(SCHEDULES), what="schedules")] = ("1f1b",)
     """Pipeline schedules the planner may use."""
     sequence_parallel: bool = True
     """Megatron sequence parallelism with TP > 1 (shards norm/dropout activations by TP)."""
@@ -37,11 +40,11 @@ class TrainingSpec:
     """Fused attention that never stores the s x s score matrix."""
     overlap_grad_reduce: bool = True
     """Overlap the data-parallel gradient reduction with the last micro-batch's backward."""
-    reserved_memory_gib: float = 2.0
+    reserved_memory_gib: Annotated[float, Range(0, limits.MAX_MEMORY_GIB)] = 2.0
     """Memory held back on every GPU for the CUDA context, NCCL buffers and fragmentation."""
-    max_micro_batch_size: int = 16
+    max_micro_batch_size: Annotated[int, Range(1, limits.MAX_MICRO_BATCH)] = 16
     """Largest micro-batch (sequences) the planner considers."""
-    max_tp: int = 8
+    max_tp: Annotated[int, Range(1, limits.MAX_TP)] = 8
     """Largest tensor-parallel degree the planner considers."""
     pipeline_p2p: PipelineP2P = "overlapped"
     """How a stage's pipeline sends and receives meet its compute (docs/cost-model.md Sec. 7).
@@ -60,17 +63,9 @@ class TrainingSpec:
     weaker bounds, several times slower where they cannot win."""
 
     def __post_init__(self) -> None:
-        require(self.global_batch_size >= 1, "global_batch_size",
-                f"must be a positive integer, got {self.global_batch_size}")
-        require(self.zero_stage in (0, 1, 2, 3), "zero_stage",
-                f"must be 0, 1, 2 or 3, got {self.zero_stage}")
+        check_ranges(self)
         require(len(self.recompute) >= 1, "recompute", "needs at least one mode")
         require(len(self.schedules) >= 1, "schedules", "needs at least one schedule")
-        require(self.reserved_memory_gib >= 0, "reserved_memory_gib",
-                f"must be >= 0, got {self.reserved_memory_gib}")
-        require(self.max_micro_batch_size >= 1, "max_micro_batch_size",
-                f"must be >= 1, got {self.max_micro_batch_size}")
-        require(self.max_tp >= 1, "max_tp", f"must be >= 1, got {self.max_tp}")
 
     @property
     def bytes_per_value(self) -> int:

@@ -11,7 +11,7 @@ from collections import defaultdict
 
 from haap_solver.cost.evaluate import CostModel
 from haap_solver.cost.memory import GIB, in_flight_micro_batches
-from haap_solver.errors import PlanValidationError
+from haap_solver.errors import PlanValidationError, listing
 from haap_solver.instance import Instance
 from haap_solver.plan import Plan
 
@@ -38,6 +38,9 @@ def plan_violations(instance: Instance, plan: Plan, *,
     if not plan.stages:
         out.append("plan has no stages")
         return out
+    too_large = _size_violations(instance, plan)
+    if too_large:  # do not check hundreds of thousands of stages one by one
+        return out + too_large
 
     # Layers: every decoder layer exactly once, contiguous, in order.
     p = len(plan.stages)
@@ -78,7 +81,7 @@ def plan_violations(instance: Instance, plan: Plan, *,
             group = groups.get(r.node_group)
             if group is None:
                 out.append(f"{rw}.node_group {r.node_group!r} is not a node group of the cluster "
-                           f"({', '.join(groups)})")
+                           f"({listing(groups)})")
                 structurally_ok = False
                 continue
             if r.device != group.device:
@@ -130,12 +133,14 @@ def plan_violations(instance: Instance, plan: Plan, *,
                        f"(sum of count x micro_batch_share) but micro_batch_size is "
                        f"{plan.micro_batch_size}")
             structurally_ok = False
+    given: dict[str, int] = defaultdict(int)
     for (gname, node), n in sorted(used.items()):
+        given[gname] += n
         cap = groups[gname].gpus_per_node
         if n > cap:
             out.append(f"node {node} of node group {gname!r} is given {n} GPUs but has {cap}")
     for gname, group in groups.items():
-        total = sum(n for (g, _), n in used.items() if g == gname)
+        total = given[gname]
         if total > group.num_gpus:
             out.append(f"node group {gname!r} is given {total} GPUs but has {group.num_gpus}")
 
@@ -159,6 +164,27 @@ def plan_violations(instance: Instance, plan: Plan, *,
                         f"activations {g['activations_gib']:.2f} for {in_flight} micro-batches "
                         f"in flight, extras {g['extras_gib']:.2f}, reserved "
                         f"{g['reserved_gib']:.2f})")
+    return out
+
+
+def _size_violations(instance: Instance, plan: Plan) -> list[str]:
+    """Sizes no plan of the instance can have: more stages than layers + 2, more replica groups
+    or placements than GPUs (each uses at least one). Checked first, so that a huge plan gets one
+    message at once rather than one per stage."""
+    layers, gpus = instance.model.num_layers, instance.cluster.num_gpus
+    out = []
+    if len(plan.stages) > layers + 2:
+        out.append(f"plan has {len(plan.stages):,} stages but the model has {layers} layers: at "
+                   f"most {layers + 2} stages (one per layer, an embedding-only first and a "
+                   "head-only last stage)")
+    groups = sum(len(s.replicas) for s in plan.stages)
+    if groups > gpus:
+        out.append(f"plan has {groups:,} replica groups but the cluster has {gpus:,} GPUs (a "
+                   "replica group uses at least one)")
+    placements = sum(len(r.placement) for s in plan.stages for r in s.replicas)
+    if placements > gpus:
+        out.append(f"plan places replicas {placements:,} times but the cluster has {gpus:,} "
+                   "GPUs (a placement uses at least one)")
     return out
 
 

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import copy
 import json
+import math
+import os
+import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -12,12 +15,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from haap_solver.cli import main
+from haap_solver.cost.evaluate import CostModel
 from haap_solver.cost.profile import load_profile, profile_from_dict
-from haap_solver.errors import InputError
+from haap_solver.errors import MAX_LISTED, InputError
 from haap_solver.instance import instance_from_dict, load_instance
-from haap_solver.plan import load_plan, plan_from_dict
+from haap_solver.model import model_from_hf_config
+from haap_solver.plan import Plan, load_plan, plan_from_dict
+from haap_solver.validate import plan_violations
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -150,6 +158,7 @@ def _llama(**changes: Any) -> dict[str, Any]:
 
 
 HF_MODEL = '\n[model]\nhf_config = "hf.json"\n'
+DIGITS = "9" * 5000  # an integer literal longer than Python converts (4,300 digits)
 
 INSTANCE_CASES = [
     # Files that are not instance files at all.
@@ -245,19 +254,19 @@ INSTANCE_CASES = [
     Case("negative-nic-rate", sub("nic_gbit_s = 200", "nic_gbit_s = -200"),
          "cluster.node_groups[0].nic_gbit_s", ("must be > 0, got -200",)),
     Case("zero-batch", sub("global_batch_size = 256", "global_batch_size = 0"),
-         "training.global_batch_size", ("must be a positive integer, got 0",)),
+         "training.global_batch_size", ("must be >= 1, got 0",)),
     Case("negative-reserved", sub("zero_stage = 1", "zero_stage = 1\nreserved_memory_gib = -1"),
          "training.reserved_memory_gib", ("must be >= 0",)),
     Case("zero-layers-override",
          sub('preset = "gpt3-1.3b"', 'preset = "gpt3-1.3b"\nnum_layers = 0'), "model.num_layers",
-         ("must be a positive integer, got 0",)),
+         ("must be >= 1, got 0",)),
     Case("heads-do-not-divide",
          sub('preset = "gpt3-1.3b"', 'preset = "gpt3-1.3b"\nnum_attention_heads = 7'),
          "model.num_attention_heads", ("must divide hidden_size (2048)",)),
     Case("empty-group-name", sub('name = "a100"', 'name = ""'), "cluster.node_groups[0].name",
          ("non-empty",)),
     Case("zero-stage-5", sub("zero_stage = 1", "zero_stage = 5"), "training.zero_stage",
-         ("must be 0, 1, 2 or 3, got 5",)),
+         ("must be <= 3, got 5",)),
     Case("empty-recompute", sub("zero_stage = 1", "zero_stage = 1\nrecompute = []"),
          "training.recompute", ("at least one mode",)),
     Case("recompute-misspelt", sub("zero_stage = 1", 'zero_stage = 1\nrecompute = ["ful"]'),
@@ -303,7 +312,7 @@ INSTANCE_CASES = [
     Case("device-missing-field", BASE + "\n[devices.X]\npeak_tflops = 100\n",
          "devices.X.memory_gib", ("required key is missing (a number)",)),
     Case("device-negative", BASE + '\n[devices.X]\nbase = "H100"\npeak_tflops = -1\n',
-         "devices.X.peak_tflops", ("must be a positive number",)),
+         "devices.X.peak_tflops", ("must be > 0, got -1",)),
     Case("device-name-key", BASE + '\n[devices.X]\nbase = "H100"\nname = "Y"\n',
          "devices.X.name", ("[devices.NAME]",)),
     Case("devices-not-table", sub('name = "t"', 'name = "t"\ndevices = ["H100"]'), "devices",
@@ -349,6 +358,60 @@ INSTANCE_CASES = [
          ("is a directory",), setup=lambda d: (d / "hf.json").mkdir()),
     Case("hf-config-binary", BASE_HEAD + HF_MODEL + TRAINING + CLUSTER, "model.hf_config",
          ("not a UTF-8 text file",), setup=lambda d: (d / "hf.json").write_bytes(b"\xff\xfe\x00")),
+    # Numbers too long to read, too large for any model or cluster, or not finite.
+    Case("5000-digit-int", sub("num_nodes = 1", "num_nodes = " + DIGITS),
+         "cluster.node_groups[0].num_nodes",
+         ("an integer of 5,000 digits (line 16, column 13) is too long to read",)),
+    Case("5000-digit-int-model", sub('preset = "gpt3-1.3b"',
+                                     'preset = "gpt3-1.3b"\n"num_layers" = -' + DIGITS),
+         "model.num_layers", ("an integer of 5,000 digits (line 6, column 17)",)),
+    Case("5000-digit-int-inline", sub('preset = "gpt3-1.3b"', 'preset = "gpt3-1.3b"\n')
+         + "\n[devices]\nX = {base = 'H100', memory_gib = " + DIGITS + "}\n", None,
+         ("an integer of 5,000 digits (line 24, column 34)",)),
+    Case("1e300-for-int", sub('preset = "gpt3-1.3b"', 'preset = "gpt3-1.3b"\nhidden_size = 1e300'),
+         "model.hidden_size", ("must be <= 1,048,576, got 1e+300",)),
+    Case("1e300-for-float", sub("nic_gbit_s = 200", "nic_gbit_s = 1e300"),
+         "cluster.node_groups[0].nic_gbit_s", ("must be <= 1,000,000, got 1e+300",)),
+    Case("huge-hex-int", sub("gpus_per_node = 8", "gpus_per_node = 0x" + "f" * 5000),
+         "cluster.node_groups[0].gpus_per_node",
+         ("must be <= 1,024, got an integer of about 6,021 digits",)),
+    Case("huge-hex-for-choice", sub('nic = "infiniband"', "nic = 0x" + "f" * 5000),
+         "cluster.node_groups[0].nic", ("an integer of about 6,021 digits is not allowed",)),
+    Case("huge-hex-for-list", sub("zero_stage = 1", "zero_stage = 1\nrecompute = 0x" + "f" * 5000),
+         "training.recompute", ("expected a list of values from",)),
+    Case("huge-hex-for-float", sub("nic_gbit_s = 200", "nic_gbit_s = 0x" + "f" * 5000),
+         "cluster.node_groups[0].nic_gbit_s", ("expected a number from -1e300 to 1e300",)),
+    Case("absurd-layers", sub('preset = "gpt3-1.3b"', 'preset = "gpt3-1.3b"\nnum_layers = 100000'),
+         "model.num_layers", ("must be <= 4,096, got 100000",)),
+    # Each of these kept `haap solve --time-limit 5` running over 40 s in the search's set-up.
+    Case("absurd-micro-batch", sub("zero_stage = 1", "zero_stage = 1\nmax_micro_batch_size = "
+                                   "16777216"), "training.max_micro_batch_size",
+         ("must be <= 65,536, got 16777216",)),
+    Case("absurd-batch", sub("global_batch_size = 256", "global_batch_size = 16777216"),
+         "training.global_batch_size", ("must be <= 1,048,576, got 16777216",)),
+    Case("absurd-gpus", sub("num_nodes = 1", "num_nodes = 1000000"), "cluster.node_groups",
+         ("hold 8,000,000 GPUs; a cluster has at most 4,194,304",)),
+    Case("absurd-memory", BASE + '\n[devices.X]\nbase = "H100"\nmemory_gib = 1e7\n',
+         "devices.X.memory_gib", ("must be <= 1,048,576, got 10000000.0",)),
+    Case("expected-nan", BASE + "\n[expected]\nrel_tol = nan\n", "expected.rel_tol",
+         ("expected a finite number, got nan",)),
+    Case("recompute-repeated", sub("zero_stage = 1", 'zero_stage = 1\nrecompute = ["none", '
+                                   '"none", "full", "full"]'), "training.recompute",
+         ("holds at most 3 modes, got 4",)),
+    Case("key-with-newline", sub("[training]", '[training]\n"a\\nb" = 1'),
+         "training.a\\nb", ("unknown key",)),
+    Case("hf-config-5000-digits", BASE_HEAD + HF_MODEL + TRAINING + CLUSTER, "model.hf_config",
+         ("hf.json: hidden_size: must be <= 1,048,576, got an integer of 5,000 digits",),
+         setup=_hf(json.dumps(_llama(hidden_size=1234567)).replace("1234567", DIGITS))),
+    Case("hf-config-1e300", BASE_HEAD + HF_MODEL + TRAINING + CLUSTER, "model.hf_config",
+         ("hf.json: hidden_size: expected a positive integer, got 1e+300",),
+         setup=_hf(_llama(hidden_size=1e300))),
+    Case("hf-config-huge-dropout", BASE_HEAD + HF_MODEL + TRAINING + CLUSTER, "model.hf_config",
+         ("attention_dropout: expected a probability from 0 to 1, got an integer of 401 digits",),
+         setup=_hf(_llama(attention_dropout=10**400))),
+    Case("hf-config-gpt2-huge", BASE_HEAD + HF_MODEL + TRAINING + CLUSTER, "model.hf_config",
+         ("hf.json: n_embd: must be <= 1,048,576, got 10000000",),
+         setup=_hf({"n_layer": 2, "n_embd": 10**7, "n_head": 8, "vocab_size": 100})),
 ]
 
 
@@ -517,6 +580,21 @@ PLAN_CASES = [
     Case("nan-batch", '{"schema_version": 1, "micro_batch_size": NaN, "num_micro_batches": 1, '
          '"stages": []}', "micro_batch_size", ("expected an integer, got nan",)),
     Case("note-not-string", _plan(note=["a"]), "note", ("expected a string, got a list",)),
+    # Numbers and sizes no plan has.
+    Case("5000-digit-batch", _plan(micro_batch_size=1234567).replace("1234567", DIGITS),
+         "micro_batch_size", ("must be <= 1,048,576, got an integer of 5,000 digits",)),
+    Case("negative-5000-digit-count", _plan_at((*REPLICA, "count"), -1234567)
+         .replace("1234567", DIGITS), "stages[0].replicas[0].count",
+         ("must be >= 1, got a negative integer of 5,000 digits",)),
+    Case("1e300-count", _plan_at((*REPLICA, "count"), 1e300), "stages[0].replicas[0].count",
+         ("must be <= 4,194,304, got 1e+300",)),
+    Case("1e400-tp", _plan_at((*REPLICA, "tp"), 1234567).replace("1234567", "1e400"),
+         "stages[0].replicas[0].tp", ("expected an integer, got inf",)),
+    Case("4099-stages", _plan(stages=[BASE_PLAN["stages"][0]] * 4099), "stages",
+         ("holds at most 4,098 stages, got 4,099",)),
+    Case("negative-node", _plan_at((*REPLICA, "placement", 0, "node"), -1),
+         "stages[0].replicas[0].placement[0].node", ("must be >= 0, got -1",)),
+    Case("key-with-newline", _plan(**{"a\nb\u202e": 1}), "a\\nb\\u202e", ("unknown key",)),
 ]
 
 
@@ -576,7 +654,7 @@ PROFILE_CASES = [
     Case("entry-missing-key", _entry("layer_bwd_s = 0.020\n", ""), "entry[0].layer_bwd_s",
          ("required key is missing (a number)",)),
     Case("entry-negative-time", _entry("layer_bwd_s = 0.020", "layer_bwd_s = -0.020"),
-         "entry[0].layer_bwd_s", ("must be >= 0 seconds",)),
+         "entry[0].layer_bwd_s", ("must be > 0, got -0.02",)),
     Case("entry-zero-tp", _entry("tp = 1", "tp = 0"), "entry[0].tp", ("must be >= 1, got 0",)),
     Case("entry-string-micro-batch", _entry("micro_batch = 1", 'micro_batch = "1"'),
          "entry[0].micro_batch", ("expected an integer, got the string '1'",)),
@@ -586,6 +664,13 @@ PROFILE_CASES = [
          ("duplicate of entry[0]",)),
     Case("description-not-string", _entry('description = "test"', "description = 1"),
          "description", ("expected a string, got 1",)),
+    # Numbers no measurement has: too long to read, beyond the range.
+    Case("entry-5000-digit-tp", _entry("tp = 1", "tp = " + DIGITS), "entry[0].tp",
+         ("an integer of 5,000 digits (line 6, column 6) is too long to read",)),
+    Case("entry-huge-time", _entry("layer_fwd_s = 0.010", "layer_fwd_s = 1e300"),
+         "entry[0].layer_fwd_s", ("must be <= 1,000,000,000, got 1e+300",)),
+    Case("entry-huge-tp", _entry("tp = 1", "tp = 4096"), "entry[0].tp",
+         ("must be <= 1,024, got 4096",)),
 ]
 
 
@@ -612,3 +697,488 @@ def test_profile_is_a_directory(tmp_path: Path) -> None:
     with pytest.raises(InputError) as info:
         load_profile(tmp_path)
     check_message(str(info.value), tmp_path, None, ("is a directory",))
+
+
+# -- User text is printed as text: never read as rich markup or emoji codes ----------------------
+MARKUP = ("[/bold]x", "[/]", "[red]r[/red] :smile:", "[link=file:///etc]l")
+TOY = Path(__file__).resolve().parent.parent / "instances" / "small" / "toy-gpt-6l-a100x2-t4x2.toml"
+
+
+def _markup_instance(directory: Path) -> Path:
+    """The toy instance with rich markup in the instance, model, node-group and device names."""
+    text = TOY.read_text()
+    text = sub('name = "toy-gpt-6l"', f'name = "{MARKUP[1]}"', text)
+    text = sub('name = "a100"', f'name = "{MARKUP[2]}"', text)
+    text = sub('name = "t4"', f'name = "{MARKUP[3]}"', text)
+    text = sub('device = "A100-80G"', 'device = "[b]gpu"', text)
+    text = f'name = "{MARKUP[0]}"\n' + text.split("\n", 1)[1]
+    text += '\n[devices."[b]gpu"]\nbase = "A100-80G"\n'
+    path = directory / "[" / "bold]instance.toml"  # the path reads [/bold]instance.toml
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def test_markup_in_names_is_printed_as_text(tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """validate, solve (table, summary, 'plan written to') and evaluate print names verbatim."""
+    instance = _markup_instance(tmp_path)
+    assert load_instance(instance).name == MARKUP[0]
+    plan = tmp_path / "[" / "]plan.json"
+    errs = {}
+    for name, argv in (
+            ("validate", ["validate", str(instance)]),
+            ("solve", ["solve", str(instance), "--time-limit", "20", "--no-progress", "-o",
+                       str(plan)]),
+            ("evaluate", ["evaluate", str(instance), str(plan)]),
+            ("validate-plan", ["validate", str(instance), str(plan)])):
+        capsys.readouterr()
+        code = main(argv)
+        _, errs[name] = capsys.readouterr()
+        assert code == 0, (argv, errs[name])
+        assert "haap: error" not in errs[name], errs[name]
+    assert errs["validate"] == f"ok {instance}: {MARKUP[1]}, 4 GPUs in 2 node group(s)\n"
+    assert f"ok {plan}: " in errs["validate-plan"]
+    assert f"plan written to {plan}" in errs["solve"]
+    for err in (errs["solve"], errs["evaluate"]):
+        # The tables name the instance, the model, the node groups and the device as written.
+        assert f"{MARKUP[0]}: {MARKUP[1]}" in err, err
+        assert f"[b]gpu ({MARKUP[2]})" in err or f"T4 ({MARKUP[3]})" in err, err
+
+
+# -- Huge plans: refused at once, and an error lists at most MAX_LISTED violations ----------------
+def test_plan_of_236966_stages_is_refused_before_its_stages_are_read() -> None:
+    data = {**BASE_PLAN, "stages": [BASE_PLAN["stages"][0]] * 236_966}
+    with pytest.raises(InputError) as info:
+        plan_from_dict(data, source="big.json")
+    check_message(str(info.value), "big.json", "stages",
+                  ("holds at most 4,098 stages, got 236,966",))
+
+
+def _many_stage_plan(stages: int, *, device: str = "A100-80G", tp: int = 1) -> Plan:
+    replica = {"node_group": "a100", "device": device, "count": 1, "tp": tp,
+               "micro_batch_share": 8, "placement": [{"node": 0, "replicas": 1}]}
+    return plan_from_dict({**BASE_PLAN, "stages": [
+        {"first_layer": 0, "num_layers": 1, "replicas": [replica]}] * stages})
+
+
+def test_validator_refuses_more_stages_than_layers_at_once(tmp_path: Path) -> None:
+    """27 stages for 24 layers: one message about the size, not one per stage."""
+    path = tmp_path / "ok.toml"
+    path.write_text(BASE)
+    instance = load_instance(path)
+    violations = plan_violations(instance, _many_stage_plan(27))
+    assert violations == [
+        "plan has 27 stages but the model has 24 layers: at most 26 stages (one per layer, an "
+        "embedding-only first and a head-only last stage)",
+        "plan has 27 replica groups but the cluster has 8 GPUs (a replica group uses at least "
+        "one)",
+        "plan places replicas 27 times but the cluster has 8 GPUs (a placement uses at least one)"]
+    assert len(plan_violations(instance, _many_stage_plan(8))) > 3  # checked one by one
+
+
+def test_plan_error_lists_the_first_violations_and_counts_the_rest(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "ok.toml"
+    path.write_text(BASE)
+    plan = _many_stage_plan(8, device="H100", tp=3)
+    violations = plan_violations(load_instance(path), plan)
+    assert len(violations) > MAX_LISTED + 5
+    plan_path = tmp_path / "plan.json"
+    plan.save(plan_path)
+    capsys.readouterr()
+    assert main(["validate", str(path), str(plan_path)]) == 1
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0] == (f"haap: error: {plan_path}: plan is invalid ({len(violations)} "
+                        "violation(s)):")
+    assert lines[1:-1] == [f"  - {v}" for v in violations[:MAX_LISTED]]
+    assert lines[-1] == f"  ... and {len(violations) - MAX_LISTED} more"
+
+
+# -- Numeric command-line options: NaN, infinities, negatives and absurd values are usage errors --
+# The instance file does not exist: the options are checked first, and a check that let a value
+# through would end on the missing file instead of running anything.
+OPTION_CASES = [
+    ("solve", "--time-limit", "nan", "must be a finite number, got nan"),
+    ("solve", "--time-limit", "inf", "must be a finite number, got inf"),
+    ("solve", "--time-limit", "-inf", "must be a finite number, got -inf"),
+    ("solve", "--time-limit", "0", "must be > 0, got 0.0"),
+    ("solve", "--time-limit", "-5", "must be > 0, got -5.0"),
+    ("solve", "--time-limit", "1e308", "must be <= 10,000,000, got 1e+308"),
+    ("solve", "--gap", "nan", "must be a fraction in [0, 1) (0.01 for 1%), got nan"),
+    ("solve", "--gap", "inf", "must be a fraction in [0, 1) (0.01 for 1%), got inf"),
+    ("solve", "--gap", "-0.1", "must be a fraction in [0, 1) (0.01 for 1%), got -0.1"),
+    ("solve", "--threads", "0", "must be >= 1, got 0"),
+    ("solve", "--threads", "100000", "must be <= 256, got 100000"),
+    ("solve", "--seed", "-1", "must be >= 0, got -1"),
+    ("solve", "--seed", str(2**40), "must be <= 2,147,483,646, got 1099511627776"),
+    ("solve", "--max-stages", "0", "must be >= 1, got 0"),
+    ("solve", "--max-stages", "99999", "must be <= 4,098, got 99999"),
+    ("compare", "--time-limit", "nan", "must be a finite number, got nan"),
+    ("compare", "--threads", "-2", "must be >= 1, got -2"),
+    ("compare", "--seed", "-1", "must be >= 0, got -1"),
+    ("bench", "--time-limit", "nan", "must be a finite number, got nan"),
+    ("bench", "--threads", "0", "must be >= 1, got 0"),
+]
+
+
+@pytest.mark.parametrize(("command", "option", "value", "message"), OPTION_CASES,
+                         ids=[f"{c}{o}={v}" for c, o, v, _ in OPTION_CASES])
+def test_bad_numeric_options(tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str,
+                             option: str, value: str, message: str) -> None:
+    capsys.readouterr()
+    code = main([command, str(tmp_path / "missing.toml"), f"{option}={value}"])
+    out, err = capsys.readouterr()
+    assert (code, out) == (2, ""), err
+    assert err == f"haap: error: {option}: {message}\n"
+
+
+def test_bad_plot_option(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    capsys.readouterr()
+    code = main(["plot", str(tmp_path / "missing.toml"), str(tmp_path / "missing.json"),
+                 "--gantt", str(tmp_path / "g.png"), "--micro-batches", "0"])
+    assert code == 2
+    assert capsys.readouterr().err == "haap: error: --micro-batches: must be >= 1, got 0\n"
+
+
+# -- Fuzzing the loaders: any file is either read or refused with one clean line ------------------
+# Structured mutations of the shipped files (wrong types, huge, negative and non-finite numbers,
+# 5,000-digit integers, deep nesting, unknown keys, unicode and rich markup in names, empty
+# tables, long lists) and raw mutations of their text. A file that is read is then used (costed,
+# validated, evaluated, looked up) so that an accepted value cannot crash what comes after.
+ROOT = Path(__file__).resolve().parent.parent
+# 100 examples a loader, the same ones every run; HAAP_FUZZ_EXAMPLES=5000 HAAP_FUZZ_RANDOM=1 to
+# explore further (not in CI).
+FUZZ = settings(max_examples=int(os.environ.get("HAAP_FUZZ_EXAMPLES", "100")), deadline=None,
+                derandomize=not os.environ.get("HAAP_FUZZ_RANDOM"), database=None,
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+TOY_PLAN: dict[str, Any] = {"schema_version": 1, "micro_batch_size": 8, "num_micro_batches": 1,
+                            "stages": [
+    {"first_layer": 0, "num_layers": 4, "recompute": "none", "replicas": [
+        {"node_group": "a100", "device": "A100-80G", "count": 2, "tp": 1,
+         "micro_batch_share": 4, "placement": [{"node": 0, "replicas": 2}]}]},
+    {"first_layer": 4, "num_layers": 2, "recompute": "full", "replicas": [
+        {"node_group": "t4", "device": "T4", "count": 1, "tp": 2, "micro_batch_share": 8,
+         "placement": [{"node": 0, "replicas": 1}]}]}]}
+
+
+@dataclass(frozen=True)
+class Raw:
+    """Text written into a file as it is: a literal no parsed value can hold (5,000 digits)."""
+
+    toml: str
+    json: str
+
+    def __repr__(self) -> str:  # hypothesis prints failing examples
+        return f"Raw({self.toml[:20]!r}... {len(self.toml)} characters)"
+
+
+def _nest(depth: int, table: bool) -> Raw:
+    if table:
+        return Raw("{a = " * depth + "1" + "}" * depth, '{"a": ' * depth + "1" + "}" * depth)
+    return Raw("[" * depth + "1" + "]" * depth, "[" * depth + "1" + "]" * depth)
+
+
+HOSTILE_VALUES: list[Any] = [
+    0, -1, 1, 3, 2**31, -(2**63), 2**64, 10**30, 10**400, 1e300, -1e300, 1e-300, -0.0, 0.5, 2.0,
+    float("nan"), float("inf"), float("-inf"), True, False, None, [], {}, [1], {"a": 1},
+    Raw("9" * 5000, "9" * 5000), Raw("-" + "9" * 5000, "-" + "9" * 5000),
+    Raw("0x" + "f" * 5000, "1e99999"), Raw("1" + "0" * 400 + ".0", "1" + "0" * 400 + ".0"),
+    _nest(3000, table=False), _nest(3000, table=True), _nest(60, table=False),
+    "", " ", "[/bold]x", "[/]", "[red]", ":smile:", "a\nb", "tab\there", "\u202eevil", "\x00",
+    "é中🙂", "a" * 5000, "../../nowhere", "/dev/null", "A100-80G", "a100", "t4", "none", "full",
+    "1f1b", "gpt3-1.3b", "H100",
+]
+HOSTILE_KEYS = ["", "[/bold]", "a.b", "name ", "Name", "é", "\u202e", "x" * 300, "stages",
+                "num_layers", "entry", "preset"]
+NUMBER_LITERALS = ["9" * 5000, "-" + "9" * 5000, "0x" + "f" * 5000, "1e300", "-1e300", "nan",
+                   "inf", "-inf", "0", "-0", "-1", "1_000", "99999999999999999999", "1e-300",
+                   "0.5", "4096", "4097", "1048577"]
+STRING_LITERALS = ['"[/bold]x"', '"[/]"', '""', '"\\u202e"', '"é中🙂"', '":smile:"', '"\\n"']
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, Raw):
+        return value.toml
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "nan"
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        return repr(value)
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{json.dumps(k)} = {_toml_value(v)}" for k, v in value.items()) \
+            + "}"
+    return "@"  # None and anything else TOML cannot say: a syntax error
+
+
+def to_toml(data: dict[str, Any]) -> str:
+    """A TOML document of one line per top-level key, nested tables written inline."""
+    return "".join(f"{json.dumps(k)} = {_toml_value(v)}\n" for k, v in data.items())
+
+
+def _json_value(value: Any) -> str:
+    if isinstance(value, Raw):
+        return value.json
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, list):
+        return "[" + ", ".join(_json_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{json.dumps(k)}: {_json_value(v)}" for k, v in value.items()) \
+            + "}"
+    return json.dumps(value)
+
+
+@st.composite
+def mutated(draw: st.DrawFn, data: Any) -> Any:
+    """`data` after one to three structural mutations at random places."""
+    data = copy.deepcopy(data)
+    for _ in range(draw(st.integers(1, 3))):
+        paths = _leaves(data)
+        if not paths:
+            break
+        path = draw(st.sampled_from(paths))
+        parent = data
+        for key in path[:-1]:
+            parent = parent[key]
+        key = path[-1]
+        kind = draw(st.sampled_from(["set", "set", "set", "delete", "add-key", "wrap", "empty",
+                                     "repeat", "rename"]))
+        if kind == "set":
+            parent[key] = draw(st.one_of(st.sampled_from(HOSTILE_VALUES), st.integers(),
+                                         st.floats(), st.text(max_size=12)))
+        elif kind == "delete" and isinstance(parent, dict):
+            del parent[key]
+        elif kind == "add-key" and isinstance(parent[key], dict):
+            parent[key][draw(st.sampled_from(HOSTILE_KEYS))] = draw(st.sampled_from(HOSTILE_VALUES))
+        elif kind == "wrap":
+            parent[key] = [parent[key]]
+        elif kind == "empty":
+            parent[key] = {} if isinstance(parent[key], (dict, list)) else []
+        elif kind == "repeat" and isinstance(parent[key], list) and parent[key]:
+            parent[key] = parent[key] * draw(st.sampled_from([2, 50, 5000]))
+        elif kind == "rename" and isinstance(parent, dict):
+            parent[draw(st.sampled_from(HOSTILE_KEYS))] = parent.pop(key)
+    return data
+
+
+@st.composite
+def mutated_text(draw: st.DrawFn, text: str) -> str:
+    """`text` with a number or a string replaced by a hostile literal, truncated, or spliced."""
+    kind = draw(st.sampled_from(["number", "number", "string", "truncate", "insert"]))
+    if kind in ("number", "string"):
+        pattern = r"(?<![\w.\"])-?\d+(?:\.\d+)?(?![\w.])" if kind == "number" else r'"[^"\n]*"'
+        spots = list(re.finditer(pattern, text))
+        if spots:
+            spot = draw(st.sampled_from(spots))
+            new = draw(st.sampled_from(NUMBER_LITERALS if kind == "number" else STRING_LITERALS))
+            return text[:spot.start()] + new + text[spot.end():]
+    position = draw(st.integers(0, len(text)))
+    if kind == "truncate":
+        return text[:position]
+    return text[:position] + draw(st.text(max_size=8)) + text[position:]
+
+
+def _refused_cleanly(exc: InputError, path: Path | str) -> None:
+    """One line starting with the file; a field, unless the file does not parse at all."""
+    message = str(exc)
+    check_message(message, path, None, ())
+    whole_file = ("not valid TOML", "not valid JSON", "file is empty", "expected a table at the "
+                  "top level", "expected a JSON object", "an integer of ", "not a UTF-8")
+    assert exc.field is not None or exc.message.startswith(whole_file), message
+
+
+def _try_load(load: Callable[[Path], Any], path: Path) -> Any:
+    try:
+        return load(path)
+    except InputError as exc:
+        _refused_cleanly(exc, path)
+        return None
+
+
+def _use_instance(instance: Any, plan: dict[str, Any] | None) -> None:
+    """What the CLI does with an instance that loaded: cost model, validation, evaluation."""
+    try:
+        cm = CostModel(instance)
+        if plan is not None and not plan_violations(instance, plan_from_dict(plan), cost_model=cm):
+            cm.evaluate(plan_from_dict(plan))
+    except InputError as exc:  # its profile file
+        _refused_cleanly(exc, exc.source or "")
+
+
+INSTANCE_SEEDS = sorted((ROOT / "instances").glob("*.toml")) + sorted(
+    (ROOT / "instances" / "small").glob("*.toml"))
+PLANS_FOR = {"toy-gpt-6l-a100x2-t4x2.toml": TOY_PLAN}
+
+
+@FUZZ
+@given(seed=st.sampled_from(INSTANCE_SEEDS), data=st.data())
+def test_fuzz_instance_files(tmp_path_factory: pytest.TempPathFactory, seed: Path,
+                             data: st.DataObject) -> None:
+    directory = tmp_path_factory.mktemp("fuzz")
+    path = directory / "instance.toml"
+    text = seed.read_text()
+    if data.draw(st.booleans()):
+        path.write_text(to_toml(data.draw(mutated(tomllib.loads(text)))))
+    else:
+        path.write_text(data.draw(mutated_text(text)))
+    instance = _try_load(load_instance, path)
+    if instance is not None:
+        _use_instance(instance, PLANS_FOR.get(seed.name))
+
+
+@FUZZ
+@given(seed=st.sampled_from(["base", "toy"]), data=st.data())
+def test_fuzz_plan_files(tmp_path_factory: pytest.TempPathFactory, seed: str,
+                         data: st.DataObject) -> None:
+    directory = tmp_path_factory.mktemp("fuzz")
+    instance_path = directory / "instance.toml"
+    instance_path.write_text(BASE) if seed == "base" else None
+    instance = load_instance(instance_path if seed == "base" else ROOT / "instances" / "small" /
+                             "toy-gpt-6l-a100x2-t4x2.toml")
+    plan = BASE_PLAN if seed == "base" else TOY_PLAN
+    path = directory / "plan.json"
+    if data.draw(st.booleans()):
+        path.write_text(_json_value(data.draw(mutated(plan))))
+    else:
+        path.write_text(data.draw(mutated_text(json.dumps(plan, indent=1))))
+    loaded = _try_load(load_plan, path)
+    if loaded is not None and not plan_violations(instance, loaded):
+        CostModel(instance).evaluate(loaded)
+
+
+PROFILE_SEEDS = [*sorted((ROOT / "tests" / "data" / "profiles").glob("*.toml")), None]
+
+
+@FUZZ
+@given(seed=st.sampled_from(PROFILE_SEEDS), data=st.data())
+def test_fuzz_profile_files(tmp_path_factory: pytest.TempPathFactory, seed: Path | None,
+                            data: st.DataObject) -> None:
+    path = tmp_path_factory.mktemp("fuzz") / "profile.toml"
+    text = seed.read_text() if seed is not None else BASE_PROFILE
+    if data.draw(st.booleans()):
+        path.write_text(to_toml(data.draw(mutated(tomllib.loads(text)))))
+    else:
+        path.write_text(data.draw(mutated_text(text)))
+    profile = _try_load(load_profile, path)
+    if profile is not None:
+        for device in profile.devices:
+            for tp in (1, 3, 8):
+                for micro_batch in (1, 5, 64):
+                    entry = profile.lookup(device, tp, micro_batch)
+                    assert entry.layer_fwd_s > 0 and entry.layer_bwd_s > 0
+
+
+HF_SEEDS = sorted((ROOT / "tests" / "data" / "hf").glob("*/config.json"))
+
+
+@FUZZ
+@given(seed=st.sampled_from(HF_SEEDS), data=st.data())
+def test_fuzz_hf_config_files(tmp_path_factory: pytest.TempPathFactory, seed: Path,
+                              data: st.DataObject) -> None:
+    directory = tmp_path_factory.mktemp("fuzz")
+    path = directory / "config.json"
+    if data.draw(st.booleans()):
+        path.write_text(_json_value(data.draw(mutated(json.loads(seed.read_text())))))
+    else:
+        path.write_text(data.draw(mutated_text(seed.read_text())))
+    model = _try_load(model_from_hf_config, path)
+    if model is not None:
+        assert model.total_params > 0
+        # The same file through an instance: a clean error names the instance and hf_config.
+        instance = directory / "instance.toml"
+        instance.write_text(BASE_HEAD + HF_MODEL.replace("hf.json", "config.json") + TRAINING
+                            + CLUSTER)
+        loaded = _try_load(load_instance, instance)
+        if loaded is not None:
+            _use_instance(loaded, None)
+
+
+@pytest.mark.parametrize("raw", [b"", b"\x00" * 100, b"\xef\xbb\xbf", "\ufeff{}".encode(),
+                                 b"\xff" * 10, "é".encode("utf-16"), b"[" * 100_000,
+                                 b"{" * 100_000, b'{"a":' * 100_000, b"a = [" * 50_000,
+                                 b"a = {b = " * 50_000, b"[[a]]\n" * 20_000])
+@pytest.mark.parametrize("loader", ["instance", "plan", "profile", "hf"])
+def test_raw_bytes_are_refused_cleanly(tmp_path: Path, raw: bytes, loader: str) -> None:
+    path = tmp_path / "file"
+    path.write_bytes(raw)
+    load = {"instance": load_instance, "plan": load_plan, "profile": load_profile,
+            "hf": model_from_hf_config}[loader]
+    with pytest.raises(InputError) as info:
+        load(path)
+    _refused_cleanly(info.value, path)
+
+
+def _hostile_files(directory: Path) -> dict[str, tuple[str, Path]]:
+    """(kind, file) of hostile files the CLI gets: each must give one line and exit 2 (the
+    instance profiled.toml names the bad profile.toml)."""
+    def write(name: str, text: str) -> Path:
+        path = directory / name
+        path.write_text(text)
+        return path
+
+    (directory / "hf.json").write_text(json.dumps(_llama(hidden_size=1234567))
+                                       .replace("1234567", DIGITS))
+    write("profile.toml", _entry("tp = 1", "tp = " + DIGITS))
+    return {
+        "5000-digits": ("instance", write("digits.toml", sub("num_nodes = 1",
+                                                             "num_nodes = " + DIGITS))),
+        "1e300": ("instance", write("huge.toml", sub(
+            'preset = "gpt3-1.3b"', 'preset = "gpt3-1.3b"\nhidden_size = 1e300'))),
+        "deep": ("instance", write("deep.toml", BASE + "x = " + "[" * 5000 + "]" * 5000 + "\n")),
+        "hf-5000-digits": ("instance", write("hf.toml", BASE_HEAD + HF_MODEL + TRAINING + CLUSTER)),
+        "profile-5000-digits": ("instance", write("profiled.toml", sub(
+            'name = "t"', 'name = "t"\nprofile = "profile.toml"'))),
+        "plan-5000-digits": ("plan", write("digits.json", _plan(num_micro_batches=1234567)
+                                           .replace("1234567", DIGITS))),
+        "plan-4099-stages": ("plan", write("stages.json",
+                                           _plan(stages=[BASE_PLAN["stages"][0]] * 4099))),
+        "plan-nan": ("plan", write("nan.json", _plan(micro_batch_size=1234567)
+                                   .replace("1234567", "NaN"))),
+        "plan-deep": ("plan", write("deep.json", "[" * 100_000)),
+    }
+
+
+@pytest.mark.parametrize("command", ["validate", "evaluate", "solve"])
+def test_hostile_files_through_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                       command: str) -> None:
+    """Exit 2 and exactly one 'haap: error: FILE: ...' line on stderr, no traceback."""
+    good_instance = tmp_path / "good.toml"
+    good_instance.write_text(BASE)
+    good_plan = tmp_path / "good.json"
+    good_plan.write_text(json.dumps(BASE_PLAN))
+    checked = 0
+    for kind, path in _hostile_files(tmp_path).values():
+        if command == "solve" and kind == "plan":
+            continue
+        instance, plan = (path, good_plan) if kind == "instance" else (good_instance, path)
+        argv = {"validate": ["validate", str(instance), str(plan)],
+                "evaluate": ["evaluate", str(instance), str(plan)],
+                "solve": ["solve", str(instance), "--time-limit", "1", "--no-progress"]}[command]
+        capsys.readouterr()
+        code = main(argv)
+        out, err = capsys.readouterr()
+        assert (code, out) == (2, ""), (argv, err)
+        assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+        named = tmp_path / "profile.toml" if path.name == "profiled.toml" else path
+        assert err.startswith(f"haap: error: {named}: "), err
+        assert "internal error" not in err, err
+        checked += 1
+    assert checked >= 5
+
+
+def test_profile_lookups_may_extrapolate_past_the_file_limits() -> None:
+    """The limits are on files: an entry a lookup derives (here 1.5e9 s) is not refused."""
+    text = sub("layer_fwd_s = 0.018", "layer_fwd_s = 1e9",
+               _entry("layer_fwd_s = 0.010", "layer_fwd_s = 5e8"))
+    profile = profile_from_dict(tomllib.loads(text))
+    assert profile.lookup("A100-80G", 1, 3).layer_fwd_s == pytest.approx(1.5e9)

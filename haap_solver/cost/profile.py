@@ -22,16 +22,21 @@ import math
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 if sys.version_info >= (3, 11):
-    import tomllib
+    pass
 else:  # pragma: no cover
-    import tomli as tomllib
+    pass
 
-from haap_solver._fields import build, require, show
+from haap_solver import limits
+from haap_solver._fields import Range, build, check_ranges, show
+from haap_solver._parse import loads_toml
 from haap_solver.errors import InputError, did_you_mean, read_text
 
+# Measured seconds: at least zero (more than zero for a layer's forward and backward).
+_SECONDS = Range(0, limits.MAX_SECONDS)
+_POSITIVE_S = Range(0, limits.MAX_SECONDS, min_exclusive=True)
 _TIME_FIELDS = ("layer_fwd_s", "layer_bwd_s", "embedding_fwd_s", "embedding_bwd_s", "head_fwd_s",
                 "head_bwd_s", "layer_optimizer_s")
 
@@ -42,38 +47,33 @@ class ProfileEntry:
 
     device: str
     """Device type name."""
-    tp: int
+    tp: Annotated[int, Range(1, limits.MAX_TP)]
     """Tensor-parallel degree of the measurement."""
-    micro_batch: int
+    micro_batch: Annotated[int, Range(1, limits.MAX_MICRO_BATCH)]
     """Micro-batch size (sequences) of the measurement."""
-    layer_fwd_s: float
+    layer_fwd_s: Annotated[float, _POSITIVE_S]
     """Forward seconds of one decoder layer, TP communication included."""
-    layer_bwd_s: float
+    layer_bwd_s: Annotated[float, _POSITIVE_S]
     """Backward seconds of one decoder layer without recomputation, TP communication included."""
-    embedding_fwd_s: float = 0.0
+    embedding_fwd_s: Annotated[float, _SECONDS] = 0.0
     """Forward seconds of the input embedding."""
-    embedding_bwd_s: float = 0.0
+    embedding_bwd_s: Annotated[float, _SECONDS] = 0.0
     """Backward seconds of the input embedding."""
-    head_fwd_s: float = 0.0
+    head_fwd_s: Annotated[float, _SECONDS] = 0.0
     """Forward seconds of the final norm, LM head and loss."""
-    head_bwd_s: float = 0.0
+    head_bwd_s: Annotated[float, _SECONDS] = 0.0
     """Backward seconds of the final norm, LM head and loss."""
-    layer_optimizer_s: float | None = None
+    layer_optimizer_s: Annotated[float | None, _SECONDS] = None
     """Optimizer-step seconds for one layer's parameters on one TP rank (no ZeRO sharding)."""
-    layer_activation_bytes: float | None = None
+    layer_activation_bytes: Annotated[float | None, Range(0, limits.MAX_BYTES)] = None
     """Measured activation bytes of one layer per micro-batch (no recomputation)."""
     extrapolated: str | None = None
     """Set on looked-up entries that were extrapolated (never in files)."""
 
     def __post_init__(self) -> None:
-        require(self.tp >= 1, "tp", f"must be >= 1, got {self.tp}")
-        require(self.micro_batch >= 1, "micro_batch", f"must be >= 1, got {self.micro_batch}")
-        for name in _TIME_FIELDS:
-            value = getattr(self, name)
-            if value is not None:
-                require(value >= 0, name, f"must be >= 0 seconds, got {value}")
-        require(self.layer_fwd_s > 0, "layer_fwd_s", f"must be > 0, got {self.layer_fwd_s}")
-        require(self.layer_bwd_s > 0, "layer_bwd_s", f"must be > 0, got {self.layer_bwd_s}")
+        # Lookups derive entries by extrapolation, beyond the upper limits a file may hold (the
+        # loader checks those): here only the lower ones.
+        check_ranges(self, upper=False)
 
 
 class Profile:
@@ -188,6 +188,9 @@ def profile_from_dict(data: Any, *, source: str | None = None) -> Profile:
         if not isinstance(raw, list):
             raise InputError(f"expected a list of tables, got {show(raw)} (write one [[entry]] "
                              "table per measurement, not [entry])", field="entry")
+        if len(raw) > limits.MAX_PROFILE_ENTRIES:
+            raise InputError(f"holds at most {limits.MAX_PROFILE_ENTRIES:,} entries, got "
+                             f"{len(raw):,}", field="entry")
         if "description" in data and not isinstance(data["description"], str):
             raise InputError(f"expected a string, got {show(data['description'])}",
                              field="description")
@@ -211,13 +214,8 @@ def load_profile(path: str | Path) -> Profile:
     """Read a profile TOML file of ``[[entry]]`` tables."""
     path = Path(path)
     source = str(path)
-    text = read_text(path, "a profile .toml file", not_found="profile file not found")
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"not valid TOML: {exc}", source=source) from None
-    except RecursionError:
-        raise InputError("not valid TOML: nested too deeply", source=source) from None
+    data = loads_toml(read_text(path, "a profile .toml file", not_found="profile file not found"),
+                      source)
     if not data:
         raise InputError("file is empty; a profile needs at least one [[entry]] table",
                          source=source)

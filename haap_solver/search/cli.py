@@ -7,7 +7,18 @@ import math
 from dataclasses import replace
 from pathlib import Path
 
-from haap_solver.cli import _console, command, print_json
+from haap_solver import limits
+from haap_solver._fields import Range
+from haap_solver.cli import (
+    SEED,
+    THREADS,
+    TIME_LIMIT_S,
+    _console,
+    check_option,
+    command,
+    print_json,
+    styled,
+)
 from haap_solver.errors import InputError
 from haap_solver.search.backends import BACKENDS
 from haap_solver.search.solve import DEFAULT_BACKEND
@@ -50,15 +61,13 @@ def cmd_solve(args: argparse.Namespace) -> int:
     from haap_solver.report import render_evaluation
     from haap_solver.search.solve import solve
 
-    if args.time_limit <= 0:
-        raise InputError(f"must be > 0 seconds, got {args.time_limit}", field="--time-limit")
-    if args.threads < 1:
-        raise InputError(f"must be >= 1, got {args.threads}", field="--threads")
-    if not 0.0 <= args.gap < 1.0:
+    check_option(args.time_limit, "--time-limit", TIME_LIMIT_S)
+    check_option(args.threads, "--threads", THREADS)
+    check_option(args.seed, "--seed", SEED)
+    if not 0.0 <= args.gap < 1.0:  # (false for NaN)
         raise InputError(f"must be a fraction in [0, 1) (0.01 for 1%), got {args.gap}",
                          field="--gap")
-    if args.max_stages is not None and args.max_stages < 1:
-        raise InputError(f"must be >= 1, got {args.max_stages}", field="--max-stages")
+    check_option(args.max_stages, "--max-stages", Range(1, limits.MAX_STAGES))
     instance = load_instance(args.instance)
     if args.empty_end_stages is not None:
         instance = replace(instance, training=replace(instance.training,
@@ -69,10 +78,10 @@ def cmd_solve(args: argparse.Namespace) -> int:
     if not args.no_progress and console.is_terminal:
         from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-        bar = Progress(TextColumn("[bold]solving[/bold]"), BarColumn(),
-                       TextColumn("{task.completed}/{task.total} sub-problems"),
-                       TextColumn("{task.description}"), TimeElapsedColumn(), console=console,
-                       transient=True)
+        bar = Progress(TextColumn("solving", style="bold", markup=False), BarColumn(),
+                       TextColumn("{task.completed}/{task.total} sub-problems", markup=False),
+                       TextColumn("{task.description}", markup=False), TimeElapsedColumn(),
+                       console=console, transient=True)
         task = bar.add_task("", total=1)
 
         def progress_cb(done: int, total: int, note: str) -> None:
@@ -95,13 +104,13 @@ def cmd_solve(args: argparse.Namespace) -> int:
         if not args.json:
             render_evaluation(console, instance, result.plan, result.evaluation)
         gap = f"gap {result.gap:.2%}" if result.status != "optimal" else "proven optimal"
-        console.print(
-            f"[bold]{result.status}[/bold] ({gap}; bound {result.best_bound_s:.4f} s) in "
+        console.print(styled(
+            (result.status, "bold"), f" ({gap}; bound {result.best_bound_s:.4f} s) in "
             f"{result.wall_s:.2f} s: {result.subproblems} sub-problems "
             f"({result.pruned_by_bound} pruned by the load-balance bound, "
             f"{result.pruned_by_memory} by memory), {result.solved} models solved; cache hit rate "
             f"{result.cache['hit_rate']:.0%}; {result.ratio_to_compute_bound:.3f}x the "
-            f"compute-bound limit ({result.compute_bound_s:.4f} s)")
+            f"compute-bound limit ({result.compute_bound_s:.4f} s)"))
         phase = result.search_space.get("single_type_phase")
         if phase:
             mixed = result.search_space.get("mixed_stage_configs", {})
@@ -127,7 +136,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
         if args.output:
             console.print(f"plan written to {args.output}")
     else:
-        console.print(f"[yellow]{result.status}[/yellow]: {result.message}")
+        console.print(styled((result.status, "yellow"), f": {result.message}"))
         return 1
     return 0
 
