@@ -58,6 +58,9 @@ class Mutation:
 MEMORY_TESTS = ("tests/test_memory_check.py", "tests/test_cost_formulas.py")
 PIPELINE_TESTS = ("tests/test_cost_formulas.py", "tests/test_evaluate_regression.py")
 COST_TESTS = ("tests/test_cost_formulas.py", "tests/test_evaluate_regression.py")
+VALIDATOR_TESTS = ("tests/test_properties.py", "-k", "validator")
+BOUNDS_TESTS = ("tests/test_bounds.py", "-k",
+                "fluid or never_exceed or stay_valid or of_plans_with or admits")
 
 MUTATIONS: tuple[Mutation, ...] = (
     # -- the four bugs of issue 25 ---------------------------------------------------------------
@@ -66,7 +69,7 @@ MUTATIONS: tuple[Mutation, ...] = (
         path="haap_solver/search/solve.py",
         old="rho[part.node_group] = max(rho.get(part.node_group, 0.0),",
         new="rho[part.node_group] = min(rho.get(part.node_group, 0.0),",
-        tests=("tests/test_bounds.py",),
+        tests=BOUNDS_TESTS,
         what="load-balance bound too high: the per-group rate takes min instead of max"),
     Mutation(
         name="scaling-drop-integrality", area="scaling", planted=True,
@@ -192,7 +195,7 @@ MUTATIONS: tuple[Mutation, ...] = (
         name="validator-memory-off", area="validator",
         path="haap_solver/validate.py",
         old="if not mem.fits:", new="if mem.total_bytes > 2 * mem.capacity_bytes:",
-        tests=("tests/test_memory_check.py", "tests/test_properties.py"),
+        tests=("tests/test_memory_check.py", *VALIDATOR_TESTS),
         what="validator lets a GPU use twice its memory"),
     Mutation(
         name="validator-memory-from-cost-model", area="validator",
@@ -205,20 +208,20 @@ MUTATIONS: tuple[Mutation, ...] = (
         name="validator-node-overbooked", area="validator",
         path="haap_solver/validate.py",
         old="        if n > cap:", new="        if n > cap + 1:",
-        tests=("tests/test_properties.py", "tests/test_bad_inputs.py"),
+        tests=VALIDATOR_TESTS,
         what="a node may be given one GPU more than it has"),
     Mutation(
         name="validator-tp-spans-nodes", area="validator",
         path="haap_solver/validate.py",
         old="if r.tp > group.gpus_per_node:", new="if r.tp > 2 * group.gpus_per_node:",
-        tests=("tests/test_properties.py", "tests/test_bad_inputs.py"),
+        tests=VALIDATOR_TESTS,
         what="TP may span two nodes"),
     Mutation(
         name="validator-layers-short", area="validator",
         path="haap_solver/validate.py",
         old="if expected_first != model.num_layers:",
         new="if expected_first > model.num_layers:",
-        tests=("tests/test_properties.py", "tests/test_bad_inputs.py"),
+        tests=VALIDATOR_TESTS,
         what="a plan may leave the last layers out"),
     Mutation(
         name="memory-check-in-flight", area="validator",
@@ -282,7 +285,7 @@ MUTATIONS: tuple[Mutation, ...] = (
         path="haap_solver/search/bounds.py",
         old="most = free_block.layers(t).max(axis=1, initial=0.0)",
         new="most = free_block.layers(t).min(axis=1, initial=0.0)",
-        tests=("tests/test_bounds.py",),
+        tests=BOUNDS_TESTS,
         what="capacity bound counts free items at their fewest layers (bound too high)"),
 )
 
