@@ -141,11 +141,13 @@ def push_to_tie(lp: LinearProgram, unit: float, *, upward: bool) -> LinearProgra
 
 # -- tiny LPs of the formulation's shape, with general coefficients -------------------------------
 def shaped_lp(*, layers: list[int], configs: int, defining: int, rhs_units: float,
-              multi_piece: bool, micro_batches: int) -> tuple[LinearProgram,
-                                                              list[list[tuple[int, int, int]]]]:
+              multi_piece: bool, micro_batches: int,
+              summed: bool = False) -> tuple[LinearProgram, list[list[tuple[int, int, int]]]]:
     """Slots of `configs` configurations with up to `layers[s]` layers; per slot a stage time
     tau_s >= (pieces of the chosen configuration) / `defining`, T >= tau_s, objective
-    sum tau + (m - 1) T + tail. Coefficients are placeholders (push_to_tie sets them)."""
+    sum tau + (m - 1) T + tail. `summed`: instead, the objective is one variable S defined by a
+    row that is not exclusive, S >= sum_s tau_s (its time variables' errors add up).
+    Coefficients are placeholders (push_to_tie sets them)."""
     lp = LinearProgram()
     slots = []
     taus = []
@@ -175,6 +177,10 @@ def shaped_lp(*, layers: list[int], configs: int, defining: int, rhs_units: floa
     lp.objective = {tau: 1.0 for tau in taus}
     lp.objective[T] = float(micro_batches - 1)
     lp.objective[tail] = 1.0
+    if summed:
+        S = lp.var("S", 0, 1e9, time=True)
+        lp.add({S: 1.0, **{tau: -1.0 for tau in taus}}, ">=", 0.0, "S", time=True, defines=S)
+        lp.objective = {S: 1.0}
     return lp, slots
 
 
@@ -186,6 +192,8 @@ SHAPES = [
     dict(layers=[5, 4, 3], configs=2, defining=3, rhs_units=7.3, multi_piece=False,
          micro_batches=3),
     dict(layers=[20], configs=1, defining=4, rhs_units=0.0, multi_piece=True, micro_batches=1),
+    dict(layers=[8, 8], configs=2, defining=1, rhs_units=0.0, multi_piece=False,
+         micro_batches=1, summed=True),
 ]
 
 
