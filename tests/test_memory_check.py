@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from haap_solver.cluster import NodeGroup
 from haap_solver.cost.evaluate import CostModel, MemoryReport
+from haap_solver.cost.memory import in_flight_micro_batches
 from haap_solver.cost.profile import Profile, ProfileEntry, load_profile
 from haap_solver.devices import DEVICE_PRESETS
 from haap_solver.instance import Instance, make_instance
@@ -124,12 +125,11 @@ def instance_of(model: ModelSpec, training: TrainingSpec, devices: list[str]) ->
 
 
 def cost_model_memory(cm: CostModel, plan: Plan, i: int, j: int) -> MemoryReport:
-    """What the validator asked before it had its own calculation."""
+    """What the validator asked before it had its own calculation (and the searches ask)."""
     p = len(plan.stages)
     stage = plan.stages[i]
     r = stage.replicas[j]
-    in_flight = (plan.num_micro_batches if plan.schedule == "gpipe"
-                 else min(p - i, plan.num_micro_batches))
+    in_flight = in_flight_micro_batches(plan.schedule, i, p, plan.num_micro_batches)
     return cm.replica_memory(device=r.device, tp=r.tp, share=r.micro_batch_share, dp=stage.dp,
                              num_layers=stage.num_layers, recompute=stage.recompute,
                              params=cm.stage_params(stage, i, p), is_first=i == 0,
