@@ -58,7 +58,8 @@ class Mutation:
 MEMORY_TESTS = ("tests/test_memory_check.py", "tests/test_cost_formulas.py")
 PIPELINE_TESTS = ("tests/test_cost_formulas.py", "tests/test_evaluate_regression.py")
 COST_TESTS = ("tests/test_cost_formulas.py", "tests/test_evaluate_regression.py")
-VALIDATOR_TESTS = ("tests/test_properties.py", "-k", "validator")
+VALIDATOR_TESTS = ("tests/test_validator_edges.py", "tests/test_properties.py", "-k",
+                   "validator or node or stages or memory")
 BOUNDS_TESTS = ("tests/test_bounds.py", "-k",
                 "fluid or never_exceed or stay_valid or of_plans_with or admits")
 
