@@ -279,7 +279,7 @@ MUTATIONS: tuple[Mutation, ...] = (
         path="haap_solver/baselines/common.py",
         old="k = min(room, key=lambda j: (n[j] + 1) / speeds[j])",
         new="k = max(room, key=lambda j: (n[j] + 1) / speeds[j])",
-        tests=("tests/test_baselines.py",),
+        tests=("tests/test_baselines.py", "tests/test_uniform_grids.py"),
         what="memory repair moves layers to the most loaded stage"),
     Mutation(
         name="bound-free-items-min", area="bounds",
