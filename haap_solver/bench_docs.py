@@ -49,11 +49,13 @@ def end_marker(name: str) -> str:
 def bench_record(rows: Sequence[Mapping[str, Any]], *, generated_utc: str, time_limit_s: float,
                  threads: int, methods: Sequence[str], total_s: float,
                  machine: Mapping[str, str]) -> dict[str, Any]:
-    """What docs/benchmarks.json holds: the run's settings and every row, its plan included."""
+    """What docs/benchmarks.json holds: the run's settings and every row, with its plan up to
+    LARGE_GPUS GPUs (the plans of the largest clusters would make the file megabytes)."""
     return {"schema_version": SCHEMA_VERSION, "generated_utc": generated_utc,
             "time_limit_s": time_limit_s, "threads": threads, "methods": list(methods),
             "total_s": total_s, "machine": dict(machine),
-            "rows": [{k: _json_number(v) for k, v in r.items()} for r in rows]}
+            "rows": [{k: (None if k == "plan" and r.get("gpus", 0) > LARGE_GPUS
+                          else _json_number(v)) for k, v in r.items()} for r in rows]}
 
 
 def _json_number(v: Any) -> Any:

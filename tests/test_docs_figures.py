@@ -57,7 +57,7 @@ FAKE_ROWS = [
     row(bench_docs.MIXED_EXAMPLE, 8, "haap-single", "optimal", 4.2, 0.0, 0.5),
     row(bench_docs.MIXED_EXAMPLE, 8, "uniform", "feasible", 5.0, math.nan, 0.1),
     row(bench_docs.MIXED_EXAMPLE, 8, "metis", "feasible", 4.5, math.nan, 0.3),
-    row("big-b", 1024, "haap", "feasible", 10.0, 0.0123, 30.04),
+    row("big-b", 1024, "haap", "feasible", 10.0, 0.0123, 30.04, plan=MIXED_PLAN),
     row("big-b", 1024, "haap-1pct", "feasible", 10.0, 0.01, 19.26),
     row("big-b", 1024, "uniform", "feasible", 16.0, math.nan, 2.0),
     row("big-b", 1024, "metis", "infeasible", math.inf, math.nan, 5.0),
@@ -89,6 +89,12 @@ def test_status_from_a_fake_run() -> None:
             "instances (least 1.00x).") in text
     assert "No baseline's plan is faster than `haap`'s on any of them." in text
     assert "proportional" not in text  # not run
+
+
+def test_plans_of_large_clusters_are_left_out() -> None:
+    rows = {(r["instance"], r["method"]): r for r in fake_record()["rows"]}
+    assert rows[("big-b", "haap")]["plan"] is None
+    assert rows[(bench_docs.MIXED_EXAMPLE, "haap")]["plan"] == MIXED_PLAN
 
 
 def test_status_names_a_baseline_that_wins() -> None:
