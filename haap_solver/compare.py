@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from haap_solver import limits
+from haap_solver import bench_docs, limits
 from haap_solver._fields import Range
 from haap_solver.cli import (
     SEED,
@@ -314,6 +314,19 @@ def cmd_bench(args: argparse.Namespace) -> int:
     Path(args.output).parent.mkdir(parents=True, exist_ok=True)
     Path(args.output).write_text(report)
     console.print(f"wrote {args.output} and {len(plots)} plot(s) in {img} ({total:.0f} s)")
+    # The same rows, machine-readable (docs/benchmarks.json), and the figures of README.md and
+    # formulations/ regenerated from them (only on the whole matrix: a partial run would
+    # misstate the status).
+    record = bench_docs.bench_record(
+        rows, generated_utc=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        time_limit_s=limit, threads=args.threads, methods=methods, total_s=total,
+        machine=machine_info())
+    json_path = Path(args.output).with_suffix(".json")
+    json_path.write_text(json.dumps(json_safe(record), indent=1) + "\n")
+    console.print(f"wrote {json_path}")
+    if not args.instances:
+        for path in bench_docs.update_docs(record, Path(".")):
+            console.print(f"updated the generated figures of {path}")
     if args.csv:
         sys.stdout.write(rows_csv(rows))
     return 0

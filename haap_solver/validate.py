@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections import defaultdict
 
 from haap_solver.cost.evaluate import CostModel
-from haap_solver.cost.memory import GIB, in_flight_micro_batches
+from haap_solver.cost.memory import GIB
 from haap_solver.errors import PlanValidationError, listing
 from haap_solver.instance import Instance
+from haap_solver.memory_check import gpu_memory, measured_activations, micro_batches_in_flight
 from haap_solver.plan import Plan
 
 
@@ -144,26 +145,26 @@ def plan_violations(instance: Instance, plan: Plan, *,
         if total > group.num_gpus:
             out.append(f"node group {gname!r} is given {total} GPUs but has {group.num_gpus}")
 
-    # Memory, on every GPU (needs a structurally sound plan to be meaningful).
+    # Memory, on every GPU (needs a structurally sound plan to be meaningful). Computed by
+    # haap_solver.memory_check, not by the cost model the searches use, so that a wrong memory
+    # formula on either side shows up here as a rejected plan.
     if structurally_ok and not out:
         cm = cost_model or CostModel(instance)
+        measured = measured_activations(cm.profile)
         for i, stage in enumerate(plan.stages):
-            in_flight = in_flight_micro_batches(plan.schedule, i, p, plan.num_micro_batches)
-            params = cm.stage_params(stage, i, p)
             for j, r in enumerate(stage.replicas):
-                mem = cm.replica_memory(device=r.device, tp=r.tp, share=r.micro_batch_share,
-                                        dp=stage.dp, num_layers=stage.num_layers,
-                                        recompute=stage.recompute, params=params,
-                                        is_first=i == 0, is_last=i == p - 1, in_flight=in_flight)
+                mem = gpu_memory(instance, plan, i, j, measured=measured)
                 if not mem.fits:
-                    g = mem.as_gib()
+                    in_flight = micro_batches_in_flight(
+                        plan.schedule, stage_index=i, num_stages=p,
+                        num_micro_batches=plan.num_micro_batches)
                     out.append(
-                        f"stages[{i}].replicas[{j}] needs {g['total_gib']:.2f} GiB per "
-                        f"{r.device} but it has {g['capacity_gib']:.2f} GiB (states "
-                        f"{g['weights_gib'] + g['grads_gib'] + g['optimizer_gib']:.2f}, "
-                        f"activations {g['activations_gib']:.2f} for {in_flight} micro-batches "
-                        f"in flight, extras {g['extras_gib']:.2f}, reserved "
-                        f"{g['reserved_gib']:.2f})")
+                        f"stages[{i}].replicas[{j}] needs {mem.total_bytes / GIB:.2f} GiB per "
+                        f"{r.device} but it has {mem.capacity_bytes / GIB:.2f} GiB (states "
+                        f"{mem.states_bytes / GIB:.2f}, activations "
+                        f"{mem.activations_bytes / GIB:.2f} for {in_flight} micro-batches "
+                        f"in flight, extras {mem.extras_bytes / GIB:.2f}, reserved "
+                        f"{mem.reserved_bytes / GIB:.2f})")
     return out
 
 

@@ -98,6 +98,12 @@ class Profile:
     def devices(self) -> list[str]:
         return sorted(self._points)
 
+    @property
+    def entries(self) -> tuple[ProfileEntry, ...]:
+        """The measured entries as read (the validator's memory check interpolates them itself)."""
+        return tuple(e for by_tp in self._points.values() for by_mb in by_tp.values()
+                     for e in by_mb.values())
+
     def lookup(self, device: str, tp: int, micro_batch: int) -> ProfileEntry:
         key = (device, tp, micro_batch)
         hit = self._cache.get(key)
