@@ -135,6 +135,8 @@ class SearchState:
         self.cache = CoefficientCache(self.cost_model)
         self.mixed = mixed
         """Whether mixed-type stages are candidates (set by solve(); caches are keyed by it)."""
+        self.stage_filter: Callable[[StageConfig], bool] | None = None
+        """Keeps only the stage configurations it accepts (solve(stage_filter=); targets)."""
         self._set_up_until: tuple[float, Callable[[], bool] | None] | None = None
         self.mixed_dominance = True
         """Whether the mixed-type configurations go through the dominance filter. Without it
@@ -355,7 +357,8 @@ class SearchState:
 
     def _fitting_single(self, micro_batch: int) -> list[StageConfig]:
         fits = [c for c in stage_configs(self.instance, micro_batch)
-                if self._fits(c, micro_batch)]
+                if (self.stage_filter is None or self.stage_filter(c))
+                and self._fits(c, micro_batch)]
         self.fitting[micro_batch] = len(fits)
         return fits
 
@@ -395,7 +398,8 @@ class SearchState:
         exactly these."""
         hit = self._mixed_space.get(micro_batch)
         if hit is None:
-            hit = self.cache.mixed_candidates(micro_batch)
+            hit = [c for c in self.cache.mixed_candidates(micro_batch)
+                   if self.stage_filter is None or self.stage_filter(c)]
             self._mixed_space[micro_batch] = hit
         return hit
 
@@ -941,7 +945,8 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
           threads: int = 1, seed: int = 0, state: SearchState | None = None,
           max_stages: int | None = None, progress: Progress | None = None,
           seed_with_baselines: bool = True, mixed: bool = True,
-          relative_gap: float = 0.0) -> SolveResult:
+          relative_gap: float = 0.0,
+          stage_filter: Callable[[StageConfig], bool] | None = None) -> SolveResult:
     """Find the plan with the lowest iteration time the cost model gives, with a proof.
 
     The proof (status, bound, gap) covers the search space of formulations/stage-assignment.md.
@@ -975,6 +980,9 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
     """
     if not 0.0 <= relative_gap < 1.0:
         raise ValueError(f"relative_gap: must be in [0, 1), got {relative_gap}")
+    if stage_filter is not None:  # a restricted space (targets.py): one process, no seeds
+        state, threads, seed_with_baselines = state or SearchState(instance), 1, False
+        state.stage_filter = stage_filter
     with collector_paused():
         result = _solve_dispatch(instance, backend=backend, time_limit_s=time_limit_s,
                                  threads=threads, seed=seed, state=state, max_stages=max_stages,
