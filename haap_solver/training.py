@@ -10,6 +10,8 @@ from haap_solver._fields import require
 Recompute = Literal["none", "selective", "full"]
 Schedule = Literal["1f1b", "gpipe"]
 Dtype = Literal["bf16", "fp16", "fp32"]
+Target = Literal["any", "megatron", "deepspeed", "torchtitan", "flagscale"]
+TARGETS: tuple[Target, ...] = ("any", "megatron", "deepspeed", "torchtitan", "flagscale")
 RECOMPUTE_MODES: tuple[Recompute, ...] = ("none", "selective", "full")
 SCHEDULES: tuple[Schedule, ...] = ("1f1b", "gpipe")
 
@@ -42,6 +44,10 @@ class TrainingSpec:
     """Largest micro-batch (sequences) the planner considers."""
     max_tp: int = 8
     """Largest tensor-parallel degree the planner considers."""
+    target: Target = "any"
+    """Training engine the plan must run on (docs/targets.md): "any" is haap's general plan;
+    "megatron", "deepspeed", "torchtitan", "flagscale" restrict the search and the validator to
+    what that engine can execute (haap_solver/targets.py)."""
 
     def __post_init__(self) -> None:
         require(self.global_batch_size >= 1, "global_batch_size",

@@ -6,7 +6,14 @@ import argparse
 import math
 from pathlib import Path
 
-from haap_solver.cli import _console, command, print_json
+from haap_solver.cli import (
+    _console,
+    add_profile_option,
+    add_target_option,
+    command,
+    load_with_options,
+    print_json,
+)
 from haap_solver.errors import InputError
 from haap_solver.search.backends import BACKENDS
 from haap_solver.search.solve import DEFAULT_BACKEND
@@ -37,13 +44,15 @@ def _cfg_solve(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", metavar="PLAN.json", help="write the plan here")
     p.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_target_option(p)
+    add_profile_option(p)
 
 
 @command("solve", "find the fastest plan, with a proof of optimality or a proven gap", _cfg_solve)
 def cmd_solve(args: argparse.Namespace) -> int:
-    from haap_solver.instance import load_instance
     from haap_solver.report import render_evaluation
-    from haap_solver.search.solve import solve
+    from haap_solver.search.solve import SolveResult, solve
+    from haap_solver.targets import solve_for_target
 
     if args.time_limit <= 0:
         raise InputError(f"must be > 0 seconds, got {args.time_limit}", field="--time-limit")
@@ -54,7 +63,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
                          field="--gap")
     if args.max_stages is not None and args.max_stages < 1:
         raise InputError(f"must be >= 1, got {args.max_stages}", field="--max-stages")
-    instance = load_instance(args.instance)
+    instance = load_with_options(args)
     console = _console()
     progress_cb = None
     bar = None
@@ -72,10 +81,16 @@ def cmd_solve(args: argparse.Namespace) -> int:
 
         bar.start()
     try:
-        result = solve(instance, backend=args.backend, time_limit_s=args.time_limit,
-                       threads=args.threads, seed=args.seed, max_stages=args.max_stages,
-                       progress=progress_cb, seed_with_baselines=not args.no_baseline_seeds,
-                       mixed=args.mixed, relative_gap=args.gap)
+        if instance.training.target != "any":  # the exact search over the engine's space
+            result: SolveResult = solve_for_target(
+                instance, instance.training.target, backend=args.backend,
+                time_limit_s=args.time_limit, seed=args.seed, max_stages=args.max_stages,
+                mixed=args.mixed, relative_gap=args.gap)
+        else:
+            result = solve(instance, backend=args.backend, time_limit_s=args.time_limit,
+                           threads=args.threads, seed=args.seed, max_stages=args.max_stages,
+                           progress=progress_cb, seed_with_baselines=not args.no_baseline_seeds,
+                           mixed=args.mixed, relative_gap=args.gap)
     finally:
         if bar is not None:
             bar.stop()
