@@ -141,7 +141,8 @@ def _run_rank(rank: int, plan: Plan, shape: GPTShape, steps: int) -> dict[str, A
                     works = [dist.irecv(x[a - me.first_row:c - me.first_row], src=r.rank,
                                         tag=2 * j) for r, (a, c) in prev]
                     for w in works:
-                        w.wait()
+                        if w is not None:
+                            w.wait()
                     x.requires_grad_(True)
                     t1 = time.perf_counter()
                     h = x
@@ -169,7 +170,8 @@ def _run_rank(rank: int, plan: Plan, shape: GPTShape, steps: int) -> dict[str, A
                     works = [dist.irecv(g[a - me.first_row:c - me.first_row], src=r.rank,
                                         tag=2 * j + 1) for r, (a, c) in nxt]
                     for w in works:
-                        w.wait()
+                        if w is not None:
+                            w.wait()
                     t1 = time.perf_counter()
                     h.backward(g)
                 t2 = time.perf_counter()
@@ -183,7 +185,8 @@ def _run_rank(rank: int, plan: Plan, shape: GPTShape, steps: int) -> dict[str, A
                 timing["p2p_s"] += time.perf_counter() - t2
         t0 = time.perf_counter()
         for w in pending:
-            w.wait()
+            if w is not None:
+                w.wait()
         t1 = time.perf_counter()
         timing["p2p_s"] += t1 - t0
         grads = [p.grad if p.grad is not None else torch.zeros_like(p) for p in params]
