@@ -65,8 +65,9 @@ def add_target_option(p: argparse.ArgumentParser) -> None:
     """``--target ENGINE``: overrides the instance's ``training.target`` (docs/targets.md)."""
     from haap_solver.training import TARGETS
 
-    p.add_argument("--target", choices=TARGETS, default=None,
-                   help="the training engine the plan must run on (default: the instance's "
+    p.add_argument("--target", choices=TARGETS, default=None, metavar="ENGINE",
+                   help="the training engine the plan must run on: " + ", ".join(TARGETS)
+                        + " (default: the instance's "
                         "training.target, itself 'any' by default); see docs/targets.md")
 
 

@@ -6,6 +6,7 @@ ParallelismConfig fields), then compared with the plan; refusals name stage and 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import re
 import shlex
@@ -126,7 +127,7 @@ def test_deepspeed_config_schema_and_parts(uniform_plans):
                                           * ds["gradient_accumulation_steps"] * dp)
         parts = mod["parts"]
         assert parts[0] == 0 and parts[-1] == len(mod["layers"]) == inst.model.num_layers + 2
-        sizes = [b - a for a, b in zip(parts, parts[1:])]
+        sizes = [b - a for a, b in itertools.pairwise(parts)]
         expect = [s.num_layers for s in plan.stages]
         expect[0] += 1
         expect[-1] += 1

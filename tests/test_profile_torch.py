@@ -9,11 +9,11 @@ import pytest
 
 pytest.importorskip("torch")
 
-from haap_solver.cli import main  # noqa: E402
-from haap_solver.cost.evaluate import CostModel  # noqa: E402
-from haap_solver.cost.profile import load_profile  # noqa: E402
-from haap_solver.instance import load_instance  # noqa: E402
-from haap_solver.plan import plan_from_dict  # noqa: E402
+from haap_solver.cli import main
+from haap_solver.cost.evaluate import CostModel
+from haap_solver.cost.profile import load_profile
+from haap_solver.instance import load_instance
+from haap_solver.plan import plan_from_dict
 
 INSTANCE = Path(__file__).parent / "data" / "runtime" / "tiny-gpt-8l.toml"
 

@@ -9,9 +9,9 @@ import pytest
 
 pytest.importorskip("torch")
 
-from haap_solver.cli import main  # noqa: E402
-from haap_solver.plan import load_plan  # noqa: E402
-from haap_solver.runtime.pipeline import replicas_of, schedule_of  # noqa: E402
+from haap_solver.cli import main
+from haap_solver.plan import load_plan
+from haap_solver.runtime.pipeline import replicas_of, schedule_of
 
 DATA = Path(__file__).parent / "data" / "runtime"
 
