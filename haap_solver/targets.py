@@ -255,8 +255,10 @@ def solve_for_target(instance: Instance, target: str, *, time_limit_s: float = 6
                               f"schedules {', '.join(rules.schedules)}, training.schedules "
                               f"allows {', '.join(instance.training.schedules)}")
     schedules = tuple(s for s in instance.training.schedules if s in rules.schedules)
+    # The searches run on target "any" (the filters restrict them; a rule across stages is
+    # checked on their plans here), the result is validated with the target's rules.
     inst = dataclasses.replace(instance, training=dataclasses.replace(
-        instance.training, schedules=schedules))
+        instance.training, schedules=schedules, target="any"))
     start = time.perf_counter()
     spaces = restricted_spaces(inst, target)
     best: SolveResult | None = None
@@ -307,6 +309,10 @@ def solve_for_target(instance: Instance, target: str, *, time_limit_s: float = 6
                                   "restricted spaces is infeasible")
         raise HaapError(f"no plan for target {target!r} found within the time limit "
                         f"({time_limit_s:g} s); give it more time (--time-limit)")
+    from haap_solver.validate import check_plan
+
+    assert best.plan is not None
+    check_plan(instance, best.plan)  # the one validator, with the target's rules
     t = best.iteration_time_s
     bound = min(bound, t)
     gap = max(0.0, (t - bound) / t)

@@ -68,11 +68,24 @@ def _toy_variant(**training):
     return instance_from_dict(data, name="toy")
 
 
-@pytest.mark.parametrize("target", ["megatron", "deepspeed", "flagscale"])
-def test_target_search_matches_bruteforce(target):
-    # Global batch 6 on 2 + 2 GPUs: the unrestricted optimum and the target's differ on some.
-    instance = _toy_variant(global_batch_size=6)
+MINI = Path(__file__).parent / "data" / "targets" / "mini-llama-h100x2-l40sx2.toml"
+
+
+@pytest.fixture(scope="module")
+def mini_optimum():
+    from haap_solver.search.solve import solve
+
+    instance = load_instance(MINI)
+    return instance, solve(instance, time_limit_s=60, threads=1, seed=0)
+
+
+@pytest.mark.parametrize("target", ["megatron", "deepspeed", "torchtitan", "flagscale"])
+def test_target_search_matches_bruteforce(target, mini_optimum):
+    # The unrestricted optimum is a mixed stage (shares 3 and 1) that no target runs.
+    instance, unrestricted = mini_optimum
+    assert target_violations(instance, unrestricted.plan, target)
     res = solve_for_target(instance, target, time_limit_s=60)
+    assert res.iteration_time_s > unrestricted.iteration_time_s
     assert res.status == "optimal"
     assert target_violations(instance, res.plan, target) == []
     assert not plan_violations(instance, res.plan)
