@@ -247,12 +247,20 @@ def export_flagscale(instance: Instance, plan: Plan) -> str:
     if modes == {"selective"}:
         flags += ["--recompute-granularity", "selective"]
     elif "full" in modes:
-        # FlagScale: full recomputation set per stage (stage count, then micro-batch count and
-        # layers recomputed, per stage).
-        per_stage = [f"[1, {plan.num_micro_batches}, "
-                     f"{s.num_layers if s.recompute == 'full' else 0}]" for s in plan.stages]
-        flags += ["--recompute-granularity", "full", "--recompute-method", "uniform",
-                  "--recompute-granularity-per-stage-micro-batch", *per_stage]
+        # FlagScale's refined recomputation (flagscale/train/arguments.py
+        # _parse_recompute_refined_config): per stage "[stages, micro-batches, value]", the
+        # granularity flag 1 (full) or 0 (none), method 1 (block: the first N layers), N the
+        # stage's layer count.
+        m = plan.num_micro_batches
+        flags += ["--recompute-granularity", "full", "--recompute-method", "block",
+                  "--recompute-num-layers", "1",
+                  "--recompute-granularity-per-stage-micro-batch",
+                  *(f"[1, {m}, {int(s.recompute == 'full')}]" for s in plan.stages),
+                  "--recompute-method-per-stage-micro-batch",
+                  *(f"[1, {m}, 1]" for _ in plan.stages),
+                  "--recompute-num-layers-per-stage-micro-batch",
+                  *(f"[1, {m}, {s.num_layers if s.recompute == 'full' else 0}]"
+                    for s in plan.stages)]
     head = [f"# FlagScale heterogeneous mode for {instance.name} (haap export --to flagscale): "
             f"{len(meshes)} process mesh(es) [TP, CP, EP, DP, PP] = "
             + "; ".join(f"{d} [{tp}, 1, 1, {dp}, {pp}]" for d, tp, dp, pp in meshes),

@@ -6,6 +6,7 @@ ParallelismConfig fields), then compared with the plan; refusals name stage and 
 from __future__ import annotations
 
 import argparse
+import ast
 import itertools
 import json
 import re
@@ -62,7 +63,8 @@ def flagscale_parser() -> argparse.ArgumentParser:
     p.add_argument("--hetero-device-types", nargs="*", type=str)
     p.add_argument("--hetero-pipeline-layer-split", nargs="*", type=int)
     p.add_argument("--hetero-process-meshes", nargs="*", type=int)
-    p.add_argument("--recompute-granularity-per-stage-micro-batch", nargs="*", type=str)
+    for name in ("granularity", "method", "num-layers"):
+        p.add_argument(f"--recompute-{name}-per-stage-micro-batch", nargs="*", type=str)
     return p
 
 
@@ -180,6 +182,18 @@ def test_flagscale_keeps_per_type_dp_and_uneven_split():
     assert sum(a.hetero_pipeline_layer_split) == a.num_layers
     # FlagScale's check: DP_0 x micro-batch divisible by every mesh's DP.
     assert all(meshes[0][3] * a.micro_batch_size % m[3] == 0 for m in meshes)
+    # Refined recomputation, read as FlagScale reads it (ast.literal_eval of each item): per
+    # stage [1 stage, micro-batches, value], the micro-batches those of the plan.
+    for name in ("granularity", "method", "num_layers"):
+        items = [ast.literal_eval(v)
+                 for v in getattr(a, f"recompute_{name}_per_stage_micro_batch")]
+        assert [i[0] for i in items] == [1, 1, 1]
+        assert all(i[1] == plan.num_micro_batches for i in items)
+        if name == "granularity":
+            assert [i[2] for i in items] == [1, 1, 1]  # every stage recomputes in full
+        if name == "num_layers":
+            assert [i[2] for i in items] == [4, 1, 1]
+    assert a.recompute_granularity == "full"
     # Megatron cannot run it: refused, naming the stage.
     with pytest.raises(ExportRefused, match=r"stages\[1\] data-parallel degree 1"):
         export(inst, plan, "megatron")
