@@ -142,3 +142,23 @@ def test_cli_solve_target_returns_runnable_plan(tmp_path, capsys):
     any_plan = load_plan(DATA / "llama3.2-1b-mixed-plan.json")
     cm = CostModel(instance)
     assert cm.evaluate(plan).iteration_time_s >= cm.evaluate(any_plan).iteration_time_s
+
+
+def test_cli_evaluate_target_and_profile(capsys):
+    import json
+
+    inst = str(DATA / "tiny-gpt-8l.toml")
+    plan = str(DATA / "hetero-3stage.json")
+    assert main(["evaluate", inst, plan, "--json"]) == 0
+    analytical = json.loads(capsys.readouterr().out)["iteration_time_s"]
+    prof = str(Path(__file__).parent / "data" / "profiles" / "a100-small-gpt.toml")
+    assert main(["evaluate", inst, plan, "--json", "--profile", prof]) == 0
+    measured = json.loads(capsys.readouterr().out)["iteration_time_s"]
+    assert measured != pytest.approx(analytical, rel=1e-3)
+    assert main(["evaluate", inst, plan, "--profile", "no-such-file.toml"]) == 2
+    assert "--profile" in capsys.readouterr().err
+    # Stages of DP 2, 3 and 1: FlagScale runs it, Megatron-LM does not.
+    assert main(["evaluate", inst, plan, "--json", "--target", "flagscale"]) == 0
+    capsys.readouterr()
+    assert main(["evaluate", inst, plan, "--target", "megatron"]) == 1
+    assert "target megatron: stages[1] data-parallel degree 3" in capsys.readouterr().err

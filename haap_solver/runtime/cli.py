@@ -117,7 +117,8 @@ def _render_run(out: dict[str, Any]) -> None:
                   + f"; largest relative difference {out['max_rel_loss_error']:.1e} "
                   + ("[green]ok[/green]" if out["loss_matches"] else "[red]MISMATCH[/red]"))
     table = Table(title="per stage, seconds per step (slowest replica)")
-    for col in ("stage", "compute", "predicted compute", "p2p", "all-reduce", "optimizer"):
+    for col in ("stage", "compute", "predicted compute", "p2p and waiting", "all-reduce",
+                "optimizer"):
         table.add_column(col, justify="right")
     pred = out.get("predicted")
     for i, st in enumerate(out["measured"]["stages"]):
