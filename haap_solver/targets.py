@@ -33,7 +33,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from haap_solver.errors import HaapError, InfeasibleError
 from haap_solver.instance import Instance
@@ -116,8 +116,9 @@ def target_violations(instance: Instance, plan: Plan, target: str) -> list[str]:
     if plan.schedule not in r.schedules:
         out.append(f"schedule {plan.schedule!r}: {eng} runs {', '.join(r.schedules)}")
     if t.zero_stage > r.max_zero_stage:
-        out.append(f"training.zero_stage {t.zero_stage}: {eng}'s pipeline runs ZeRO stage "
-                   f"{r.max_zero_stage} at most")
+        out.append(f"training.zero_stage {t.zero_stage}: {eng} runs ZeRO stage "
+                   f"{r.max_zero_stage} at most with pipeline parallelism (set "
+                   f"training.zero_stage = {r.max_zero_stage})")
     if not plan.stages:
         return out
     first = plan.stages[0]
@@ -165,6 +166,35 @@ def target_violations(instance: Instance, plan: Plan, target: str) -> list[str]:
 
 # -- the search restricted to a target ---------------------------------------------------------
 StageFilter = Callable[[StageConfig], bool]
+FIRST_ROUND_SHARE = 0.5
+"""Share of the time limit the first round (a short search of every restricted space) takes."""
+MIN_SEARCH_S = 0.2
+"""Shortest time limit one restricted search is given."""
+
+
+@dataclass(kw_only=True)
+class _Space:
+    """One restricted space of a target's search and what is known of it so far."""
+
+    label: str
+    keep: StageFilter
+    counts_in_bound: bool = True
+    """False for the spaces searched in addition that lie inside the others (tied TP)."""
+    state: Any = None
+    """The search's SearchState, kept while the space is open (its caches serve the next run)."""
+    status: str = "not searched"
+    bound_s: float = 0.0
+    time_s: float = math.inf
+    runs: int = 0
+
+    @property
+    def is_open(self) -> bool:
+        return self.status in ("not searched", "feasible")
+
+    def summary(self) -> dict[str, object]:
+        return {"space": self.label, "status": self.status, "runs": self.runs,
+                "best_bound_s": self.bound_s,
+                "iteration_time_s": self.time_s if self.time_s < math.inf else None}
 
 
 def _shape(c: StageConfig) -> tuple[set[int], set[int], set[str], int]:
@@ -239,7 +269,8 @@ def solve_for_target(instance: Instance, target: str, *, time_limit_s: float = 6
     spaces with one TP degree for every stage are searched in addition (a subset of the
     target's), so the bound stays valid for the target's space while the plan may not be its
     optimum; the gap then says how far it can be."""
-    from haap_solver.search.solve import DEFAULT_BACKEND, solve
+    from haap_solver.cost.evaluate import CostModel
+    from haap_solver.search.solve import DEFAULT_BACKEND, SearchState, solve
 
     if target == "any":
         return solve(instance, backend=backend or DEFAULT_BACKEND, time_limit_s=time_limit_s,
@@ -260,61 +291,84 @@ def solve_for_target(instance: Instance, target: str, *, time_limit_s: float = 6
     inst = dataclasses.replace(instance, training=dataclasses.replace(
         instance.training, schedules=schedules, target="any"))
     start = time.perf_counter()
-    spaces = restricted_spaces(inst, target)
+    spaces = [_Space(label=label, keep=f) for label, f in restricted_spaces(inst, target)]
+    cost_model = CostModel(inst)
     best: SolveResult | None = None
-    bound = math.inf
-    searched: list[dict[str, object]] = []
 
-    def run(label: str, f: StageFilter, left: int) -> None:
-        nonlocal best, bound
-        remaining = time_limit_s - (time.perf_counter() - start)
-        if remaining <= 0:
-            bound = min(bound, 0.0)  # not searched: bounds nothing
-            searched.append({"space": label, "status": "not searched (time limit)"})
-            return
+    def left_s() -> float:
+        return time_limit_s - (time.perf_counter() - start)
+
+    def search(sp: _Space, budget_s: float) -> None:
+        nonlocal best
+        state = sp.state or SearchState(inst, cost_model)
         try:
             res = solve(inst, backend=backend or DEFAULT_BACKEND,
-                        time_limit_s=max(remaining / left, 0.05), seed=seed,
+                        time_limit_s=max(budget_s, MIN_SEARCH_S), seed=seed,
                         max_stages=max_stages, mixed=mixed, relative_gap=relative_gap,
-                        stage_filter=f)
+                        state=state, stage_filter=sp.keep)
         except InfeasibleError:
-            searched.append({"space": label, "status": "infeasible"})
+            sp.status, sp.bound_s, sp.state = "infeasible", math.inf, None
             return
-        searched.append({"space": label, "status": res.status,
-                         "iteration_time_s": res.iteration_time_s,
-                         "best_bound_s": res.best_bound_s})
-        if res.status == "infeasible" or res.plan is None:
-            if res.status != "infeasible":
-                bound = min(bound, res.best_bound_s)
-            return
-        bound = min(bound, res.best_bound_s)
-        if target_violations(inst, res.plan, target):
-            return  # a rule across stages the filter cannot hold (FlagScale's tied TP)
-        if best is None or res.iteration_time_s < best.iteration_time_s:
-            best = res
+        sp.runs += 1
+        sp.bound_s = max(sp.bound_s, res.best_bound_s)  # each run's bound holds
+        sp.status = res.status
+        if res.plan is not None:
+            if target_violations(inst, res.plan, target):
+                # A rule across stages the filter cannot hold (FlagScale's tied TP): the
+                # space's own search cannot go on to its target plans; its bound stays.
+                sp.status = "closed (its best plan breaks a rule across stages)"
+            else:
+                sp.time_s = min(sp.time_s, res.iteration_time_s)
+                if best is None or res.iteration_time_s < best.iteration_time_s:
+                    best = res
+        sp.state = state if sp.is_open else None
 
-    for k, (label, f) in enumerate(spaces):
-        run(label, f, len(spaces) - k)
+    def cutoff() -> float:
+        return best.iteration_time_s * (1 - relative_gap) if best is not None else math.inf
+
+    # Round 1: every space gets a short search (bounds and first plans); round 2 on: the spaces
+    # still open whose bound could beat the best plan, least bound first, share the time left.
+    first_s = FIRST_ROUND_SHARE * time_limit_s / max(len(spaces), 1)
+    for sp in spaces:
+        if left_s() > MIN_SEARCH_S / 2:
+            search(sp, min(first_s, left_s()))
+    while left_s() > MIN_SEARCH_S / 2:
+        todo = sorted((sp for sp in spaces if sp.is_open and sp.bound_s < cutoff()),
+                      key=lambda sp: sp.bound_s)
+        if not todo:
+            break
+        for k, sp in enumerate(todo):
+            if left_s() <= MIN_SEARCH_S / 2:
+                break
+            if sp.bound_s < cutoff():
+                search(sp, left_s() / (len(todo) - k))
     if best is None and rules.tied_first_last_tp and inst.model.tied_embeddings:
         tps = sorted({tp for g in inst.cluster.node_groups for tp in tp_candidates(inst, g)})
         base = stage_rule(rules)
         for k, tp in enumerate(tps):
             def same_tp(c: StageConfig, tp: int = tp) -> bool:
                 return base(c) and _shape(c)[0] == {tp}
-            run(f"tp {tp} on every stage (tied embeddings)", same_tp, len(tps) - k)
+            extra = _Space(label=f"tp {tp} on every stage (tied embeddings)", keep=same_tp,
+                           counts_in_bound=False)
+            spaces.append(extra)
+            search(extra, left_s() / (len(tps) - k))
+    searched = [sp.summary() for sp in spaces]
     if best is None:
-        if all(s["status"] == "infeasible" for s in searched):
+        if all(sp.status == "infeasible" for sp in spaces):
             raise InfeasibleError(f"no plan of {inst.name} fits what target {target!r} "
                                   f"({rules.engine}) can run: every one of its {len(spaces)} "
                                   "restricted spaces is infeasible")
         raise HaapError(f"no plan for target {target!r} found within the time limit "
                         f"({time_limit_s:g} s); give it more time (--time-limit)")
+    # The target's optimum is the least over the spaces: below the best plan only where an
+    # open space's bound is (a closed one is solved, infeasible or bounded above the plan).
+    bound = min([best.iteration_time_s] + [sp.bound_s for sp in spaces
+                                           if sp.counts_in_bound and sp.is_open])
     from haap_solver.validate import check_plan
 
     assert best.plan is not None
     check_plan(instance, best.plan)  # the one validator, with the target's rules
     t = best.iteration_time_s
-    bound = min(bound, t)
     gap = max(0.0, (t - bound) / t)
     status = "optimal" if gap <= 1e-9 else "feasible"
     message = (f"target {target} ({rules.engine}): best of {len(searched)} restricted "
