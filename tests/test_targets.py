@@ -17,7 +17,7 @@ else:  # pragma: no cover
 
 from haap_solver.cli import main
 from haap_solver.cost.evaluate import CostModel
-from haap_solver.errors import InputError
+from haap_solver.errors import HaapError, InputError
 from haap_solver.instance import instance_from_dict, load_instance
 from haap_solver.plan import load_plan
 from haap_solver.search.space import build_plan, micro_batch_candidates
@@ -162,3 +162,27 @@ def test_cli_evaluate_target_and_profile(capsys):
     capsys.readouterr()
     assert main(["evaluate", inst, plan, "--target", "megatron"]) == 1
     assert "target megatron: stages[1] data-parallel degree 3" in capsys.readouterr().err
+
+
+def test_short_time_limit_gives_an_honest_bound(mini_optimum):
+    # Too little time for the 18 restricted searches: whatever comes back, the bound is below
+    # the target's true optimum and the plan at or above it.
+    instance, _ = mini_optimum
+    truth = _target_bruteforce(instance, "megatron")
+    for limit in (0.3, 2.0):
+        try:
+            res = solve_for_target(instance, "megatron", time_limit_s=limit)
+        except HaapError as exc:  # no plan in time is an honest answer too
+            assert "time limit" in str(exc)
+            continue
+        assert res.best_bound_s <= truth * (1 + 1e-9)
+        assert res.iteration_time_s >= truth * (1 - 1e-9)
+        assert (res.status == "optimal") == (res.gap <= 1e-9)
+        assert not target_violations(instance, res.plan, "megatron")
+        # A space left open (not searched, or stopped by the time limit) below the plan's time
+        # leaves the result unproven.
+        open_below = [s for s in res.search_space["target"]["searches"]
+                      if s["status"] in ("not searched", "feasible")
+                      and s["best_bound_s"] < res.iteration_time_s * (1 - 1e-9)]
+        if open_below:
+            assert res.status == "feasible" and res.gap > 0
