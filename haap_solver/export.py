@@ -77,8 +77,10 @@ def _model_flags(instance: Instance) -> list[str]:
         out += ["--group-query-attention", "--num-query-groups", str(m.kv_heads)]
     if not m.tied_embeddings:
         out.append("--untie-embeddings-and-output-weights")
-    if m.gated_mlp:
-        out.append("--swiglu")
+    if m.gated_mlp:  # Llama: SwiGLU with RMSNorm (haap's model ties the two, model.py)
+        out += ["--swiglu", "--normalization", "RMSNorm"]
+    out += ["--position-embedding-type",
+            "learned_absolute" if m.learned_position_embeddings else "rope"]
     if t.dtype == "bf16":
         out.append("--bf16")
     elif t.dtype == "fp16":

@@ -47,6 +47,9 @@ def megatron_parser() -> argparse.ArgumentParser:
         p.add_argument(f"--{name}", type=int)
     p.add_argument("--pipeline-model-parallel-layout", type=str)
     p.add_argument("--recompute-granularity", choices=["full", "selective"])
+    p.add_argument("--normalization", choices=["LayerNorm", "RMSNorm"])
+    p.add_argument("--position-embedding-type",
+                   choices=["learned_absolute", "rope", "yarn", "mrope", "relative", "none"])
     p.add_argument("--recompute-method", choices=["uniform", "block"])
     for flag in ("group-query-attention", "untie-embeddings-and-output-weights", "swiglu",
                  "bf16", "fp16", "use-distributed-optimizer", "overlap-grad-reduce",
@@ -108,6 +111,9 @@ def test_megatron_flags_parse_and_match(uniform_plans):
         # Megatron: global batch = micro-batch x DP x accumulation steps.
         assert a.global_batch_size == a.micro_batch_size * st.dp * plan.num_micro_batches
         assert a.num_layers == inst.model.num_layers
+        assert a.swiglu == inst.model.gated_mlp
+        assert a.untie_embeddings_and_output_weights == (not inst.model.tied_embeddings)
+        assert (a.num_query_groups or a.num_attention_heads) == inst.model.kv_heads
 
 
 DS_SCHEMA = {  # DeepSpeed deepspeed/runtime/constants.py and its config docs
