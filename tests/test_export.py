@@ -222,3 +222,61 @@ def test_export_writes_file(tmp_path):
     assert "--hetero-process-meshes" in out.read_text()
     with pytest.raises(HaapError):
         export(load_instance(TOY), load_plan(DATA / "toy-hetero-dp.json"), "nothing")
+
+
+PLANS = sorted((Path(__file__).parent / "data" / "plans").glob("*.json"))
+
+
+@pytest.mark.parametrize("path", PLANS, ids=[p.stem for p in PLANS])
+def test_golden_plans_every_format(path):
+    from haap_solver.targets import target_violations
+    from haap_solver.validate import check_plan
+
+    inst = load_instance(ROOT / "instances" / f"{path.stem.split('--')[0]}.toml")
+    plan = load_plan(path)
+    check_plan(inst, plan)
+    rules = {"megatron": "megatron", "deepspeed": "deepspeed", "torchtitan": "torchtitan",
+             "flagscale": "flagscale", "pipelining": "torchtitan"}
+    for to, target in rules.items():
+        if target_violations(inst, plan, target):
+            with pytest.raises(ExportRefused, match=r"stages\[|training\.|schedule"):
+                export(inst, plan, to)
+            continue
+        text = export(inst, plan, to)
+        layers = [s.num_layers for s in plan.stages]
+        if to == "megatron":
+            a = _args(text, megatron_parser())
+            assert parse_layout(a.pipeline_model_parallel_layout) == layers
+        elif to == "flagscale":
+            a = _args(text, flagscale_parser())
+            assert a.hetero_pipeline_layer_split == layers
+            meshes = [a.hetero_process_meshes[i:i + 5]
+                      for i in range(0, len(a.hetero_process_meshes), 5)]
+            # Expand the meshes back to stages: each stage's device, TP and DP as in the plan.
+            per_stage = [(d, m[0], m[3]) for d, m in zip(a.hetero_device_types, meshes,
+                                                          strict=True) for _ in range(m[4])]
+            assert per_stage == [(s.replicas[0].device, s.replicas[0].tp, s.dp)
+                                 for s in plan.stages]
+        elif to == "deepspeed":
+            parts = json.loads(text)["pipeline_module"]["parts"]
+            assert parts[-1] == inst.model.num_layers + 2
+        elif to == "torchtitan":
+            par = tomllib.loads(text)["parallelism"]
+            assert par["pipeline_parallel_degree"] == plan.num_stages
+        else:
+            assert len(json.loads(text)["split_spec"]) == plan.num_stages - 1
+
+
+def test_flagscale_keeps_solver_plan_per_type_tp_dp():
+    # The optimum of llama3-70b on 32 H100 + 32 A100 (FlagScale runs it as it is): five stages,
+    # A100 TP 4 DP 4 twice, then H100 TP 4 DP 2, TP 4 DP 4, TP 2 DP 4; layers 10/10/15/29/16.
+    inst = load_instance(ROOT / "instances" / "llama3-70b-h100x32-a100x32.toml")
+    plan = load_plan(Path(__file__).parent / "data" / "plans"
+                     / "llama3-70b-h100x32-a100x32--flagscale.json")
+    a = _args(export(inst, plan, "flagscale"), flagscale_parser())
+    assert a.hetero_process_meshes == [4, 1, 1, 4, 2, 4, 1, 1, 2, 1, 4, 1, 1, 4, 1,
+                                       2, 1, 1, 4, 1]
+    assert a.hetero_device_types == ["A100-80G", "H100", "H100", "H100"]
+    assert a.hetero_pipeline_layer_split == [10, 10, 15, 29, 16]
+    with pytest.raises(ExportRefused, match=r"stages\[2\]"):
+        export(inst, plan, "megatron")
