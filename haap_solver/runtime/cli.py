@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -72,6 +73,11 @@ def cmd_run(args: argparse.Namespace) -> int:
             "stages": [{"compute_s": plan.num_micro_batches * (st.fwd_s + st.bwd_s)}
                        for st in ev.stages]}
     out["measured"] = measured_summary(out, plan)
+    # What the processes shared: with more processes than cores each stage's compute is
+    # time-sliced, which the profile (one process alone) does not see.
+    out["host"] = {"cpus": os.cpu_count(), "processes": out["world"],
+                   "load_average_1min": os.getloadavg()[0] if hasattr(os, "getloadavg")
+                   else None}
     if args.json:
         print_json(out)
     else:
@@ -111,7 +117,9 @@ def _render_run(out: dict[str, Any]) -> None:
     from rich.table import Table
 
     console = _console()
-    console.print(f"ran {out['world']} processes ({out['model']}): losses "
+    host = out["host"]
+    console.print(f"ran {out['world']} processes on {host['cpus']} CPU(s) ({out['model']}): "
+                  "losses "
                   + ", ".join(f"{v:.6f}" for v in out["losses"]) + "; one process: "
                   + ", ".join(f"{v:.6f}" for v in out["reference"])
                   + f"; largest relative difference {out['max_rel_loss_error']:.1e} "
