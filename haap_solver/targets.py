@@ -177,15 +177,21 @@ class _Space:
     """One restricted space of a target's search and what is known of it so far."""
 
     label: str
+    """What the space holds, for the result's search_space["target"]."""
     keep: StageFilter
+    """The per-stage filter that makes the space (solve(stage_filter=))."""
     counts_in_bound: bool = True
     """False for the spaces searched in addition that lie inside the others (tied TP)."""
     state: Any = None
     """The search's SearchState, kept while the space is open (its caches serve the next run)."""
     status: str = "not searched"
+    """The last search's status: not searched, feasible (open), optimal, infeasible, closed."""
     bound_s: float = 0.0
+    """The best lower bound of the space's optimum so far (0 before any search)."""
     time_s: float = math.inf
+    """Iteration time of the space's best plan that the target runs."""
     runs: int = 0
+    """Searches run on the space."""
 
     @property
     def is_open(self) -> bool:
