@@ -14,6 +14,8 @@ from haap_solver.runtime import require_torch
 
 REL_TOL = 1e-5
 """The runtime's loss must equal the single-process reference's within this (relative)."""
+MAX_PROCESSES = 32
+"""`haap run` starts one process per replica; a plan with more replicas is refused."""
 MAX_CPU_HIDDEN = 256
 """Above this width (or 128 tokens, or a 1,024-token vocabulary) `haap run` runs the instance's
 model scaled down, with the plan's layer count and split (it says so)."""
@@ -56,6 +58,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     instance = load_with_options(args)
     plan = load_plan(args.plan)
     check_plan(instance, plan, source=args.plan)
+    replicas = sum(st.dp for st in plan.stages)
+    if replicas > MAX_PROCESSES:
+        raise InputError(f"the plan has {replicas} replicas and haap run starts one CPU process "
+                         f"per replica (at most {MAX_PROCESSES}); run a plan of a smaller "
+                         "cluster", source=args.plan)
     shape, what = runtime_shape(instance.model)
     out = run_plan(plan, shape, args.steps)
     rel = max(abs(a - b) / abs(b) for a, b in zip(out["losses"], out["reference"], strict=True))
