@@ -47,10 +47,8 @@ def runtime_shape(model: Any) -> tuple[Any, str]:
 @command("run", "execute a plan's heterogeneous pipeline on CPU processes and check the loss "
          "(needs '.[run]')", _cfg_run)
 def cmd_run(args: argparse.Namespace) -> int:
-    require_torch("run")
     from haap_solver.cost.evaluate import CostModel
     from haap_solver.plan import load_plan
-    from haap_solver.runtime.pipeline import run_plan
     from haap_solver.validate import check_plan
 
     if args.steps < 1:
@@ -63,6 +61,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise InputError(f"the plan has {replicas} replicas and haap run starts one CPU process "
                          f"per replica (at most {MAX_PROCESSES}); run a plan of a smaller "
                          "cluster", source=args.plan)
+    require_torch("run")
+    from haap_solver.runtime.pipeline import run_plan
+
     shape, what = runtime_shape(instance.model)
     out = run_plan(plan, shape, args.steps)
     rel = max(abs(a - b) / abs(b) for a, b in zip(out["losses"], out["reference"], strict=True))
