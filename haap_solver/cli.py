@@ -90,22 +90,58 @@ def print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(json_safe(data), indent=2, default=str) + "\n")
 
 
+def add_target_option(p: argparse.ArgumentParser) -> None:
+    """``--target ENGINE``: overrides the instance's ``training.target`` (docs/targets.md)."""
+    from haap_solver.training import TARGETS
+
+    p.add_argument("--target", choices=TARGETS, default=None, metavar="ENGINE",
+                   help="the training engine the plan must run on: " + ", ".join(TARGETS)
+                        + " (default: the instance's "
+                        "training.target, itself 'any' by default); see docs/targets.md")
+
+
+def add_profile_option(p: argparse.ArgumentParser) -> None:
+    """``--profile FILE``: a measured profile (``haap profile``) in place of the instance's."""
+    p.add_argument("--profile", metavar="FILE", default=None,
+                   help="measured profile .toml (haap profile) replacing the analytical compute "
+                        "times of the device types it covers; overrides the instance's profile")
+
+
+def load_with_options(args: argparse.Namespace) -> Any:
+    """The instance of ``args.instance`` with ``--target`` and ``--profile`` applied."""
+    import dataclasses
+    from pathlib import Path
+
+    from haap_solver.instance import load_instance
+    from haap_solver.targets import with_target
+
+    instance = load_instance(args.instance)
+    if getattr(args, "target", None):
+        instance = with_target(instance, args.target)
+    if getattr(args, "profile", None):
+        if not Path(args.profile).is_file():
+            raise InputError(f"{args.profile}: profile file not found", field="--profile")
+        instance = dataclasses.replace(instance, profile=str(args.profile))
+    return instance
+
+
 # -- evaluate ----------------------------------------------------------------------------------
 def _cfg_evaluate(p: argparse.ArgumentParser) -> None:
     p.add_argument("instance", help="instance .toml file")
     p.add_argument("plan", help="plan .json file")
     p.add_argument("--json", action="store_true", help="print the evaluation as JSON on stdout")
+    add_target_option(p)
+    add_profile_option(p)
 
 
 @command("evaluate", "cost a plan: iteration time, throughput, MFU, memory", _cfg_evaluate)
 def cmd_evaluate(args: argparse.Namespace) -> int:
     from haap_solver.cost.evaluate import CostModel
-    from haap_solver.instance import load_instance
     from haap_solver.plan import load_plan
     from haap_solver.report import render_evaluation
     from haap_solver.validate import check_plan
 
-    instance = load_instance(args.instance)
+    instance = load_with_options(args)
     plan = load_plan(args.plan)
     cm = CostModel(instance)
     check_plan(instance, plan, cost_model=cm, source=args.plan)
@@ -121,18 +157,18 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 def _cfg_validate(p: argparse.ArgumentParser) -> None:
     p.add_argument("instance", help="instance .toml file")
     p.add_argument("plan", nargs="?", help="optional plan .json file to check against it")
+    add_target_option(p)
 
 
 @command("validate", "check an instance file, and a plan against it", _cfg_validate)
 def cmd_validate(args: argparse.Namespace) -> int:
     from haap_solver.cost.evaluate import CostModel
-    from haap_solver.instance import load_instance
     from haap_solver.plan import load_plan
     from haap_solver.validate import check_plan
 
     # Check everything first (the cost model reads the instance's profile file, if it names
     # one), so that a failure prints only its error, then report: stdout stays empty.
-    instance = load_instance(args.instance)
+    instance = load_with_options(args)
     cm = CostModel(instance)
     plan = load_plan(args.plan) if args.plan else None
     if plan is not None:
@@ -165,7 +201,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 # Modules that register further subcommands with @command when imported.
 PLUGIN_MODULES: tuple[str, ...] = ("haap_solver.calibration", "haap_solver.search.cli",
-                                   "haap_solver.compare")
+                                   "haap_solver.compare", "haap_solver.export",
+                                   "haap_solver.runtime.cli")
 
 
 def _load_plugins() -> None:

@@ -40,6 +40,20 @@ def _solver(backend: str, name: str, *, mixed: bool, relative_gap: float = 0.0) 
     return run
 
 
+def _target(target: str) -> Method:
+    """The exact search over what engine `target` can run (haap_solver/targets.py)."""
+
+    def run(instance: Instance, *, time_limit_s: float = 60.0, threads: int = 1, seed: int = 0,
+            cost_model: CostModel | None = None, **kwargs: Any) -> SolveResult:
+        from haap_solver.targets import solve_for_target
+
+        return solve_for_target(instance, target, time_limit_s=time_limit_s, seed=seed)
+
+    run.__name__ = f"haap_{target}"
+    run.__doc__ = f"The exact search restricted to what {target} can run (docs/targets.md)."
+    return run
+
+
 def _lazy(module: str, fn: str) -> Method:
     def run(instance: Instance, **kwargs: Any) -> SolveResult:
         import importlib
@@ -60,6 +74,9 @@ METHODS: dict[str, Method] = {
     "proportional": _lazy("haap_solver.baselines.proportional", "proportional"),
     "metis": _lazy("haap_solver.baselines.metis", "metis"),
     "bruteforce": _lazy("haap_solver.baselines.bruteforce", "bruteforce"),
+    # Not in the default benchmark: haap bench --methods haap,haap-megatron,... (the price of
+    # each engine target, docs/targets.md).
+    **{f"haap-{t}": _target(t) for t in ("megatron", "deepspeed", "torchtitan", "flagscale")},
 }
 """Method name -> callable(instance, *, time_limit_s, threads, seed, cost_model=None)."""
 

@@ -12,6 +12,8 @@ Recompute = Literal["none", "selective", "full"]
 Schedule = Literal["1f1b", "gpipe"]
 PipelineP2P = Literal["blocking", "overlapped"]
 Dtype = Literal["bf16", "fp16", "fp32"]
+Target = Literal["any", "megatron", "deepspeed", "torchtitan", "flagscale"]
+TARGETS: tuple[Target, ...] = ("any", "megatron", "deepspeed", "torchtitan", "flagscale")
 RECOMPUTE_MODES: tuple[Recompute, ...] = ("none", "selective", "full")
 SCHEDULES: tuple[Schedule, ...] = ("1f1b", "gpipe")
 
@@ -61,6 +63,10 @@ class TrainingSpec:
     stage that holds only the LM head (formulations/stage-assignment.md Sec. 1.2; Megatron-LM's
     pipeline layout can express them). Off by default: the exact search proves them with
     weaker bounds, several times slower where they cannot win."""
+    target: Target = "any"
+    """Training engine the plan must run on (docs/targets.md): "any" is haap's general plan;
+    "megatron", "deepspeed", "torchtitan", "flagscale" restrict the search and the validator to
+    what that engine can execute (haap_solver/targets.py)."""
 
     def __post_init__(self) -> None:
         check_ranges(self)

@@ -145,6 +145,13 @@ def plan_violations(instance: Instance, plan: Plan, *,
         if total > group.num_gpus:
             out.append(f"node group {gname!r} is given {total} GPUs but has {group.num_gpus}")
 
+    # What the instance's target engine cannot express (docs/targets.md).
+    if training.target != "any" and structurally_ok:
+        from haap_solver.targets import target_violations
+
+        out.extend(f"target {training.target}: {v}"
+                   for v in target_violations(instance, plan, training.target))
+
     # Memory, on every GPU (needs a structurally sound plan to be meaningful). Computed by
     # haap_solver.memory_check, not by the cost model the searches use, so that a wrong memory
     # formula on either side shows up here as a rejected plan.

@@ -14,8 +14,11 @@ from haap_solver.cli import (
     THREADS,
     TIME_LIMIT_S,
     _console,
+    add_profile_option,
+    add_target_option,
     check_option,
     command,
+    load_with_options,
     print_json,
     styled,
 )
@@ -53,13 +56,15 @@ def _cfg_solve(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", metavar="PLAN.json", help="write the plan here")
     p.add_argument("--json", action="store_true", help="print the result as JSON on stdout")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_target_option(p)
+    add_profile_option(p)
 
 
 @command("solve", "find the fastest plan, with a proof of optimality or a proven gap", _cfg_solve)
 def cmd_solve(args: argparse.Namespace) -> int:
-    from haap_solver.instance import load_instance
     from haap_solver.report import render_evaluation
-    from haap_solver.search.solve import solve
+    from haap_solver.search.solve import SolveResult, solve
+    from haap_solver.targets import solve_for_target
 
     check_option(args.time_limit, "--time-limit", TIME_LIMIT_S)
     check_option(args.threads, "--threads", THREADS)
@@ -68,7 +73,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
         raise InputError(f"must be a fraction in [0, 1) (0.01 for 1%), got {args.gap}",
                          field="--gap")
     check_option(args.max_stages, "--max-stages", Range(1, limits.MAX_STAGES))
-    instance = load_instance(args.instance)
+    instance = load_with_options(args)
     if args.empty_end_stages is not None:
         instance = replace(instance, training=replace(instance.training,
                                                       empty_end_stages=args.empty_end_stages))
@@ -89,10 +94,16 @@ def cmd_solve(args: argparse.Namespace) -> int:
 
         bar.start()
     try:
-        result = solve(instance, backend=args.backend, time_limit_s=args.time_limit,
-                       threads=args.threads, seed=args.seed, max_stages=args.max_stages,
-                       progress=progress_cb, seed_with_baselines=not args.no_baseline_seeds,
-                       mixed=args.mixed, relative_gap=args.gap)
+        if instance.training.target != "any":  # the exact search over the engine's space
+            result: SolveResult = solve_for_target(
+                instance, instance.training.target, backend=args.backend,
+                time_limit_s=args.time_limit, seed=args.seed, max_stages=args.max_stages,
+                mixed=args.mixed, relative_gap=args.gap)
+        else:
+            result = solve(instance, backend=args.backend, time_limit_s=args.time_limit,
+                           threads=args.threads, seed=args.seed, max_stages=args.max_stages,
+                           progress=progress_cb, seed_with_baselines=not args.no_baseline_seeds,
+                           mixed=args.mixed, relative_gap=args.gap)
     finally:
         if bar is not None:
             bar.stop()

@@ -81,7 +81,8 @@ class StageModel:
 
 def build_slots(instance: Instance, cache: CoefficientCache, sub: SubProblem,
                 configs: list[StageConfig], *,
-                stage_time_cap_s: float = float("inf")) -> list[Slot] | None:
+                stage_time_cap_s: float = float("inf"),
+                end_configs: list[StageConfig] | None = None) -> list[Slot] | None:
     """Memory-aware initialization for one sub-problem (Sec. 2): per position, the configurations
     that hold at least one layer, with their layer bounds. None when some position has none, or the
     positions together cannot hold every layer. An empty end stage (Sec. 1.2) takes the
@@ -91,7 +92,9 @@ def build_slots(instance: Instance, cache: CoefficientCache, sub: SubProblem,
     `stage_time_cap_s` is an upper bound on every stage's time per micro-batch in any plan still
     worth finding (from the best plan so far, Sec. 4.2): layer counts whose stage time exceeds it
     are cut as well, which tightens y <= bound * x where it matters most. (It caps the stages
-    that hold layers; an empty stage has no layer count to cut.)"""
+    that hold layers; an empty stage has no layer count to cut.) `end_configs`: the
+    configurations an empty end stage may take (default: every single-type one of Sec. 1;
+    SearchState.end_configs applies a restricted space's filter)."""
     p, b = sub.num_stages, sub.micro_batch
     m = sub.num_micro_batches(instance)
     slots = []
@@ -100,7 +103,7 @@ def build_slots(instance: Instance, cache: CoefficientCache, sub: SubProblem,
         first, last = i == 0, i == p - 1
         in_flight = cache.in_flight(sub.schedule, p - 1 - i, p, m)
         if sub.is_empty(i):
-            slot = _empty_slot(instance, cache, sub, i, in_flight)
+            slot = _empty_slot(instance, cache, sub, i, in_flight, end_configs)
             if slot is None:
                 return None
             slots.append(slot)
@@ -127,13 +130,14 @@ def build_slots(instance: Instance, cache: CoefficientCache, sub: SubProblem,
 
 
 def _empty_slot(instance: Instance, cache: CoefficientCache, sub: SubProblem, index: int,
-                in_flight: int) -> Slot | None:
+                in_flight: int, end_configs: list[StageConfig] | None) -> Slot | None:
     """The slot of an end stage that holds no decoder layer (Sec. 1.2): every single-type
     configuration of the first allowed recomputation mode that fits it; None if none does."""
     p, b = sub.num_stages, sub.micro_batch
     first, last = index == 0, index == p - 1
     mode = instance.training.recompute[0]
-    cands = [c for c in stage_configs(instance, b) if c.recompute == mode
+    pool = stage_configs(instance, b) if end_configs is None else end_configs
+    cands = [c for c in pool if c.recompute == mode
              and cache.holds_end_only(c, b, first, last, p > 1, in_flight)]
     if not cands:
         return None

@@ -135,6 +135,8 @@ class SearchState:
         self.cache = CoefficientCache(self.cost_model)
         self.mixed = mixed
         """Whether mixed-type stages are candidates (set by solve(); caches are keyed by it)."""
+        self.stage_filter: Callable[[StageConfig], bool] | None = None
+        """Keeps only the stage configurations it accepts (solve(stage_filter=); targets)."""
         self._set_up_until: tuple[float, Callable[[], bool] | None] | None = None
         self.mixed_dominance = True
         """Whether the mixed-type configurations go through the dominance filter. Without it
@@ -194,6 +196,12 @@ class SearchState:
                 else None
         return self._floors[key]
 
+    def end_configs(self, micro_batch: int) -> list[StageConfig]:
+        """The single-type configurations an empty end stage may take (Sec. 1.2), through the
+        restricted space's `stage_filter` where one is set."""
+        return [c for c in stage_configs(self.instance, micro_batch)
+                if self.stage_filter is None or self.stage_filter(c)]
+
     def end_stage_layers(self, sub: SubProblem) -> float:
         """The least the empty end stages of `sub` weigh in layers (Sec. 1.2): per empty end,
         the least over the configurations h that fit it of tau_h(0) / s(h), its time per
@@ -208,7 +216,7 @@ class SearchState:
                 b, last = sub.micro_batch, not first
                 mode = self.instance.training.recompute[0]
                 hit = math.inf
-                for c in stage_configs(self.instance, b):
+                for c in self.end_configs(b):
                     if c.recompute != mode or not self.cache.holds_end_only(
                             c, b, first, last, True, 1):
                         continue
@@ -234,7 +242,7 @@ class SearchState:
                 b, last = sub.micro_batch, not first
                 mode = self.instance.training.recompute[0]
                 hit = math.inf
-                for c in stage_configs(self.instance, b):
+                for c in self.end_configs(b):
                     if c.recompute != mode or not self.cache.holds_end_only(
                             c, b, first, last, True, 1):
                         continue
@@ -441,7 +449,8 @@ class SearchState:
 
     def _fitting_single(self, micro_batch: int) -> list[StageConfig]:
         fits = [c for c in stage_configs(self.instance, micro_batch)
-                if self._fits(c, micro_batch)]
+                if (self.stage_filter is None or self.stage_filter(c))
+                and self._fits(c, micro_batch)]
         self.fitting[micro_batch] = len(fits)
         return fits
 
@@ -481,7 +490,8 @@ class SearchState:
         exactly these."""
         hit = self._mixed_space.get(micro_batch)
         if hit is None:
-            hit = self.cache.mixed_candidates(micro_batch)
+            hit = [c for c in self.cache.mixed_candidates(micro_batch)
+                   if self.stage_filter is None or self.stage_filter(c)]
             self._mixed_space[micro_batch] = hit
         return hit
 
@@ -1083,7 +1093,8 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
           threads: int = 1, seed: int = 0, state: SearchState | None = None,
           max_stages: int | None = None, progress: Progress | None = None,
           seed_with_baselines: bool = True, mixed: bool = True,
-          relative_gap: float = 0.0) -> SolveResult:
+          relative_gap: float = 0.0,
+          stage_filter: Callable[[StageConfig], bool] | None = None) -> SolveResult:
     """Find the plan with the lowest iteration time the cost model gives, with a proof.
 
     The proof (status, bound, gap) covers the search space of formulations/stage-assignment.md.
@@ -1117,6 +1128,9 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
     """
     if not 0.0 <= relative_gap < 1.0:
         raise ValueError(f"relative_gap: must be in [0, 1), got {relative_gap}")
+    if stage_filter is not None:  # a restricted space (targets.py): one process, no seeds
+        state, threads, seed_with_baselines = state or SearchState(instance), 1, False
+        state.stage_filter = stage_filter
     with collector_paused():
         result = _solve_dispatch(instance, backend=backend, time_limit_s=time_limit_s,
                                  threads=threads, seed=seed, state=state, max_stages=max_stages,
@@ -1936,7 +1950,8 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
         # Sec. 4.2: a plan better than the threshold has no stage slower than this.
         at = threshold()
         cap = _stage_time_cap(state, sub, floors, at)
-        slots = build_slots(instance, cache, sub, configs, stage_time_cap_s=cap)
+        slots = build_slots(instance, cache, sub, configs, stage_time_cap_s=cap,
+                            end_configs=state.end_configs(sub.micro_batch))
         if slots is None or (state.require_mixed and not any(
                 c.mixed for slot in slots for c in slot.candidates)):
             return None
@@ -2001,7 +2016,8 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
         does not change with the incumbent) has more than DIVE_FULL_MAX_VARS variables."""
         hit = model_sizes.get(cand.sub)
         if hit is None:
-            slots = build_slots(instance, cache, cand.sub, state.configs(cand.sub.micro_batch))
+            slots = build_slots(instance, cache, cand.sub, state.configs(cand.sub.micro_batch),
+                                end_configs=state.end_configs(cand.sub.micro_batch))
             hit = slots is not None and 2 * sum(
                 len(s.candidates) for s in slots) > DIVE_FULL_MAX_VARS
             model_sizes[cand.sub] = hit
