@@ -19,7 +19,7 @@ import csv
 import io
 import math
 import statistics
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from functools import cached_property
 from importlib import resources
 from pathlib import Path
@@ -44,16 +44,21 @@ NICS_PER_NODE = 8
 NIC_GBIT_S = 200.0
 MAX_CHOSEN_MICRO_BATCH = 8
 
-FITTED: tuple[str, ...] = ("max_efficiency", "width_half", "network_efficiency", "zero3_overlap")
-"""The constants `fit` adjusts, in the order of the parameter vector."""
+FITTED: tuple[str, ...] = ("max_efficiency", "max_efficiency_hopper", "network_efficiency",
+                           "zero3_overlap")
+"""The constants `fit` adjusts, in the order of the parameter vector. `max_efficiency` is the
+Ampere family's (and the extrapolation for families without runs), `max_efficiency_hopper`
+the Hopper family's (`CostConstants.family_max_efficiency`)."""
 BOUNDS: dict[str, tuple[float, float]] = {
     "max_efficiency": (0.05, 0.95),
+    "max_efficiency_hopper": (0.05, 0.95),
     "width_half": (1.0, 20000.0),
     "network_efficiency": (0.05, 0.95),
     "zero3_overlap": (0.0, 1.0),
 }
 X0: dict[str, float] = {
     "max_efficiency": 0.6,
+    "max_efficiency_hopper": 0.6,
     "width_half": 150.0,
     "network_efficiency": 0.7,
     "zero3_overlap": 0.8,
@@ -89,10 +94,36 @@ class CalibrationRun:
     """Iteration time derived from the paper's TFLOP/s and its eq. 3 FLOP count."""
     source_locator: str
     notes: str
+    source: str = "SC'21"
+    """Short name of the publication: the unit left out by the cross-validation."""
+    device: str = DEVICE
+    nics_per_node: int = NICS_PER_NODE
+    nic_gbit_s: float = NIC_GBIT_S
+    dtype: str = "fp16"
+    sequence_parallel: bool = False
+    flash_attention: bool = False
+    overlap_grad_reduce: bool = False
+    zero_stage: int | None = None
+    """ZeRO stage; None: 3 for ZeRO-3 rows, else 0."""
+    recompute: tuple[str, ...] = ("full",)
+    """Recomputation modes tried (the fastest that fits is taken where several are given)."""
+    gated_mlp: bool = False
+    learned_positions: bool = True
+    dropout: bool = True
+    per_layer: bool = False
+    """The measurement is one layer's forward + backward, not an iteration ([K22] Table 4)."""
+    assumptions: str = ""
+    """What the encoding assumes beyond the row (docs/validation.md lists it)."""
 
     @property
     def table(self) -> str:
+        if self.source != "SC'21":
+            return self.source
         return "Table 2" if self.source_locator.startswith("Table 2") else "Table 1"
+
+    @property
+    def zero(self) -> int:
+        return self.zero_stage if self.zero_stage is not None else (3 if self.zero3 else 0)
 
 
 def _int_or_none(text: str) -> int | None:
@@ -153,13 +184,101 @@ def load_runs(path: str | Path | None = None) -> list[CalibrationRun]:
                       .read_text())
 
 
+MORE_RUNS_FILE = "more_runs.csv"
+
+EXCLUDED_MORE_RUNS: dict[str, str] = {
+    **{f"r{i:03d}": "Llama 3: context parallelism and FSDP-style sharding are not modelled; "
+                    "no micro-batch" for i in range(45, 48)},
+    **{f"r{i:03d}": "MegaScale: GPU model stated only as 'NVIDIA Ampere', interleaved 1F1B "
+                    "(v = 3-6) not modelled, no micro-batch; the MegaScale rows run ByteDance's "
+                    "own engine" for i in range(48, 79)},
+    "r079": "GPT-3 on V100: no model shape, layout or GPU count",
+    "r080": "Gopher on TPU v3: not a GPU, no layout",
+    "r081": "PaLM on TPU v4: not a GPU, no layout",
+    "r085": "OPT-175B: FSDP, TP degree unverified, no layout",
+    "r086": "LLaMA-65B: no parallel layout",
+    "r110": "BLOOM candidate: inconsistent row (DP x TP x PP = 640 GPUs on 320 as printed)",
+    "r153": "Megatron-LM README strong-scaling text: no parallel layout",
+    "r154": "Megatron-LM README strong-scaling text: no parallel layout",
+}
+"""Rows of more_runs.csv kept out of the calibration, with the reason."""
+
+_K22 = "Korthikanti et al. 2022 (MLSys'23) Table 4"
+_README = "Megatron-LM README (H100)"
+_MTNLG = "MT-NLG (Smith et al. 2022)"
+
+
+def _more_run(row: dict[str, str]) -> CalibrationRun:
+    """Encode one kept row of more_runs.csv (assumptions in the run's `assumptions`)."""
+    rid = row["id"]
+    common: dict[str, Any] = dict(
+        id=rid, model=row["model"], layers=int(row["layers"]), hidden=int(row["hidden"]),
+        heads=int(row["heads"]), seq=int(row["seq"]), gpus=int(row["gpus"]),
+        tp=int(row["tp"]), pp=int(row["pp"]), dp=int(row["dp"]), zero3=False,
+        source_locator=row["source_locator"], notes=row["notes"])
+    if row["source"].startswith("Korthikanti"):
+        mode = row["recompute"].strip()
+        return CalibrationRun(
+            **common, ffn=int(row["ffn"]), vocab=51200, global_batch=int(row["micro_batch"]),
+            micro_batch=int(row["micro_batch"]), measured_tflops=float("nan"),
+            measured_s=float(row["iteration_time_s"]), source=_K22,
+            sequence_parallel=row["seq_parallel"].strip() == "yes", recompute=(mode,),
+            per_layer=True,
+            assumptions="fp16, unfused attention (2022 Megatron-LM); vocabulary irrelevant "
+                        "(one layer)")
+    if row["source"].startswith("NVIDIA/Megatron-LM"):
+        model = ModelSpec(
+            name=row["model"], num_layers=int(row["layers"]), hidden_size=int(row["hidden"]),
+            ffn_hidden_size=4 * int(row["hidden"]), num_attention_heads=int(row["heads"]),
+            vocab_size=int(row["vocab"]), seq_length=int(row["seq"]),
+            learned_position_embeddings=True, uses_dropout=True)
+        tflops = float(row["measured_tflops_per_gpu"])
+        batch = int(row["global_batch_seqs"])
+        measured = (flops.model_flops_per_iteration(model, batch)
+                    / (tflops * 1e12 * int(row["gpus"])))
+        return CalibrationRun(
+            **common, ffn=4 * int(row["hidden"]), vocab=int(row["vocab"]), global_batch=batch,
+            micro_batch=None, measured_tflops=tflops, measured_s=measured, source=_README,
+            device="H100", nic_gbit_s=400.0, dtype="bf16", sequence_parallel=True,
+            flash_attention=True, overlap_grad_reduce=True, zero_stage=1,
+            recompute=("none", "selective", "full"),
+            assumptions="ffn 4h, GPT layers (learned positions, dropout), bf16, sequence "
+                        "parallelism, flash attention, distributed optimizer (ZeRO-1), "
+                        "overlapped gradient reduction, the least recomputation that fits, "
+                        "DGX H100 (8 x 400 Gbit/s); micro-batch chosen; plain 1F1B although "
+                        "the README's pipelined runs likely interleave; time = model FLOPs / "
+                        "measured TFLOP/s")
+    return CalibrationRun(
+        **common, ffn=int(row["ffn"]), vocab=int(row["vocab"]),
+        global_batch=int(row["global_batch_seqs"]), micro_batch=None,
+        measured_tflops=float(row["measured_tflops_per_gpu"]),
+        measured_s=float(row["iteration_time_s"]), source=_MTNLG, zero_stage=1,
+        assumptions="SECONDARY row; fp16, full recomputation, ZeRO-1 (DeepSpeed), no sequence "
+                    "parallelism or flash attention (2021), plain 1F1B, micro-batch chosen")
+
+
+def load_more_runs(path: str | Path | None = None) -> list[CalibrationRun]:
+    """The kept rows of more_runs.csv (the shipped copy by default); `EXCLUDED_MORE_RUNS` says
+    why the others are left out."""
+    text = (Path(path).read_text(encoding="utf-8") if path is not None else
+            resources.files("haap_solver").joinpath("data").joinpath(MORE_RUNS_FILE).read_text())
+    return [_more_run(row) for row in csv.DictReader(io.StringIO(text))
+            if row["id"] not in EXCLUDED_MORE_RUNS]
+
+
+def all_runs() -> list[CalibrationRun]:
+    """Every calibration run: the SC'21 runs and the kept rows of more_runs.csv."""
+    return load_runs() + load_more_runs()
+
+
 # -- Instances and plans -----------------------------------------------------------------------
 def run_model(run: CalibrationRun) -> ModelSpec:
     """The GPT model of a run (Megatron GPT: learned positions, tied embeddings, dropout)."""
     return ModelSpec(
         name=run.model, num_layers=run.layers, hidden_size=run.hidden, ffn_hidden_size=run.ffn,
         num_attention_heads=run.heads, vocab_size=run.vocab, seq_length=run.seq,
-        gated_mlp=False, tied_embeddings=True, learned_position_embeddings=True, uses_dropout=True,
+        gated_mlp=run.gated_mlp, tied_embeddings=True,
+        learned_position_embeddings=run.learned_positions, uses_dropout=run.dropout,
     )
 
 
@@ -168,13 +287,15 @@ def run_instance(run: CalibrationRun) -> Instance:
     if run.gpus % GPUS_PER_NODE:
         raise ValueError(f"{run.id}: {run.gpus} GPUs is not a whole number of DGX nodes")
     training = TrainingSpec(
-        global_batch_size=run.global_batch, dtype="fp16", zero_stage=3 if run.zero3 else 0,
-        recompute=("full",), schedules=("1f1b",), sequence_parallel=False,
-        flash_attention=False, overlap_grad_reduce=False,
+        global_batch_size=run.global_batch, dtype=run.dtype,  # type: ignore[arg-type]
+        zero_stage=run.zero, recompute=run.recompute,  # type: ignore[arg-type]
+        schedules=("1f1b",), sequence_parallel=run.sequence_parallel,
+        flash_attention=run.flash_attention, overlap_grad_reduce=run.overlap_grad_reduce,
     )
-    group = NodeGroup(name="dgx-a100", device=DEVICE, num_nodes=run.gpus // GPUS_PER_NODE,
-                      gpus_per_node=GPUS_PER_NODE, nic="infiniband", nic_gbit_s=NIC_GBIT_S,
-                      nics_per_node=NICS_PER_NODE)
+    group = NodeGroup(name="dgx-a100" if run.device == DEVICE else "dgx", device=run.device,
+                      num_nodes=run.gpus // GPUS_PER_NODE, gpus_per_node=GPUS_PER_NODE,
+                      nic="infiniband", nic_gbit_s=run.nic_gbit_s,
+                      nics_per_node=run.nics_per_node)
     return make_instance(model=run_model(run), training=training, node_groups=[group],
                          name=f"calibration-{run.id}")
 
@@ -185,7 +306,8 @@ def layer_split(num_layers: int, num_stages: int) -> list[int]:
     return [base + (1 if i < extra else 0) for i in range(num_stages)]
 
 
-def run_plan(run: CalibrationRun, micro_batch: int, instance: Instance) -> Plan:
+def run_plan(run: CalibrationRun, micro_batch: int, instance: Instance,
+             recompute: str = "full") -> Plan:
     """The run's plan: pp stages of dp replicas at TP tp, placed the way Megatron orders ranks.
 
     TP is innermost, then DP, then PP: replicas are packed onto consecutive nodes and every stage
@@ -213,7 +335,7 @@ def run_plan(run: CalibrationRun, micro_batch: int, instance: Instance) -> Plan:
         replicas = ReplicaGroup(node_group=group.name, device=group.device, count=run.dp,
                                 tp=run.tp, micro_batch_share=micro_batch,
                                 placement=tuple(placement))
-        stages.append(Stage(first_layer=first, num_layers=n_layers, recompute="full",
+        stages.append(Stage(first_layer=first, num_layers=n_layers, recompute=recompute,
                             replicas=(replicas,)))
         first += n_layers
     return Plan(instance=instance.name, schedule="1f1b", micro_batch_size=micro_batch * run.dp,
@@ -250,12 +372,15 @@ def prepare(run: CalibrationRun) -> PreparedRun:
     plans: dict[int, Plan] = {}
     rejected: dict[int, list[str]] = {}
     for b in micro_batch_candidates(run):
-        plan = run_plan(run, b, instance)
-        violations = plan_violations(instance, plan)
-        if violations:
+        # The least recomputation that fits (the order of run.recompute), as a user would.
+        for mode in run.recompute:
+            plan = run_plan(run, b, instance, mode)
+            violations = plan_violations(instance, plan)
+            if not violations:
+                plans[b] = plan
+                rejected.pop(b, None)
+                break
             rejected[b] = violations
-        else:
-            plans[b] = plan
     if not plans:
         raise ValueError(f"{run.id}: no micro-batch gives a valid plan: {rejected}")
     return PreparedRun(run=run, instance=instance, plans=plans, rejected=rejected)
@@ -269,6 +394,7 @@ class RowResult:
     prepared: PreparedRun
     micro_batch: int
     evaluation: Evaluation
+    constants: CostConstants = DEFAULT_CONSTANTS
 
     @property
     def run(self) -> CalibrationRun:
@@ -280,6 +406,13 @@ class RowResult:
 
     @property
     def predicted_s(self) -> float:
+        if self.run.per_layer:
+            # [K22] Table 4: one layer's forward + backward (TP communication included).
+            stage = self.evaluation.stages[0]
+            rep = stage.replicas[0]
+            cm = CostModel(self.prepared.instance, constants=self.constants)
+            lc = cm.layer_cost(rep.device, rep.tp, rep.micro_batch_share, stage.recompute)
+            return lc.fwd_s + lc.bwd_s + lc.tp_fwd_s + lc.tp_bwd_s
         return self.evaluation.iteration_time_s
 
     @property
@@ -326,7 +459,8 @@ def predict(prepared: PreparedRun, constants: CostConstants) -> RowResult:
     cm = CostModel(prepared.instance, constants=constants)
     best: RowResult | None = None
     for b, plan in sorted(prepared.plans.items()):
-        row = RowResult(prepared=prepared, micro_batch=b, evaluation=cm.evaluate(plan))
+        row = RowResult(prepared=prepared, micro_batch=b, evaluation=cm.evaluate(plan),
+                        constants=constants)
         if best is None or row.predicted_s < best.predicted_s:
             best = row
     assert best is not None
@@ -334,7 +468,7 @@ def predict(prepared: PreparedRun, constants: CostConstants) -> RowResult:
 
 
 def prepare_all(runs: list[CalibrationRun] | None = None) -> list[PreparedRun]:
-    return [prepare(r) for r in (runs if runs is not None else load_runs())]
+    return [prepare(r) for r in (runs if runs is not None else all_runs())]
 
 
 def predict_all(constants: CostConstants = DEFAULT_CONSTANTS,
@@ -380,8 +514,21 @@ class FitResult:
     """Fitted constants that ended on (within 1e-6 relative of) a bound."""
 
 
+def constant_value(constants: CostConstants, name: str) -> float:
+    """A fitted constant's value (`max_efficiency_hopper`: the Hopper family's)."""
+    if name == "max_efficiency_hopper":
+        return dict(constants.family_max_efficiency).get("hopper", constants.max_efficiency)
+    return float(getattr(constants, name))
+
+
 def _with(base: CostConstants, x: Any, names: tuple[str, ...] = FITTED) -> CostConstants:
-    return base.with_(**{name: float(v) for name, v in zip(names, x, strict=True)})
+    changes = {name: float(v) for name, v in zip(names, x, strict=True)}
+    hopper = changes.pop("max_efficiency_hopper", None)
+    out = base.with_(**changes)
+    if hopper is not None:
+        families = tuple((f, v) for f, v in base.family_max_efficiency if f != "hopper")
+        out = replace(out, family_max_efficiency=(*families, ("hopper", hopper)))
+    return out
 
 
 def fit(prepared: list[PreparedRun] | None = None, *, base: CostConstants = DEFAULT_CONSTANTS,
@@ -396,7 +543,7 @@ def fit(prepared: list[PreparedRun] | None = None, *, base: CostConstants = DEFA
 
     prepared = prepared if prepared is not None else prepare_all()
     fixed = fixed or {}
-    base = base.with_(**fixed)
+    base = _with(base, list(fixed.values()), tuple(fixed))
     names = tuple(n for n in FITTED if n not in fixed)
     lo = np.array([BOUNDS[n][0] for n in names])
     hi = np.array([BOUNDS[n][1] for n in names])
@@ -416,13 +563,45 @@ def fit(prepared: list[PreparedRun] | None = None, *, base: CostConstants = DEFA
                      success=bool(sol.success), message=str(sol.message), at_bound=at_bound)
 
 
+def sources(prepared: list[PreparedRun]) -> list[str]:
+    """The publications of the runs, in order of first appearance."""
+    return list(dict.fromkeys(p.run.source for p in prepared))
+
+
+def cross_validate(prepared: list[PreparedRun], *, base: CostConstants = DEFAULT_CONSTANTS
+                   ) -> tuple[list[RowResult], dict[str, FitResult]]:
+    """Leave one source out: for each publication, fit on the others and predict its runs.
+
+    A family whose only runs are left out keeps its start value in the fit, so its prediction
+    is the documented extrapolation (the Ampere constants): the fit then does not touch
+    `max_efficiency_hopper` and `_held_out_constants` takes the Ampere value for it.
+    """
+    rows: dict[str, RowResult] = {}
+    fits: dict[str, FitResult] = {}
+    for source in sources(prepared):
+        train = [p for p in prepared if p.run.source != source]
+        test = [p for p in prepared if p.run.source == source]
+        has_hopper = any(p.instance.device(p.run.device).efficiency_family == "hopper"
+                         for p in train)
+        fixed = {} if has_hopper else {"max_efficiency_hopper": X0["max_efficiency_hopper"]}
+        result = fit(train, base=base, fixed=fixed)
+        constants = result.constants
+        if not has_hopper:
+            constants = _with(constants, [constants.max_efficiency],
+                              ("max_efficiency_hopper",))
+        fits[source] = result
+        for p in test:
+            rows[p.run.id] = predict(p, constants)
+    return [rows[p.run.id] for p in prepared], fits
+
+
 def fitted_values(constants: CostConstants) -> dict[str, float]:
-    return {n: getattr(constants, n) for n in FITTED}
+    return {n: constant_value(constants, n) for n in FITTED}
 
 
 def other_values(constants: CostConstants) -> dict[str, float]:
     return {f.name: getattr(constants, f.name) for f in fields(constants)
-            if f.name not in FITTED}
+            if f.name not in FITTED and f.name != "family_max_efficiency"}
 
 
 def uncertainty(constants: CostConstants,
@@ -436,7 +615,7 @@ def uncertainty(constants: CostConstants,
     import numpy as np
 
     prepared = prepared if prepared is not None else prepare_all()
-    x = np.array([getattr(constants, n) for n in FITTED], dtype=float)
+    x = np.array([constant_value(constants, n) for n in FITTED], dtype=float)
 
     def residuals(v: Any) -> Any:
         c = _with(constants, v)
@@ -455,6 +634,8 @@ def uncertainty(constants: CostConstants,
 
 # -- Groups and reporting ----------------------------------------------------------------------
 def row_group(run: CalibrationRun) -> str:
+    if run.source != "SC'21":
+        return run.source
     if run.zero3:
         return "Table 2, ZeRO-3"
     return "Table 2, 3D" if run.table == "Table 2" else "Table 1, 3D (interleaved)"
@@ -477,6 +658,14 @@ def _fmt_const(name: str, value: float) -> str:
 
 def _pct(x: float, signed: bool = False) -> str:
     return f"{x * 100:+.1f}%" if signed else f"{x * 100:.1f}%"
+
+
+def _secs(x: float) -> str:
+    return f"{x:.2f}" if x >= 1 else f"{x * 1e3:.1f} ms"
+
+
+def _tf(x: float) -> str:
+    return "-" if math.isnan(x) else f"{x:.0f}"
 
 
 def _mb_text(row: RowResult) -> str:
@@ -512,8 +701,8 @@ def row_table_lines(rows: list[RowResult]) -> list[str]:
         run = r.run
         lines.append(
             f"| {run.id} | {run.model} | {run.gpus} | {run.tp}/{run.pp}/{run.dp} | "
-            f"{3 if run.zero3 else '-'} | {_mb_text(r)} | {run.measured_s:.2f} | "
-            f"{r.predicted_s:.2f} | {_pct(r.error, signed=True)} | {run.measured_tflops:.0f} | "
+            f"{run.zero or '-'} | {_mb_text(r)} | {_secs(run.measured_s)} | "
+            f"{_secs(r.predicted_s)} | {_pct(r.error, signed=True)} | {_tf(run.measured_tflops)} | "
             f"{r.predicted_tflops:.1f} | {_bubble_text(r)} |")
     return lines
 
@@ -523,7 +712,7 @@ def constants_table_lines(constants: CostConstants, sigma: dict[str, float]) -> 
              "|---|---:|---:|---|---:|"]
     for n in FITTED:
         lo, hi = BOUNDS[n]
-        lines.append(f"| `{n}` | {_fmt_const(n, getattr(constants, n))} | "
+        lines.append(f"| `{n}` | {_fmt_const(n, constant_value(constants, n))} | "
                      f"{round_significant(sigma[n], 2):g} | ({lo:g}, {hi:g}) | {X0[n]:g} |")
     return lines
 
@@ -813,9 +1002,9 @@ def _rich_table(rows: list[RowResult], title: str) -> Any:
         run = r.run
         colour = "green" if abs(r.error) < 0.10 else "yellow" if abs(r.error) < 0.20 else "red"
         table.add_row(run.id, run.model, str(run.gpus), f"{run.tp}/{run.pp}/{run.dp}",
-                      "3" if run.zero3 else "-", _mb_text(r), f"{run.measured_s:.2f}",
-                      f"{r.predicted_s:.2f}", f"[{colour}]{_pct(r.error, signed=True)}[/{colour}]",
-                      f"{run.measured_tflops:.0f}", f"{r.predicted_tflops:.1f}",
+                      str(run.zero or "-"), _mb_text(r), _secs(run.measured_s),
+                      _secs(r.predicted_s), f"[{colour}]{_pct(r.error, signed=True)}[/{colour}]",
+                      _tf(run.measured_tflops), f"{r.predicted_tflops:.1f}",
                       _bubble_text(r))
     return table
 
@@ -851,9 +1040,9 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         for col in ("constant", "fitted", "rounded", "shipped default"):
             table.add_column(col, justify="left" if col == "constant" else "right")
         for n in FITTED:
-            table.add_row(n, f"{getattr(fit_result.constants, n):.6g}",
-                          _fmt_const(n, getattr(constants, n)),
-                          _fmt_const(n, getattr(DEFAULT_CONSTANTS, n)))
+            table.add_row(n, f"{constant_value(fit_result.constants, n):.6g}",
+                          _fmt_const(n, constant_value(constants, n)),
+                          _fmt_const(n, constant_value(DEFAULT_CONSTANTS, n)))
         console.print(table)
         if fit_result.at_bound:
             console.print(f"[yellow]at a bound:[/yellow] {', '.join(fit_result.at_bound)}")

@@ -9,7 +9,9 @@ from haap_solver._fields import require
 
 Recompute = Literal["none", "selective", "full"]
 Schedule = Literal["1f1b", "gpipe"]
-Dtype = Literal["bf16", "fp16", "fp32"]
+Dtype = Literal["bf16", "fp16", "fp32", "fp8"]
+Framework = Literal["megatron", "deepspeed"]
+Fp32MatmulPrecision = Literal["highest", "high"]
 RECOMPUTE_MODES: tuple[Recompute, ...] = ("none", "selective", "full")
 SCHEDULES: tuple[Schedule, ...] = ("1f1b", "gpipe")
 
@@ -21,7 +23,18 @@ class TrainingSpec:
     global_batch_size: int
     """Sequences per optimizer step."""
     dtype: Dtype = "bf16"
-    """Compute precision of weights and activations."""
+    """Compute precision of the matmuls, which picks the device's peak (docs/cost-model.md
+    Sec. 4.1). "fp8" is Transformer Engine style: fp8 GEMMs, 16-bit activations and weights
+    otherwise (memory as bf16)."""
+    fp32_matmul_precision: Fp32MatmulPrecision = "highest"
+    """With dtype "fp32": "highest" runs matmuls in true fp32 (PyTorch's default since 1.12,
+    ``torch.backends.cuda.matmul.allow_tf32 = False``; Megatron-LM does not change it), "high"
+    on TF32 tensor cores (``torch.set_float32_matmul_precision("high")``). Ignored otherwise."""
+    framework: Framework = "megatron"
+    """Training engine, for its kernels (docs/cost-model.md Sec. 4.3): "megatron" (Megatron-LM
+    core: fused bias-GeLU/SwiGLU, bias-dropout-add and scale-mask-softmax kernels) or
+    "deepspeed" (DeepSpeed running a Hugging Face-style model: each elementwise op its own
+    kernel, more bytes moved and more kernels launched per layer)."""
     optimizer: Literal["adam"] = "adam"
     """Mixed-precision Adam: 16 bytes/parameter (2 weight, 2 grad, 4+4+4 fp32 master, m, v)."""
     zero_stage: int = 0

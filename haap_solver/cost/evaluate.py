@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
 
 from haap_solver.cluster import INTRA_NODE_LATENCY_US, NodeGroup
-from haap_solver.cost import comm, flops, memory
-from haap_solver.cost.efficiency import DEFAULT_CONSTANTS, CostConstants, compute_efficiency
+from haap_solver.cost import comm, compute, flops, memory
+from haap_solver.cost.efficiency import DEFAULT_CONSTANTS, CostConstants
 from haap_solver.cost.profile import Profile, load_profile
 from haap_solver.instance import Instance
 from haap_solver.plan import Plan, ReplicaGroup, Stage
@@ -30,11 +30,19 @@ BREAKDOWN_KEYS = ("compute_s", "tp_comm_s", "bubble_s", "p2p_s", "dp_comm_s", "o
 _CACHE_LIMIT = 1 << 14
 
 
-def _p2p_signature(replicas: tuple[ReplicaGroup, ...]) -> tuple[tuple[str, str, int, int], ...]:
+def _gpus_per_node(r: ReplicaGroup) -> int:
+    """GPUs of a replica group on its busiest node: those sharing that node's NICs."""
+    return max(p.replicas for p in r.placement) * r.tp
+
+
+def _p2p_signature(replicas: tuple[ReplicaGroup, ...]) -> tuple[tuple[str, str, int, int, int],
+                                                                 ...]:
     """What a stage's point-to-point times depend on: each replica group's node group, device,
-    TP degree and share (not its count, placement or the stage's recomputation). The p2p caches
-    are keyed by it, so stages that differ in nothing else share one computation."""
-    return tuple((r.node_group, r.device, r.tp, r.micro_batch_share) for r in replicas)
+    TP degree, share and GPUs on its busiest node (not its recomputation, nor where exactly it
+    sits). The p2p caches are keyed by it, so stages that differ in nothing else share one
+    computation."""
+    return tuple((r.node_group, r.device, r.tp, r.micro_batch_share, _gpus_per_node(r))
+                 for r in replicas)
 
 
 @dataclass(frozen=True, slots=True)
@@ -286,11 +294,21 @@ class CostModel:
         # evaluate()'s caches (see the module docstring); bounded by _CACHE_LIMIT entries.
         self._stages: dict[tuple[Any, ...], _StageEntry] = {}
         self._links: dict[tuple[int, int], tuple[_StageEntry, _StageEntry, float]] = {}
-        self._p2p: dict[tuple[tuple[tuple[str, str, int, int], ...], ...], float] = {}
-        self._p2p_sides: dict[tuple[tuple[tuple[str, str, int, int], ...], ...], float] = {}
-        self._group_links: dict[tuple[str, str], tuple[float, float]] = {}
+        self._p2p: dict[tuple[tuple[tuple[str, str, int, int, int], ...], ...], float] = {}
+        self._p2p_sides: dict[tuple[tuple[tuple[str, str, int, int, int], ...], ...],
+                              float] = {}
+        self._group_links: dict[tuple[str, str, int | None, int | None],
+                                tuple[float, float]] = {}
 
     # -- Per-layer coefficients (Sec. 2-4) ---------------------------------------------------
+    def _constants_of(self, device: str) -> CostConstants:
+        """The constants of `device`'s efficiency family (Sec. 4.2)."""
+        return self.constants.for_family(self.instance.device(device).efficiency_family)
+
+    def peak_flops(self, device: str) -> float:
+        """Peak matmul FLOP/s of one GPU of `device` in the training precision (Sec. 4.1)."""
+        return compute.matmul_flops_per_s(self.instance.device(device), self.training)
+
     def layer_cost(self, device: str, tp: int, batch: int, recompute: str) -> LayerCost:
         key = (device, tp, batch, recompute)
         hit = self._layer.get(key)
@@ -310,7 +328,7 @@ class CostModel:
                                      INTRA_NODE_LATENCY_US * 1e-6)
 
     def _layer_cost(self, device: str, tp: int, batch: int, recompute: str) -> LayerCost:
-        m, c = self.model, self.constants
+        m = self.model
         dev = self.instance.device(device)
         # Sec. 3: two all-reduces (or all-gather + reduce-scatter with SP) per layer and pass.
         ar = self._tp_allreduce_s(device, tp, batch)
@@ -334,12 +352,9 @@ class CostModel:
             # Measured times include TP communication.
             tp_fwd = tp_bwd = 0.0
         else:
-            eff = compute_efficiency(c, m.hidden_size, tp, batch * m.seq_length)
-            speed = dev.peak_tflops * 1e12 * eff * tp
-            f = flops.layer_forward_flops(m, batch)
-            fwd = f / speed
-            bwd = (flops.BACKWARD_TO_FORWARD * f
-                   + flops.recompute_forward_flops(m, batch, recompute)) / speed
+            times = compute.layer_compute(m, self.training, dev, self._constants_of(device),
+                                          tp, batch, recompute, tp_fwd, tp_bwd)
+            fwd, bwd = times.fwd_s, times.bwd_s
             opt = 0.0
         return LayerCost(fwd_s=fwd, bwd_s=bwd, tp_fwd_s=tp_fwd, tp_bwd_s=tp_bwd,
                          activation_bytes=act, working_bytes=working, optimizer_s=opt,
@@ -357,11 +372,11 @@ class CostModel:
             e = self.profile.lookup(device, tp, batch)
             cost = EndCost(e.embedding_fwd_s, e.embedding_bwd_s, 0.0, 0.0)
         else:
-            nbytes = 2 * batch * m.seq_length * m.hidden_size * self.act_bytes
-            t = nbytes / (dev.hbm_gb_s * 1e9 * self.constants.hbm_efficiency)
+            times = compute.embedding_compute(m, self.training, dev, self._constants_of(device),
+                                              batch)
             # Vocabulary-parallel embedding ends in one all-reduce per pass.
             ar = self._tp_allreduce_s(device, tp, batch)
-            cost = EndCost(t, 2 * t, ar, ar)
+            cost = EndCost(times.fwd_s, times.bwd_s, ar, ar)
         self._first[key] = cost
         return cost
 
@@ -371,19 +386,16 @@ class CostModel:
         hit = self._last.get(key)
         if hit is not None:
             return hit
-        m, c = self.model, self.constants
+        m = self.model
         dev = self.instance.device(device)
         if self.profile is not None and self.profile.has_device(device):
             e = self.profile.lookup(device, tp, batch)
             cost = EndCost(e.head_fwd_s, e.head_bwd_s, 0.0, 0.0)
         else:
-            eff = compute_efficiency(c, m.hidden_size, 1, batch * m.seq_length)
-            speed = dev.peak_tflops * 1e12 * eff * tp
-            f = flops.head_forward_flops(m, batch)
-            logits_bytes = batch * m.seq_length * m.vocab_size / tp * 4.0 * 3  # 3 fp32 passes
-            loss = logits_bytes / (dev.hbm_gb_s * 1e9 * c.hbm_efficiency)
+            times = compute.head_compute(m, self.training, dev, self._constants_of(device), tp,
+                                         batch)
             ar = self._tp_allreduce_s(device, tp, batch)
-            cost = EndCost(f / speed + loss, 2 * f / speed + loss, ar, ar)
+            cost = EndCost(times.fwd_s, times.bwd_s, ar, ar)
         self._last[key] = cost
         return cost
 
@@ -481,8 +493,7 @@ class CostModel:
         if layer.optimizer_s and self.profile is not None:
             opt = layer.optimizer_s * (opt_local / max(self.params_per_layer / tp, 1.0))
         else:
-            opt = (opt_local * c.optimizer_bytes_per_param
-                   / (self.instance.device(device).hbm_gb_s * 1e9 * c.hbm_efficiency))
+            opt = compute.optimizer_step_s(opt_local, self.instance.device(device), c)
         return ReplicaTerms(fwd_s=fwd_c, bwd_s=bwd_c, tp_fwd_s=tp_f, tp_bwd_s=tp_b,
                             zero_fwd_s=zero_fwd, zero_bwd_s=zero_bwd, end_comm_s=end_comm,
                             last_bucket_s=last_bucket,
@@ -502,30 +513,36 @@ class CostModel:
         cluster = self.instance.cluster
         return [cluster.group(r.node_group) for r in replicas]
 
-    def _network_link(self, a: list[NodeGroup], b: list[NodeGroup]) -> tuple[float, float]:
-        links = [self._group_link(x, y) for x in a for y in b]
+    def _network_link(self, a: list[NodeGroup], b: list[NodeGroup], users_a: int | None = None,
+                      users_b: int | None = None) -> tuple[float, float]:
+        """(GB/s per GPU, latency s) between GPUs of groups `a` and `b`, the slowest pair, with
+        `users_a` / `users_b` GPUs per node sharing the NICs (None: the whole node)."""
+        links = [self._group_link(x, y, users_a, users_b) for x in a for y in b]
         gb_s = min(gb for gb, _ in links)
         lat = max(lat for _, lat in links)
         return gb_s * self.constants.network_efficiency, lat
 
-    def _group_link(self, a: NodeGroup, b: NodeGroup) -> tuple[float, float]:
+    def _group_link(self, a: NodeGroup, b: NodeGroup, users_a: int | None = None,
+                    users_b: int | None = None) -> tuple[float, float]:
         """(GB/s, latency s) between a GPU of `a` and one of `b`, before network efficiency."""
-        key = (a.name, b.name)
+        key = (a.name, b.name, users_a, users_b)
         hit = self._group_links.get(key)
         if hit is None:
             cluster = self.instance.cluster
-            hit = self._group_links[key] = (cluster.link_gb_s(a, b), cluster.link_latency_s(a, b))
+            hit = self._group_links[key] = (cluster.link_gb_s(a, b, users_a, users_b),
+                                            cluster.link_latency_s(a, b))
         return hit
 
     def p2p_time(self, sender: Stage, receiver: Stage, micro_batch: int) -> float:
         """Activations (forward) or their gradients (backward) of one micro-batch, per direction.
 
         Each replica sends its share, split over its TP ranks (scatter/gather optimisation,
-        Narayanan et al. SC'21 Sec. 4.1). The link is NVLink/PCIe only when both stages live in
-        one single-node node group; otherwise the network between the stages' node groups. Two
-        stages that happen to share a node of a multi-node group are still costed over the
-        network (conservative, and it keeps the cost a function of the stage configurations,
-        which the exact search relies on; p2p is a small term). See docs/cost-model.md Sec. 6.2.
+        Narayanan et al. SC'21 Sec. 4.1); the slower of the two stages' sides counts. The link is
+        NVLink/PCIe only when both stages live in one single-node node group; otherwise the
+        network between the stages' node groups, each side at its own GPUs' share of its
+        node's NICs. Two stages that happen to share a node of a multi-node group are still
+        costed over the network (conservative, and it keeps the cost a function of the stage
+        configurations, which the exact search relies on). See docs/cost-model.md Sec. 6.2.
         The shares are the replica groups' own, so `micro_batch` does not enter.
         """
         return self._p2p_pair(sender.replicas, receiver.replicas)
@@ -536,41 +553,43 @@ class CostModel:
         if hit is None:
             if len(self._p2p) >= _CACHE_LIMIT:
                 self._p2p.clear()
-            hit = self._p2p[key] = max(self._p2p_side(a, *self._p2p_link(a, b)),
-                                       self._p2p_side(b, *self._p2p_link(b, a)))
+            hit = self._p2p[key] = max(self._p2p_side(a, b), self._p2p_side(b, a))
         return hit
-
-    def p2p_link(self, a: Stage, b: Stage) -> tuple[float, float]:
-        """(GB/s per GPU, latency s) of the pipeline link between stages `a` and `b` (Sec. 6.2)."""
-        return self._p2p_link(a.replicas, b.replicas)
-
-    def _p2p_link(self, a: tuple[ReplicaGroup, ...],
-                  b: tuple[ReplicaGroup, ...]) -> tuple[float, float]:
-        groups_a = self._groups_of(a)
-        groups_b = self._groups_of(b)
-        names = {g.name for g in (*groups_a, *groups_b)}
-        if len(names) == 1 and groups_a[0].num_nodes == 1:
-            dev_gb_s = min(self.instance.device(r.device).intra_node_gb_s for r in (*a, *b))
-            return (dev_gb_s * self.constants.intra_node_efficiency,
-                    INTRA_NODE_LATENCY_US * 1e-6)
-        return self._network_link(groups_a, groups_b)
 
     def p2p_side_s(self, replicas: tuple[ReplicaGroup, ...],
                    other: tuple[ReplicaGroup, ...]) -> float:
         """The slowest of a stage's replica groups `replicas` sending (or receiving) its share
-        to/from a neighbouring stage with replica groups `other`."""
+        to/from a neighbouring stage with replica groups `other`.
+
+        A function of `replicas` and the node groups of `other` only (the other side's own NIC
+        sharing counts when that side is costed): the exact search asks it with a stand-in
+        neighbour of one GPU per node group."""
         key = (_p2p_signature(replicas), _p2p_signature(other))
         hit = self._p2p_sides.get(key)
         if hit is None:
             if len(self._p2p_sides) >= _CACHE_LIMIT:
                 self._p2p_sides.clear()
-            hit = self._p2p_sides[key] = self._p2p_side(replicas, *self._p2p_link(replicas, other))
+            hit = self._p2p_sides[key] = self._p2p_side(replicas, other)
         return hit
 
-    def _p2p_side(self, replicas: tuple[ReplicaGroup, ...], gb_s: float, lat: float) -> float:
+    def _p2p_side(self, replicas: tuple[ReplicaGroup, ...],
+                  other: tuple[ReplicaGroup, ...]) -> float:
         per_seq = self._per_seq_bytes
-        return max(comm.p2p_s(r.micro_batch_share * per_seq / r.tp, gb_s, lat)
-                   for r in replicas)
+        groups_other = self._groups_of(other)
+        names = {r.node_group for r in (*replicas, *other)}
+        one_node = len(names) == 1 and groups_other[0].num_nodes == 1
+        worst = 0.0
+        for r in replicas:
+            if one_node:
+                gb_s = (min(self.instance.device(x.device).intra_node_gb_s
+                            for x in (*replicas, *other)) * self.constants.intra_node_efficiency)
+                lat = INTRA_NODE_LATENCY_US * 1e-6
+            else:
+                gb_s, lat = self._network_link([self.instance.cluster.group(r.node_group)],
+                                               groups_other, users_a=_gpus_per_node(r),
+                                               users_b=1)
+            worst = max(worst, comm.p2p_s(r.micro_batch_share * per_seq / r.tp, gb_s, lat))
+        return worst
 
     # -- The plan ------------------------------------------------------------------------------
     def _stage_entry(self, stage: Stage, is_first: bool, is_last: bool,
@@ -620,7 +639,7 @@ class CostModel:
             if is_last:
                 work += 3 * flops.head_forward_flops(m, share)
             hw.append(work * r.count)
-            peaks.append(self.instance.device(device).peak_tflops * 1e12 * (r.count * tp))
+            peaks.append(self.peak_flops(device) * (r.count * tp))
         return _StageEntry(
             replicas=tuple(reps), notes=tuple(notes), hw_flops=tuple(hw),
             peak_flops=tuple(peaks), num_gpus=sum(r.count * r.tp for r in stage.replicas),
@@ -785,7 +804,8 @@ def _pipeline_time(schedule: str, fwds: list[float], bwds: list[float], links: l
     tp = m * rep.tp_comm_s
     zero = m * rep.zero_comm_s
     p2p = link_sum + stall
-    bubble = total - compute - tp - zero - p2p
+    # Clamped: on a single stage the difference is a rounding residue (-1e-16), not a bubble.
+    bubble = max(total - compute - tp - zero - p2p, 0.0)
     return total, {"compute_s": compute, "tp_comm_s": tp, "bubble_s": bubble, "p2p_s": p2p,
                    "dp_comm_s": zero, "optimizer_s": 0.0}
 
