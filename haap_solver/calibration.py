@@ -335,7 +335,8 @@ def run_plan(run: CalibrationRun, micro_batch: int, instance: Instance,
         replicas = ReplicaGroup(node_group=group.name, device=group.device, count=run.dp,
                                 tp=run.tp, micro_batch_share=micro_batch,
                                 placement=tuple(placement))
-        stages.append(Stage(first_layer=first, num_layers=n_layers, recompute=recompute,
+        stages.append(Stage(first_layer=first, num_layers=n_layers,
+                            recompute=recompute,  # type: ignore[arg-type]
                             replicas=(replicas,)))
         first += n_layers
     return Plan(instance=instance.name, schedule="1f1b", micro_batch_size=micro_batch * run.dp,

@@ -166,10 +166,7 @@ def kernels_per_layer(model: ModelSpec, training: TrainingSpec, tp: int) -> int:
         residual, act = 2, 1
     else:
         residual, act = 2 * (biased + dropout + 1), 1 + biased
-    if training.flash_attention:
-        attention = 1
-    else:
-        attention = 2 + (1 if fused else 3) + dropout + 2
+    attention = 1 if training.flash_attention else 2 + (1 if fused else 3) + dropout + 2
     comm = 0 if tp == 1 else (4 if training.sequence_parallel else 2)
     return 2 + gemms + residual + act + rope + attention + comm
 
