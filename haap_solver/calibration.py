@@ -48,7 +48,14 @@ FITTED: tuple[str, ...] = ("max_efficiency", "max_efficiency_hopper", "network_e
                            "zero3_overlap")
 """The constants `fit` adjusts, in the order of the parameter vector. `max_efficiency` is the
 Ampere family's (and the extrapolation for families without runs), `max_efficiency_hopper`
-the Hopper family's (`CostConstants.family_max_efficiency`)."""
+the Hopper family's (`CostConstants.family_constants`). A Hopper flash-attention efficiency
+was tried as well: the fit ran it to 0.13 of peak with `max_efficiency_hopper` at its 0.95
+bound, a trade of two constants against the H100 rows' trend with width, not a physical value
+(FlashAttention-2 reaches about 0.35 of H100 peak, FlashAttention-3 0.75), so it is not fitted."""
+FAMILY_FITTED: dict[str, tuple[str, str]] = {
+    "max_efficiency_hopper": ("hopper", "max_efficiency"),
+}
+"""Fitted names that stand for a family's own constant: (family, constant)."""
 BOUNDS: dict[str, tuple[float, float]] = {
     "max_efficiency": (0.05, 0.95),
     "max_efficiency_hopper": (0.05, 0.95),
@@ -516,19 +523,20 @@ class FitResult:
 
 
 def constant_value(constants: CostConstants, name: str) -> float:
-    """A fitted constant's value (`max_efficiency_hopper`: the Hopper family's)."""
-    if name == "max_efficiency_hopper":
-        return dict(constants.family_max_efficiency).get("hopper", constants.max_efficiency)
+    """A fitted constant's value (a `FAMILY_FITTED` name: the family's own, else the default)."""
+    if name in FAMILY_FITTED:
+        family, constant = FAMILY_FITTED[name]
+        return float(getattr(constants.for_family(family), constant))
     return float(getattr(constants, name))
 
 
 def _with(base: CostConstants, x: Any, names: tuple[str, ...] = FITTED) -> CostConstants:
     changes = {name: float(v) for name, v in zip(names, x, strict=True)}
-    hopper = changes.pop("max_efficiency_hopper", None)
+    family = {FAMILY_FITTED[n]: changes.pop(n) for n in list(changes) if n in FAMILY_FITTED}
     out = base.with_(**changes)
-    if hopper is not None:
-        families = tuple((f, v) for f, v in base.family_max_efficiency if f != "hopper")
-        out = replace(out, family_max_efficiency=(*families, ("hopper", hopper)))
+    if family:
+        kept = tuple(e for e in base.family_constants if (e[0], e[1]) not in family)
+        out = replace(out, family_constants=(*kept, *((f, c, v) for (f, c), v in family.items())))
     return out
 
 
@@ -570,27 +578,29 @@ def sources(prepared: list[PreparedRun]) -> list[str]:
 
 
 def cross_validate(prepared: list[PreparedRun], *, base: CostConstants = DEFAULT_CONSTANTS
-                   ) -> tuple[list[RowResult], dict[str, FitResult]]:
+                   ) -> tuple[list[RowResult], dict[str, CostConstants]]:
     """Leave one source out: for each publication, fit on the others and predict its runs.
 
     A family whose only runs are left out keeps its start value in the fit, so its prediction
-    is the documented extrapolation (the Ampere constants): the fit then does not touch
-    `max_efficiency_hopper` and `_held_out_constants` takes the Ampere value for it.
+    is the documented extrapolation (the default, Ampere-fitted constants). Returns every run's
+    held-out prediction and, per source, the constants that predicted it.
     """
     rows: dict[str, RowResult] = {}
-    fits: dict[str, FitResult] = {}
+    fits: dict[str, CostConstants] = {}
     for source in sources(prepared):
         train = [p for p in prepared if p.run.source != source]
         test = [p for p in prepared if p.run.source == source]
         has_hopper = any(p.instance.device(p.run.device).efficiency_family == "hopper"
                          for p in train)
-        fixed = {} if has_hopper else {"max_efficiency_hopper": X0["max_efficiency_hopper"]}
+        hopper = [n for n, (f, _) in FAMILY_FITTED.items() if f == "hopper"]
+        fixed = {} if has_hopper else {n: X0[n] for n in hopper}
         result = fit(train, base=base, fixed=fixed)
         constants = result.constants
         if not has_hopper:
-            constants = _with(constants, [constants.max_efficiency],
-                              ("max_efficiency_hopper",))
-        fits[source] = result
+            # No Hopper runs to fit on: the Hopper family takes the default (Ampere) constants.
+            constants = replace(constants, family_constants=tuple(
+                e for e in constants.family_constants if e[0] != "hopper"))
+        fits[source] = constants
         for p in test:
             rows[p.run.id] = predict(p, constants)
     return [rows[p.run.id] for p in prepared], fits
@@ -602,7 +612,7 @@ def fitted_values(constants: CostConstants) -> dict[str, float]:
 
 def other_values(constants: CostConstants) -> dict[str, float]:
     return {f.name: getattr(constants, f.name) for f in fields(constants)
-            if f.name not in FITTED and f.name != "family_max_efficiency"}
+            if f.name not in FITTED and f.name != "family_constants"}
 
 
 def uncertainty(constants: CostConstants,
@@ -899,11 +909,11 @@ def _cross_validation_lines(prepared: list[PreparedRun], constants: CostConstant
            "| left out | runs | median abs error | max abs error | " + " | ".join(
                f"`{n}`" for n in FITTED) + " |",
            "|---|---:|---:|---:|" + "---:|" * len(FITTED)]
-    for source, result in fits.items():
+    for source, used in fits.items():
         errs = [abs(r.error) for r in rows if r.run.source == source]
         out.append(f"| {source} | {len(errs)} | {_pct(statistics.median(errs))} | "
                    f"{_pct(max(errs))} | " + " | ".join(
-                       f"{constant_value(result.constants, n):.3g}" for n in FITTED) + " |")
+                       f"{constant_value(used, n):.3g}" for n in FITTED) + " |")
     out += ["", f"**Cross-validated: median absolute error {_pct(s.median_abs_error)}, maximum "
                 f"{_pct(s.max_abs_error)} ({s.worst})**, over {len(rows)} runs.", "",
             "Per run (cross-validated error): " + ", ".join(

@@ -48,7 +48,15 @@ class TrainingSpec:
     flash_attention: bool = True
     """Fused attention that never stores the s x s score matrix."""
     overlap_grad_reduce: bool = True
-    """Overlap the data-parallel gradient reduction with the last micro-batch's backward."""
+    """Overlap the data-parallel gradient reduction with the last micro-batch's backward
+    (Megatron-LM ``--overlap-grad-reduce``; its command-line default is off, NVIDIA's published
+    runs turn it on)."""
+    overlap_param_gather: bool = True
+    """With ZeRO-1 (Megatron-LM's distributed optimizer): overlap the all-gather of the updated
+    parameters with the next iteration (``--overlap-param-gather``; costed, like today's
+    gradient reduction, inside the overlapped end-of-iteration collective). False: the
+    all-gather follows the optimizer step, exposed (docs/cost-model.md Sec. 6.3). Megatron's
+    command-line default is off; true here, like `overlap_grad_reduce`."""
     reserved_memory_gib: float = 2.0
     """Memory held back on every GPU for the CUDA context, NCCL buffers and fragmentation."""
     max_micro_batch_size: int = 16

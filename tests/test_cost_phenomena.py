@@ -116,3 +116,26 @@ def test_single_stage_plan_has_no_p2p_and_the_breakdown_adds_up() -> None:
     ev = CostModel(inst).evaluate(plan)
     assert ev.breakdown["bubble_s"] >= 0.0
     assert sum(ev.breakdown.values()) == pytest.approx(ev.iteration_time_s, rel=1e-12)
+
+
+def test_distributed_optimizer_parameter_gather_is_exposed_unless_overlapped() -> None:
+    """ZeRO-1 without overlap_param_gather: the parameters' all-gather follows the step (here
+    the last backward is long enough to hide the whole collective when it may overlap)."""
+    plan = Plan(micro_batch_size=64, num_micro_batches=1, stages=(
+        Stage(first_layer=0, num_layers=32, recompute="selective",
+              replicas=(ReplicaGroup(node_group="a100", device="A100-80G", count=16, tp=1,
+                                     micro_batch_share=4,
+                                     placement=(Placement(node=0, replicas=8),
+                                                Placement(node=1, replicas=8))),)),))
+    inst = _instance(zero_stage=1)
+    hidden = CostModel(inst).evaluate(plan)
+    exposed = CostModel(replace(inst, training=replace(inst.training,
+                                                       overlap_param_gather=False))).evaluate(plan)
+    rep = exposed.stages[0].replicas[0]
+    local = rep.params_local * 2  # bf16 parameters, bytes
+    gb_s = (inst.cluster.node_groups[0].nic_gb_s_per_gpu
+            * CostModel(inst).constants.network_efficiency)
+    gather = 15 / 16 * local / (gb_s * 1e9) + 15 * inst.cluster.node_groups[0].latency_s
+    assert exposed.breakdown["dp_comm_s"] >= gather
+    assert exposed.iteration_time_s > hidden.iteration_time_s + 0.5 * gather
+    assert sum(exposed.breakdown.values()) == pytest.approx(exposed.iteration_time_s, rel=1e-12)

@@ -61,20 +61,23 @@ class CostConstants:
     flash_head_dim_half: float = 32.0
     """Head dimension at which flash attention reaches half of `flash_efficiency` (assumed: gives
     0.50 of peak at d = 64 and 0.60 at d = 128, the FlashAttention-2 figures)."""
-    family_max_efficiency: tuple[tuple[str, float], ...] = (("hopper", 0.687),)
-    """`max_efficiency` of device families fitted on their own runs, as (family, value) pairs
-    (`DeviceType.efficiency_family`); a family not listed uses `max_efficiency` (fitted on
-    Ampere, an extrapolation for the others: docs/validation.md)."""
+    family_constants: tuple[tuple[str, str, float], ...] = (
+        ("hopper", "max_efficiency", 0.687),
+    )
+    """Constants fitted on a device family's own runs, as (family, constant, value): they replace
+    the constant for devices of that `DeviceType.efficiency_family`. A family not listed uses the
+    values above (`max_efficiency` fitted on Ampere: for the others an extrapolation,
+    docs/validation.md)."""
 
     def with_(self, **changes: float) -> CostConstants:
         return replace(self, **changes)  # type: ignore[arg-type]
 
     def for_family(self, family: str) -> CostConstants:
-        """These constants with `max_efficiency` of `family` where it was fitted on its own."""
-        for name, value in self.family_max_efficiency:
-            if name == family:
-                return replace(self, max_efficiency=value, family_max_efficiency=())
-        return self
+        """These constants with those fitted on `family`'s own runs in place."""
+        changes = {name: value for f, name, value in self.family_constants if f == family}
+        if not changes:
+            return self
+        return replace(self, family_constants=(), **changes)  # type: ignore[arg-type]
 
 
 DEFAULT_CONSTANTS = CostConstants()

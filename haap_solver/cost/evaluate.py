@@ -102,7 +102,11 @@ class ReplicaTerms:
     last_bucket_s: float
     """The same collective for the last gradient bucket, which cannot overlap (Sec. 6.3)."""
     optimizer_s: float
+    """Optimizer step, plus `param_gather_s` (exposed after the step, so part of the tail)."""
     params_local: float
+    param_gather_s: float = 0.0
+    """Distributed optimizer's parameter all-gather after the step when it is not overlapped
+    (ZeRO-1, `overlap_param_gather` false; Sec. 6.3); included in `optimizer_s`."""
 
     @property
     def compute_mb_s(self) -> float:
@@ -472,13 +476,19 @@ class CostModel:
         local = params / tp
         # Sec. 6.4: ZeRO-2 reduce-scatters gradients every micro-batch, ZeRO-3 also all-gathers
         # the weights for forward and for backward; ZeRO 0/1 reduce once per iteration.
-        zero_fwd = zero_bwd = end_comm = last_bucket = 0.0
+        zero_fwd = zero_bwd = end_comm = last_bucket = param_gather = 0.0
         if dp > 1:
             sb = self._state_bytes
             grads, weights = local * sb.grads, local * sb.weights
             # The last bucket holds at most one bucket, and (approximately) at most one layer.
             bucket = min(c.grad_bucket_params, self.params_per_layer / tp)
-            if t.zero_stage <= 1:
+            if t.zero_stage == 1 and not t.overlap_param_gather:
+                # Distributed optimizer (Sec. 6.3): the gradients' reduce-scatter overlaps the
+                # last backward, the updated parameters' all-gather follows the step exposed.
+                end_comm = comm.ring_allgather_s(grads, dp, dp_gb_s, dp_latency_s)
+                last_bucket = comm.ring_allgather_s(bucket * sb.grads, dp, dp_gb_s, dp_latency_s)
+                param_gather = comm.ring_allgather_s(weights, dp, dp_gb_s, dp_latency_s)
+            elif t.zero_stage <= 1:
                 end_comm = comm.ring_allreduce_s(grads, dp, dp_gb_s, dp_latency_s)
                 last_bucket = comm.ring_allreduce_s(bucket * sb.grads, dp, dp_gb_s, dp_latency_s)
             elif t.zero_stage == 2:
@@ -496,8 +506,8 @@ class CostModel:
             opt = compute.optimizer_step_s(opt_local, self.instance.device(device), c)
         return ReplicaTerms(fwd_s=fwd_c, bwd_s=bwd_c, tp_fwd_s=tp_f, tp_bwd_s=tp_b,
                             zero_fwd_s=zero_fwd, zero_bwd_s=zero_bwd, end_comm_s=end_comm,
-                            last_bucket_s=last_bucket,
-                            optimizer_s=opt, params_local=local)
+                            last_bucket_s=last_bucket, optimizer_s=opt + param_gather,
+                            params_local=local, param_gather_s=param_gather)
 
     def dp_link(self, replicas: tuple[ReplicaGroup, ...]) -> tuple[float, float]:
         """(GB/s per GPU, latency s) of the ring joining a stage's replicas (Sec. 6.3)."""
@@ -629,7 +639,8 @@ class CostModel:
                 micro_batch_share=share, fwd_s=fwd_c + tp_f + zero_f,
                 bwd_s=bwd_c + tp_b + zero_b, compute_s=fwd_c + bwd_c,
                 tp_comm_s=tp_f + tp_b, zero_comm_s=zero_f + zero_b,
-                dp_comm_s=end_exposed_s(terms, overlap), optimizer_s=terms.optimizer_s,
+                dp_comm_s=end_exposed_s(terms, overlap) + terms.param_gather_s,
+                optimizer_s=terms.optimizer_s - terms.param_gather_s,
                 memory=mem, params_local=terms.params_local,
             ))
             # Hardware FLOPs: what this replica group computes per micro-batch (x m later).
