@@ -1,5 +1,9 @@
 """Cost of a plan: iteration time (with a breakdown), throughput, MFU and per-GPU memory.
 
+`CostModel` composes the terms, each in the module of its kind: compute (``compute``: kernels,
+precision, launch floor), collectives (``comm``) and their placement and overlap (``network``),
+memory (``memory``), the pipeline schedule (``pipeline``) and measured profiles (``profile``).
+
 `CostModel` caches every per-layer coefficient by the configuration it depends on, so the searches
 that call it in their inner loop pay for each (device, TP, batch share, recomputation) once.
 `evaluate()` also caches each stage's replica reports by the stage's configuration and position
@@ -11,16 +15,21 @@ evaluations. The formulas are in docs/cost-model.md; the section numbers cited b
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple
 
 from haap_solver.cluster import INTRA_NODE_LATENCY_US, NodeGroup
 from haap_solver.cost import comm, compute, flops, memory
 from haap_solver.cost.efficiency import DEFAULT_CONSTANTS, CostConstants
+from haap_solver.cost.network import end_exposed_s, gpus_per_node, p2p_signature, zero_exposed_s
+from haap_solver.cost.pipeline import pipeline_makespan, pipeline_time
 from haap_solver.cost.profile import Profile, load_profile
 from haap_solver.instance import Instance
 from haap_solver.plan import Plan, ReplicaGroup, Stage
+
+__all__ = ["BREAKDOWN_KEYS", "CostModel", "EndCost", "Evaluation", "LayerCost", "MemoryReport",
+           "ReplicaReport", "ReplicaTerms", "StageReport", "end_exposed_s", "evaluate",
+           "pipeline_time", "zero_exposed_s"]
 
 BREAKDOWN_KEYS = ("compute_s", "tp_comm_s", "bubble_s", "p2p_s", "dp_comm_s", "optimizer_s")
 
@@ -28,21 +37,6 @@ BREAKDOWN_KEYS = ("compute_s", "tp_comm_s", "bubble_s", "p2p_s", "dp_comm_s", "o
 # evaluate()'s stage and link caches are cleared when they reach this many entries (a stage entry
 # with one replica group takes about 1.3 kB, so the stage cache stays below about 25 MB).
 _CACHE_LIMIT = 1 << 14
-
-
-def _gpus_per_node(r: ReplicaGroup) -> int:
-    """GPUs of a replica group on its busiest node: those sharing that node's NICs."""
-    return max(p.replicas for p in r.placement) * r.tp
-
-
-def _p2p_signature(replicas: tuple[ReplicaGroup, ...]) -> tuple[tuple[str, str, int, int, int],
-                                                                 ...]:
-    """What a stage's point-to-point times depend on: each replica group's node group, device,
-    TP degree, share and GPUs on its busiest node (not its recomputation, nor where exactly it
-    sits). The p2p caches are keyed by it, so stages that differ in nothing else share one
-    computation."""
-    return tuple((r.node_group, r.device, r.tp, r.micro_batch_share, _gpus_per_node(r))
-                 for r in replicas)
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,33 +109,6 @@ class ReplicaTerms:
     @property
     def zero_mb_s(self) -> float:
         return self.zero_fwd_s + self.zero_bwd_s
-
-
-def _exposed(z: float, compute: float, overlap: float) -> float:
-    """z - o min(z, compute) = max((1 - o) z, z - o compute): convex in the layer count; and
-    compute + exposed has slope 1 or 1 - o >= 0 in compute, so a faster pass is never slower."""
-    return z - overlap * min(z, compute)
-
-
-def zero_exposed_s(terms: ReplicaTerms, constants: CostConstants) -> tuple[float, float]:
-    """ZeRO traffic not hidden by prefetching, (forward, backward) per micro-batch (Sec. 6.4).
-
-    Each pass's traffic overlaps that pass's own compute, so a faster device never makes a pass
-    (hence a plan) slower: fwd + exposed_fwd is non-decreasing in fwd.
-    """
-    o = constants.zero3_overlap
-    return (_exposed(terms.zero_fwd_s, terms.fwd_s + terms.tp_fwd_s, o),
-            _exposed(terms.zero_bwd_s, terms.bwd_s + terms.tp_bwd_s, o))
-
-
-def end_exposed_s(terms: ReplicaTerms, overlap: bool) -> float:
-    """Exposed end-of-iteration collective.
-
-    Overlapped with the last micro-batch's backward, except its last bucket (Sec. 6.3).
-    """
-    if not overlap or terms.end_comm_s <= 0:
-        return terms.end_comm_s
-    return max(terms.end_comm_s - (terms.bwd_s + terms.tp_bwd_s), terms.last_bucket_s)
 
 
 @dataclass(frozen=True, slots=True)
@@ -558,7 +525,7 @@ class CostModel:
         return self._p2p_pair(sender.replicas, receiver.replicas)
 
     def _p2p_pair(self, a: tuple[ReplicaGroup, ...], b: tuple[ReplicaGroup, ...]) -> float:
-        key = (_p2p_signature(a), _p2p_signature(b))
+        key = (p2p_signature(a), p2p_signature(b))
         hit = self._p2p.get(key)
         if hit is None:
             if len(self._p2p) >= _CACHE_LIMIT:
@@ -574,7 +541,7 @@ class CostModel:
         A function of `replicas` and the node groups of `other` only (the other side's own NIC
         sharing counts when that side is costed): the exact search asks it with a stand-in
         neighbour of one GPU per node group."""
-        key = (_p2p_signature(replicas), _p2p_signature(other))
+        key = (p2p_signature(replicas), p2p_signature(other))
         hit = self._p2p_sides.get(key)
         if hit is None:
             if len(self._p2p_sides) >= _CACHE_LIMIT:
@@ -596,7 +563,7 @@ class CostModel:
                 lat = INTRA_NODE_LATENCY_US * 1e-6
             else:
                 gb_s, lat = self._network_link([self.instance.cluster.group(r.node_group)],
-                                               groups_other, users_a=_gpus_per_node(r),
+                                               groups_other, users_a=gpus_per_node(r),
                                                users_b=1)
             worst = max(worst, comm.p2p_s(r.micro_batch_share * per_seq / r.tp, gb_s, lat))
         return worst
@@ -718,7 +685,7 @@ class CostModel:
             link = record[2]
             links.append(link)
             stages[i].p2p_next_s = link
-        pipe, breakdown = _pipeline_time(schedule, [e.fwd_s for e in entries],
+        pipe, breakdown = pipeline_makespan(schedule, [e.fwd_s for e in entries],
                                          [e.bwd_s for e in entries], links, entries, mb_count)
         tails = [e.tail_s for e in entries]
         tail_stage = entries[tails.index(max(tails))]
@@ -766,59 +733,6 @@ class _StageEntry(NamedTuple):
     tail_s: float
     memory_ok: bool
     peak_memory_fraction: float
-
-
-class _HasReplicas(Protocol):
-    """What _pipeline_time reads of a stage (a StageReport or a _StageEntry)."""
-
-    @property
-    def replicas(self) -> Sequence[ReplicaReport]: ...
-
-
-def pipeline_time(schedule: str, stages: list[StageReport],
-                  num_micro_batches: int) -> tuple[float, dict[str, float]]:
-    """Pipeline makespan and its breakdown (Sec. 7).
-
-    1F1B: sum_i tau_i + 2 sum_j c_j + (m - 1) max(max_i tau_i, max_j 2 c_j), with tau_i the
-    stage's forward + backward per micro-batch and c_j the point-to-point time of link j (a link is
-    a pipeline stage of its own: asynchronous sends overlap compute in the steady state).
-    GPipe: all forwards, then all backwards, each with its own bottleneck.
-    """
-    return _pipeline_time(schedule, [s.fwd_s for s in stages], [s.bwd_s for s in stages],
-                          [s.p2p_next_s for s in stages[:-1]], stages, num_micro_batches)
-
-
-def _pipeline_time(schedule: str, fwds: list[float], bwds: list[float], links: list[float],
-                   stages: Sequence[_HasReplicas],
-                   m: int) -> tuple[float, dict[str, float]]:
-    """pipeline_time() on the stages' forward and backward times and the links between them."""
-    link_sum = 2 * sum(links)
-    link_max = max(links, default=0.0)
-    taus = [f + b for f, b in zip(fwds, bwds, strict=True)]
-    max_tau = max(taus)
-    if schedule == "gpipe":
-        max_f, max_b = max(fwds), max(bwds)
-        fmax = max(max_f, link_max)
-        bmax = max(max_b, link_max)
-        total = sum(fwds) + sum(bwds) + link_sum + (m - 1) * (fmax + bmax)
-        # Only the part of each bottleneck that a link (not a stage) sets is p2p time; the
-        # forward and backward maxima falling on different stages is imbalance (bubble).
-        stall = (m - 1) * (fmax - max_f + bmax - max_b)
-    else:
-        bottleneck = max(max_tau, 2 * link_max)
-        total = sum(taus) + link_sum + (m - 1) * bottleneck
-        stall = (m - 1) * (bottleneck - max_tau)
-    # The bottleneck stage: the first with the largest forward + backward.
-    k = stages[taus.index(max_tau)]
-    rep = max(k.replicas, key=lambda r: r.fwd_s + r.bwd_s)
-    compute = m * rep.compute_s
-    tp = m * rep.tp_comm_s
-    zero = m * rep.zero_comm_s
-    p2p = link_sum + stall
-    # Clamped: on a single stage the difference is a rounding residue (-1e-16), not a bubble.
-    bubble = max(total - compute - tp - zero - p2p, 0.0)
-    return total, {"compute_s": compute, "tp_comm_s": tp, "bubble_s": bubble, "p2p_s": p2p,
-                   "dp_comm_s": zero, "optimizer_s": 0.0}
 
 
 def evaluate(instance: Instance, plan: Plan, *, constants: CostConstants = DEFAULT_CONSTANTS,
