@@ -57,6 +57,21 @@ class NodeGroup:
         """Network bandwidth one GPU gets when all GPUs of the node communicate at once, GB/s."""
         return self.nic_gbit_s * self.nics_per_node / 8.0 / self.gpus_per_node
 
+    def nic_gb_s_per_gpu_among(self, users: int, line_gbit_s: float | None = None) -> float:
+        """Network bandwidth one GPU gets when `users` GPUs of its node share the NICs, GB/s
+        (docs/cost-model.md Sec. 6.1).
+
+        The node's NICs are shared evenly by the GPUs that use them, but one GPU reaches at most
+        max(1, nics / gpus_per_node) NICs: on rail-optimised nodes each GPU sits behind its own
+        NIC's PCIe switch, so the NICs of idle GPUs do not add to it. `users` is clamped to
+        1..gpus_per_node; with every GPU of the node communicating this is `nic_gb_s_per_gpu`.
+        `line_gbit_s` replaces the NIC line rate (a cap on traffic between NIC classes).
+        """
+        users = min(max(users, 1), self.gpus_per_node)
+        nics = min(self.nics_per_node / users, max(1.0, self.nics_per_node / self.gpus_per_node))
+        rate = self.nic_gbit_s if line_gbit_s is None else min(self.nic_gbit_s, line_gbit_s)
+        return rate * nics / 8.0
+
 
 @dataclass(frozen=True, kw_only=True)
 class Cluster:
@@ -94,12 +109,15 @@ class Cluster:
     def device_of(self, group: NodeGroup) -> DeviceType:
         return self.devices[group.device]
 
-    def link_gb_s(self, a: NodeGroup, b: NodeGroup) -> float:
-        """Per-GPU bandwidth of inter-node traffic between a GPU of `a` and one of `b`, GB/s."""
-        if a.nic == b.nic or self.cross_class_gbit_s is None:
-            return min(a.nic_gb_s_per_gpu, b.nic_gb_s_per_gpu)
-        share_a = min(a.nic_gbit_s, self.cross_class_gbit_s) * a.nics_per_node / 8 / a.gpus_per_node
-        share_b = min(b.nic_gbit_s, self.cross_class_gbit_s) * b.nics_per_node / 8 / b.gpus_per_node
+    def link_gb_s(self, a: NodeGroup, b: NodeGroup, users_a: int | None = None,
+                  users_b: int | None = None) -> float:
+        """Per-GPU bandwidth of inter-node traffic between a GPU of `a` and one of `b`, GB/s,
+        when `users_a` GPUs of the first GPU's node and `users_b` of the second's share their
+        NICs (None: every GPU of the node)."""
+        line = (None if a.nic == b.nic or self.cross_class_gbit_s is None
+                else self.cross_class_gbit_s)
+        share_a = a.nic_gb_s_per_gpu_among(a.gpus_per_node if users_a is None else users_a, line)
+        share_b = b.nic_gb_s_per_gpu_among(b.gpus_per_node if users_b is None else users_b, line)
         return min(share_a, share_b)
 
     def link_latency_s(self, a: NodeGroup, b: NodeGroup) -> float:

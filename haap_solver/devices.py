@@ -7,11 +7,12 @@ A device's ``memory_gib`` is its nominal capacity (NVIDIA's "80GB" A100 reports 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Annotated
 
 from haap_solver import limits
-from haap_solver._fields import Range, check_ranges
+from haap_solver._fields import Range, check_ranges, require
 from haap_solver.errors import InputError, did_you_mean
 
 
@@ -23,6 +24,17 @@ class DeviceType:
     """Identifier used in instance and plan files (e.g. ``A100-80G``)."""
     peak_tflops: Annotated[float, Range(0, limits.MAX_TFLOPS, min_exclusive=True)]
     """Peak dense 16-bit tensor throughput (bf16, or fp16 where there is no bf16), TFLOP/s."""
+    peak_fp32_tflops: float | None = None
+    """Peak dense fp32 matrix throughput without TF32 (CUDA cores; AMD fp32 matrix cores),
+    TFLOP/s. None: unknown, costed at 1/8 of `peak_tflops` (the A100 and H100 ratio of 16-bit
+    tensor to fp32 non-tensor peak, 312/19.5 = 16 and 989/67 = 15, rounded towards slower GPUs),
+    and said so in docs/cost-model.md Sec. 4.1."""
+    peak_tf32_tflops: float | None = None
+    """Peak dense TF32 tensor throughput, TFLOP/s; None where the device has no TF32 (Volta,
+    Turing, AMD): fp32 matmuls then run at `peak_fp32_tflops` whatever the matmul precision."""
+    peak_fp8_tflops: float | None = None
+    """Peak dense fp8 tensor throughput (fp32 accumulate), TFLOP/s; None where the device has
+    no fp8 tensor cores: fp8 training is then an error."""
     memory_gib: Annotated[float, Range(0, limits.MAX_MEMORY_GIB, min_exclusive=True)]
     """Device memory, GiB."""
     hbm_gb_s: Annotated[float, Range(0, limits.MAX_GB_S, min_exclusive=True)]
@@ -38,45 +50,98 @@ class DeviceType:
 
     def __post_init__(self) -> None:
         check_ranges(self)
+        for name in ("peak_fp32_tflops", "peak_tf32_tflops", "peak_fp8_tflops"):
+            value = getattr(self, name)
+            if value is not None:
+                require(math.isfinite(value) and 0 < value <= limits.MAX_TFLOPS, name,
+                        f"must be a number in (0, {limits.MAX_TFLOPS:g}], got {value}")
+
+    def matmul_peak_tflops(self, dtype: str, fp32_matmul_precision: str = "highest") -> float:
+        """Peak dense matmul TFLOP/s for the training precision (docs/cost-model.md Sec. 4.1).
+
+        16-bit training runs its matmuls on the 16-bit tensor cores; fp8 on the fp8 ones; fp32
+        on TF32 tensor cores when `fp32_matmul_precision` is "high" (and the device has them),
+        else on fp32 units (PyTorch's default since 1.12: ``allow_tf32`` off for matmuls).
+        """
+        if dtype in ("bf16", "fp16"):
+            return self.peak_tflops
+        if dtype == "fp8":
+            if self.peak_fp8_tflops is None:
+                raise ValueError(f"{self.name} has no fp8 tensor cores")
+            return self.peak_fp8_tflops
+        if fp32_matmul_precision == "high" and self.peak_tf32_tflops is not None:
+            return self.peak_tf32_tflops
+        if self.peak_fp32_tflops is not None:
+            return self.peak_fp32_tflops
+        return self.peak_tflops / 8.0
 
 
 _SHEET = "shared/reference/gpu_specs.csv"
 
 
 def _dev(name: str, tflops: float, mem: float, hbm: float, link: float, *, bf16: bool = True,
-         source: str) -> DeviceType:
+         source: str, fp32: float, tf32: float | None = None, fp8: float | None = None,
+         precision_source: str, family: str = "default") -> DeviceType:
     return DeviceType(name=name, peak_tflops=tflops, memory_gib=mem, hbm_gb_s=hbm,
-                      intra_node_gb_s=link, supports_bf16=bf16, source=f"{_SHEET}: {source}")
+                      intra_node_gb_s=link, supports_bf16=bf16, peak_fp32_tflops=fp32,
+                      peak_tf32_tflops=tf32, peak_fp8_tflops=fp8, efficiency_family=family,
+                      source=f"{_SHEET}: {source}; other precisions: {precision_source}")
+
+
+# Sources of the fp32 / TF32 / fp8 peaks (gpu_specs.csv has the 16-bit and some fp8 figures only).
+_A100_DS = ("NVIDIA A100 datasheet (nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf) as "
+            "tabulated at glennklockwood.com/garden/processors/A100: FP32 19.5, TF32 156 dense")
+_H100_WP = ("NVIDIA H100 whitepaper as tabulated at glennklockwood.com/garden/processors/h100: "
+            "FP32 66.9, TF32 494.7 dense, FP8 1978.9 dense")
 
 
 DEVICE_PRESETS: dict[str, DeviceType] = {
     d.name: d
     for d in (
-        _dev("V100-32G", 125, 32, 900, 150, bf16=False,
+        _dev("V100-32G", 125, 32, 900, 150, bf16=False, fp32=15.7,
+             precision_source="V100 datasheet, SXM2 FP32 15.7 (UNVERIFIED, from memory); "
+                              "no TF32, no fp8",
              source="V100-SXM2-32GB; 125 TF fp16 tensor, 900 GB/s; NVLink2 300 GB/s aggregate"),
-        _dev("A100-40G", 312, 40, 1555, 300,
+        _dev("A100-40G", 312, 40, 1555, 300, fp32=19.5, tf32=156, precision_source=_A100_DS,
+             family="ampere",
              source="A100-SXM4-40GB; whitepaper Table 4; NVLink3 600 GB/s aggregate"),
-        _dev("A100-80G", 312, 80, 2039, 300,
+        _dev("A100-80G", 312, 80, 2039, 300, fp32=19.5, tf32=156, precision_source=_A100_DS,
+             family="ampere",
              source="A100-SXM4-80GB; Narayanan SC'21 312 TF; NVLink3 600 GB/s aggregate"),
-        _dev("H100", 989, 80, 3350, 450,
+        _dev("H100", 989, 80, 3350, 450, fp32=66.9, tf32=494.7, fp8=1978.9,
+             precision_source=_H100_WP, family="hopper",
              source="H100-SXM5-80GB; llm-analysis config; NVLink4 900 GB/s aggregate"),
-        _dev("H200", 989, 141, 4800, 450,
+        _dev("H200", 989, 141, 4800, 450, fp32=66.9, tf32=494.7, fp8=1978.9,
+             precision_source="same GH100 compute as H100: " + _H100_WP, family="hopper",
              source="H200-SXM-141GB; third-party pages; NVLink4 900 GB/s aggregate"),
-        _dev("L40S", 362.05, 48, 864, 32,
+        _dev("L40S", 362.05, 48, 864, 32, fp32=91.6, tf32=183, fp8=733,
+             precision_source="fp8 733 dense: gpu_specs.csv; FP32 91.6, TF32 183 dense: L40S "
+                              "datasheet (UNVERIFIED, from memory)",
              source="L40S datasheet copy; no NVLink, PCIe Gen4 x16 64 GB/s bidirectional"),
-        _dev("A10", 125, 24, 600, 32,
+        _dev("A10", 125, 24, 600, 32, fp32=31.2, tf32=62.5,
+             precision_source="A10 datasheet FP32 31.2, TF32 62.5 dense (UNVERIFIED, from "
+                              "memory)",
              source="A10 (24GB) datasheet 125 TF bf16; PCIe Gen4 x16"),
-        _dev("T4", 65, 16, 320, 16, bf16=False,
+        _dev("T4", 65, 16, 320, 16, bf16=False, fp32=8.1,
+             precision_source="T4 datasheet FP32 8.1 (UNVERIFIED, from memory); no TF32, no fp8",
              source="T4 65 TF fp16 mixed precision; PCIe Gen3 x16"),
-        _dev("RTX3090", 71, 24, 936, 32,
+        _dev("RTX3090", 71, 24, 936, 32, fp32=35.6, tf32=35.6,
+             precision_source="GA102 whitepaper FP32 35.6, TF32 tensor 35.6 dense (UNVERIFIED, "
+                              "from memory)",
              source="RTX 3090; 71 TF fp16/bf16 with fp32 accumulate (UNVERIFIED in sheet); "
                     "PCIe Gen4"),
-        _dev("RTX4090", 165.2, 24, 1008, 32,
+        _dev("RTX4090", 165.2, 24, 1008, 32, fp32=82.6, tf32=82.6, fp8=330.3,
+             precision_source="fp8 330.3 (fp32 accumulate): gpu_specs.csv; FP32 82.6, TF32 82.6 "
+                              "dense: Ada whitepaper App. A (UNVERIFIED, from memory)",
              source="RTX 4090; Ada whitepaper 165.2 TF bf16 fp32-accumulate; PCIe Gen4, no NVLink"),
-        _dev("MI250X", 191.5, 64, 1600, 200,
+        _dev("MI250X", 191.5, 64, 1600, 200, fp32=47.9,
+             precision_source="MI250X FP32 matrix 95.7 per OAM, halved per GCD (UNVERIFIED, from "
+                              "memory); no TF32, no fp8",
              source="MI250X per GCD (framework device): half of the OAM's 383 TF, 128 GB, "
                     "3200 GB/s; Infinity Fabric 400 GB/s halved"),
-        _dev("MI300X", 1307.4, 192, 5300, 448,
+        _dev("MI300X", 1307.4, 192, 5300, 448, fp32=163.4, tf32=653.7, fp8=2614.9,
+             precision_source="fp8 2614.9: gpu_specs.csv (UNVERIFIED); FP32 163.4, TF32 653.7: "
+                              "MI300X datasheet (UNVERIFIED, from memory)",
              source="MI300X 1307.4 TF (UNVERIFIED exact), 192 GB, 5.3 TB/s; xGMI 896 GB/s "
                     "aggregate"),
     )

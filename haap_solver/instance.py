@@ -73,6 +73,12 @@ class Instance:
                     "use dtype = 'fp16' for this cluster",
                     field=f"cluster.node_groups[{i}].device",
                 )
+            if self.training.dtype == "fp8" and dev is not None and dev.peak_fp8_tflops is None:
+                raise InputError(
+                    f"{g.device} has no fp8 tensor cores (no peak_fp8_tflops) but "
+                    "training.dtype is 'fp8'; use 'bf16' or 'fp16' for this cluster",
+                    field=f"cluster.node_groups[{i}].device",
+                )
 
     def device(self, name: str) -> DeviceType:
         return self.cluster.devices[name]

@@ -11,7 +11,9 @@ from haap_solver._fields import Length, Range, check_ranges, require
 Recompute = Literal["none", "selective", "full"]
 Schedule = Literal["1f1b", "gpipe"]
 PipelineP2P = Literal["blocking", "overlapped"]
-Dtype = Literal["bf16", "fp16", "fp32"]
+Dtype = Literal["bf16", "fp16", "fp32", "fp8"]
+Framework = Literal["megatron", "deepspeed"]
+Fp32MatmulPrecision = Literal["highest", "high"]
 Target = Literal["any", "megatron", "deepspeed", "torchtitan", "flagscale"]
 TARGETS: tuple[Target, ...] = ("any", "megatron", "deepspeed", "torchtitan", "flagscale")
 RECOMPUTE_MODES: tuple[Recompute, ...] = ("none", "selective", "full")
@@ -25,7 +27,18 @@ class TrainingSpec:
     global_batch_size: Annotated[int, Range(1, limits.MAX_BATCH)]
     """Sequences per optimizer step."""
     dtype: Dtype = "bf16"
-    """Compute precision of weights and activations."""
+    """Compute precision of the matmuls, which picks the device's peak (docs/cost-model.md
+    Sec. 4.1). "fp8" is Transformer Engine style: fp8 GEMMs, 16-bit activations and weights
+    otherwise (memory as bf16)."""
+    fp32_matmul_precision: Fp32MatmulPrecision = "highest"
+    """With dtype "fp32": "highest" runs matmuls in true fp32 (PyTorch's default since 1.12,
+    ``torch.backends.cuda.matmul.allow_tf32 = False``; Megatron-LM does not change it), "high"
+    on TF32 tensor cores (``torch.set_float32_matmul_precision("high")``). Ignored otherwise."""
+    framework: Framework = "megatron"
+    """Training engine, for its kernels (docs/cost-model.md Sec. 4.3): "megatron" (Megatron-LM
+    core: fused bias-GeLU/SwiGLU, bias-dropout-add and scale-mask-softmax kernels) or
+    "deepspeed" (DeepSpeed running a Hugging Face-style model: each elementwise op its own
+    kernel, more bytes moved and more kernels launched per layer)."""
     optimizer: Literal["adam"] = "adam"
     """Mixed-precision Adam: 16 bytes/parameter (2 weight, 2 grad, 4+4+4 fp32 master, m, v)."""
     zero_stage: Annotated[int, Range(0, 3)] = 0
@@ -41,7 +54,15 @@ class TrainingSpec:
     flash_attention: bool = True
     """Fused attention that never stores the s x s score matrix."""
     overlap_grad_reduce: bool = True
-    """Overlap the data-parallel gradient reduction with the last micro-batch's backward."""
+    """Overlap the data-parallel gradient reduction with the last micro-batch's backward
+    (Megatron-LM ``--overlap-grad-reduce``; its command-line default is off, NVIDIA's published
+    runs turn it on)."""
+    overlap_param_gather: bool = True
+    """With ZeRO-1 (Megatron-LM's distributed optimizer): overlap the all-gather of the updated
+    parameters with the next iteration (``--overlap-param-gather``; costed, like today's
+    gradient reduction, inside the overlapped end-of-iteration collective). False: the
+    all-gather follows the optimizer step, exposed (docs/cost-model.md Sec. 6.3). Megatron's
+    command-line default is off; true here, like `overlap_grad_reduce`."""
     reserved_memory_gib: Annotated[float, Range(0, limits.MAX_MEMORY_GIB)] = 2.0
     """Memory held back on every GPU for the CUDA context, NCCL buffers and fragmentation."""
     max_micro_batch_size: Annotated[int, Range(1, limits.MAX_MICRO_BATCH)] = 16

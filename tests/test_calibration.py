@@ -18,10 +18,13 @@ ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "validation.md"
 SHARED_CSV = ROOT.parent / "shared" / "reference" / "calibration_runs.csv"
 
-# Bounds the shipped constants must keep (docs/validation.md reports the actual values:
-# median 3.0%, maximum 21.7% on r001, the 1.7B model that the GEMM-only model predicts too fast).
+# Bounds the shipped constants must keep over all 39 calibration runs (docs/validation.md
+# reports the actual values: median 3.7%, maximum 29.4% on r144, the 1.7B H100 run of the
+# Megatron-LM README, predicted too fast). The SC'21 runs alone keep the older, tighter bounds.
 MEDIAN_ABS_ERROR_BOUND = 0.10
-MAX_ABS_ERROR_BOUND = 0.25
+MAX_ABS_ERROR_BOUND = 0.35
+SC21_MAX_ABS_ERROR_BOUND = 0.15
+K22_PER_LAYER_BOUND = 0.10
 
 
 @pytest.fixture(scope="module")
@@ -40,12 +43,15 @@ def test_shipped_csv_is_a_copy_of_the_reference() -> None:
     assert [r.id for r in runs] == [f"r{i:03d}" for i in range(1, 23)]
     if not SHARED_CSV.exists():
         pytest.skip("shared/ reference not next to the checkout")
-    shipped = ROOT / "haap_solver" / "data" / "calibration_runs.csv"
-    assert shipped.read_bytes() == SHARED_CSV.read_bytes()
+    for name in ("calibration_runs.csv", "more_runs.csv"):
+        shipped = ROOT / "haap_solver" / "data" / name
+        assert shipped.read_bytes() == (SHARED_CSV.parent / name).read_bytes()
 
 
 def test_measured_time_is_the_papers_eq3_count(rows: list[cal.RowResult]) -> None:
     for r in rows:
+        if r.run.source != "SC'21":
+            continue
         derived = r.paper_flops / (r.run.measured_tflops * 1e12 * r.run.gpus)
         assert derived == pytest.approx(r.measured_s, rel=0.01), r.run.id
 
@@ -57,6 +63,8 @@ def test_layer_split_gives_the_remainder_to_the_first_stages() -> None:
 
 def test_instances_reflect_the_2021_setup(prepared: list[cal.PreparedRun]) -> None:
     for p in prepared:
+        if p.run.source != "SC'21":
+            continue
         run, inst = p.run, p.instance
         t = inst.training
         assert t.dtype == "fp16" and t.recompute == ("full",) and t.schedules == ("1f1b",)
@@ -79,6 +87,8 @@ def test_every_plan_validates(prepared: list[cal.PreparedRun], rows: list[cal.Ro
             assert list(p.plans) == [p.run.micro_batch], p.run.id
         for plan in p.plans.values():
             check_plan(p.instance, plan)
+            if p.run.per_layer:
+                continue
             assert plan.num_gpus == p.run.gpus
             assert plan.num_stages == p.run.pp
             assert {s.dp for s in plan.stages} == {p.run.dp}
@@ -102,9 +112,36 @@ def test_chosen_micro_batch_is_the_fastest_that_fits(prepared: list[cal.Prepared
 
 def test_errors_with_shipped_constants(rows: list[cal.RowResult]) -> None:
     errors = [abs(r.error) for r in rows]
-    assert len(errors) == 22
+    assert len(errors) == 39
     assert statistics.median(errors) < MEDIAN_ABS_ERROR_BOUND
     assert max(errors) < MAX_ABS_ERROR_BOUND, max(rows, key=lambda r: abs(r.error)).run.id
+    sc21 = [abs(r.error) for r in rows if r.run.source == "SC'21"]
+    assert len(sc21) == 22 and max(sc21) < SC21_MAX_ABS_ERROR_BOUND
+
+
+def test_korthikanti_per_layer_times(rows: list[cal.RowResult]) -> None:
+    """[K22] Table 4 prints one 22B layer's forward + backward at TP 8 (19.6 ms baseline,
+    19.0 with sequence parallelism, 27.2 with full and 20.9 with selective recomputation):
+    the model's per-layer cost must be within 10% of each, and must order them as the paper
+    does (recomputation costs, sequence parallelism saves)."""
+    k22 = {r.run.id: r for r in rows if r.run.per_layer}
+    assert sorted(k22) == ["r032", "r033", "r034", "r035", "r036"]
+    assert {r.measured_s for r in k22.values()} == {0.0196, 0.019, 0.0272, 0.0209, 0.0203}
+    for r in k22.values():
+        assert abs(r.error) < K22_PER_LAYER_BOUND, (r.run.id, r.error)
+    p = {i: r.predicted_s for i, r in k22.items()}
+    assert p["r034"] > p["r035"] > p["r032"] > p["r033"]
+    assert p["r036"] < p["r035"]
+
+
+def test_more_runs_are_all_encoded_or_excluded_with_a_reason() -> None:
+    import csv
+
+    ids = [row["id"] for row in csv.DictReader(
+        (ROOT / "haap_solver" / "data" / "more_runs.csv").open())]
+    kept = [r.id for r in cal.load_more_runs()]
+    assert sorted(kept + list(cal.EXCLUDED_MORE_RUNS)) == sorted(ids)
+    assert all(cal.EXCLUDED_MORE_RUNS.values())
 
 
 def test_fitted_constants_are_physical() -> None:
@@ -115,7 +152,7 @@ def test_fitted_constants_are_physical() -> None:
     assert c.width_half > 0
     for name in cal.FITTED:
         lo, hi = cal.BOUNDS[name]
-        assert lo < getattr(c, name) < hi, f"{name} is at or outside its fit bounds"
+        assert lo < cal.constant_value(c, name) < hi, f"{name} is at or outside its fit bounds"
     # Peak efficiency of a wide GEMM stays below what A100 GEMMs reach (~0.8-0.9 of peak).
     assert c.max_efficiency < 0.9
 
@@ -125,10 +162,11 @@ def test_refit_reproduces_the_shipped_defaults(prepared: list[cal.PreparedRun]) 
     assert result.success
     assert not result.at_bound
     for name in cal.FITTED:
-        fitted, shipped = getattr(result.constants, name), getattr(DEFAULT_CONSTANTS, name)
+        fitted = cal.constant_value(result.constants, name)
+        shipped = cal.constant_value(DEFAULT_CONSTANTS, name)
         half_unit = 0.5 * 10 ** (math.floor(math.log10(abs(shipped))) - 2)
         assert abs(fitted - shipped) <= half_unit * 1.001, (name, fitted, shipped)
-        assert getattr(result.rounded, name) == shipped, name
+        assert cal.constant_value(result.rounded, name) == shipped, name
 
 
 def test_fit_is_deterministic_and_bounded(prepared: list[cal.PreparedRun]) -> None:
@@ -137,7 +175,7 @@ def test_fit_is_deterministic_and_bounded(prepared: list[cal.PreparedRun]) -> No
     assert cal.fitted_values(a.constants) == cal.fitted_values(b.constants)
     for name in cal.FITTED:
         lo, hi = cal.BOUNDS[name]
-        assert lo <= getattr(a.constants, name) <= hi
+        assert lo <= cal.constant_value(a.constants, name) <= hi
 
 
 def _tables(text: str) -> list[str]:
@@ -152,15 +190,16 @@ def test_validation_doc_is_up_to_date(tmp_path: Path, prepared: list[cal.Prepare
         "docs/validation.md is stale: run haap calibrate --write docs/validation.md")
     summary = [line for line in regenerated.splitlines() if line.startswith("**Median")]
     assert summary and summary[0] in committed
-    rows = [line for line in _tables(regenerated) if line.startswith("| r0")]
-    assert len(rows) == 22
+    rows = [line for line in _tables(regenerated) if line.startswith(("| r0", "| r1"))]
+    assert len(rows) == 39
 
 
 def test_cli_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["calibrate", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["constants"] == cal.fitted_values(DEFAULT_CONSTANTS)
-    assert [r["id"] for r in out["rows"]] == [f"r{i:03d}" for i in range(1, 23)]
+    assert [r["id"] for r in out["rows"]][:22] == [f"r{i:03d}" for i in range(1, 23)]
     assert out["summary"]["median_abs_error"] < MEDIAN_ABS_ERROR_BOUND
     chosen = {r["id"] for r in out["rows"] if r["micro_batch_chosen"]}
-    assert chosen == {f"r{i:03d}" for i in range(1, 11)}
+    assert chosen == ({f"r{i:03d}" for i in range(1, 11)} | {"r082", "r083", "r084"}
+                      | {f"r{i}" for i in range(144, 153)})

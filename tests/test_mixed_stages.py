@@ -53,6 +53,14 @@ def _per_layer(cm: CostModel, device: str, tp: int, share: int, recompute: str) 
     return lc.fwd_s + lc.bwd_s + lc.tp_fwd_s + lc.tp_bwd_s
 
 
+def _fraction(cm: CostModel, device: str, tp: int, share: int, dp: int) -> float:
+    """Memory fraction of one replica of a one-layer middle stage, one micro-batch in flight."""
+    mem = cm.replica_memory(device=device, tp=tp, share=share, dp=dp, num_layers=1,
+                            recompute="none", params=cm.params_held(1, False, False, True),
+                            is_first=False, is_last=False, in_flight=1)
+    return mem.total / mem.capacity
+
+
 @given(st.lists(st.integers(1, 8), min_size=1, max_size=3), st.integers(1, 64),
        st.integers(1, 16))
 def test_splits_are_every_integer_split_in_order(counts: list[int], total: int,
@@ -92,17 +100,22 @@ def test_split_is_the_best_balanced_split_by_enumeration(instance: Instance) -> 
                     continue
                 worst = max(_per_layer(cm, d, tp, s, "none")
                             for d, tp, s in zip(devices, tps, shares, strict=True))
-                if best is None or worst < best[0] * (1 - 1e-12):
-                    best = (worst, shares)
+                # Ties (layers at their launch floor take the same time whatever the share) go
+                # to the lighter split, as mixed_split documents.
+                heavy = max(_fraction(cm, d, tp, s, sum(counts))
+                            for d, tp, s in zip(devices, tps, shares, strict=True))
+                if best is None or (worst, heavy) < best[0]:
+                    best = ((worst, heavy), shares)
             got = cache.mixed_split(shape, b, "none")
             if best is None:
                 assert got is None
                 continue
             times = [_per_layer(cm, d, tp, s, "none")
                      for d, tp, s in zip(devices, tps, best[1], strict=True)]
+            stage_t = best[0][0]
             balanced = all(
-                own >= MIXED_MIN_BUSY * best[0]
-                or _per_layer(cm, d, tp, s + 1, "none") >= best[0]
+                own >= MIXED_MIN_BUSY * stage_t
+                or _per_layer(cm, d, tp, s + 1, "none") >= stage_t
                 for own, d, tp, s in zip(times, devices, tps, best[1], strict=True))
             if not balanced:
                 assert got is None, shape
@@ -110,7 +123,7 @@ def test_split_is_the_best_balanced_split_by_enumeration(instance: Instance) -> 
             assert got is not None, shape
             assert sum(p.count * p.share for p in got) == b
             got_worst = max(_per_layer(cm, p.device, p.tp, p.share, "none") for p in got)
-            assert math.isclose(got_worst, best[0], rel_tol=1e-12), (shape, got, best)
+            assert math.isclose(got_worst, stage_t, rel_tol=1e-12), (shape, got, best)
             checked += 1
     assume(checked)
 
@@ -150,8 +163,11 @@ def test_stage_pieces_reproduce_evaluate(instance: Instance, schedule: str) -> N
                     assert math.isclose(co.tail(nk), stage.tail_s, rel_tol=1e-9, abs_tol=1e-15)
                     fits = cache.max_layers(c, b, k == 0, k == p - 1, p > 1, stage.in_flight)
                     violations = plan_violations(instance, plan, cost_model=cm)
-                    assert (nk <= fits) == (not any("GiB" in v for v in violations)), \
-                        (c.label(), nk, fits, violations)
+                    # The validator checks memory only on an otherwise valid plan (a GPipe plan
+                    # where training.schedules allows 1F1B only is not one).
+                    if not any("GiB" not in v for v in violations):
+                        assert (nk <= fits) == (not violations), (c.label(), nk, fits,
+                                                                  violations)
                     checked += 1
     assume(checked)
 
@@ -521,7 +537,10 @@ def test_second_process_uses_the_callers_cost_model() -> None:
     from haap_solver.cost.efficiency import DEFAULT_CONSTANTS
 
     inst = load_instance(MIXED_WINS)
-    constants = replace(DEFAULT_CONSTANTS, max_efficiency=0.5 * DEFAULT_CONSTANTS.max_efficiency)
+    d = DEFAULT_CONSTANTS  # every device half as fast: GEMMs, attention and memory-bound work
+    constants = replace(d, max_efficiency=0.5 * d.max_efficiency, family_constants=(),
+                        flash_efficiency=0.5 * d.flash_efficiency,
+                        hbm_efficiency=0.5 * d.hbm_efficiency)
 
     def state() -> SearchState:
         return SearchState(inst, CostModel(inst, constants=constants))

@@ -1,5 +1,9 @@
 """Cost of a plan: iteration time (with a breakdown), throughput, MFU and per-GPU memory.
 
+`CostModel` composes the terms, each in the module of its kind: compute (``compute``: kernels,
+precision, launch floor), collectives (``comm``) and their placement and overlap (``network``),
+memory (``memory``), the pipeline schedule (``pipeline``) and measured profiles (``profile``).
+
 `CostModel` caches every per-layer coefficient by the configuration it depends on, so the searches
 that call it in their inner loop pay for each (device, TP, batch share, recomputation) once.
 `evaluate()` also caches each stage's replica reports by the stage's configuration and position
@@ -11,16 +15,21 @@ evaluations. The formulas are in docs/cost-model.md; the section numbers cited b
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple
 
 from haap_solver.cluster import INTRA_NODE_LATENCY_US, NodeGroup
-from haap_solver.cost import comm, flops, memory
-from haap_solver.cost.efficiency import DEFAULT_CONSTANTS, CostConstants, compute_efficiency
+from haap_solver.cost import comm, compute, flops, memory
+from haap_solver.cost.efficiency import DEFAULT_CONSTANTS, CostConstants
+from haap_solver.cost.network import end_exposed_s, gpus_per_node, p2p_signature, zero_exposed_s
+from haap_solver.cost.pipeline import pipeline_makespan, pipeline_time
 from haap_solver.cost.profile import Profile, load_profile
 from haap_solver.instance import Instance
 from haap_solver.plan import Plan, ReplicaGroup, Stage
+
+__all__ = ["BREAKDOWN_KEYS", "CostModel", "EndCost", "Evaluation", "LayerCost", "MemoryReport",
+           "ReplicaReport", "ReplicaTerms", "StageReport", "end_exposed_s", "evaluate",
+           "pipeline_time", "zero_exposed_s"]
 
 BREAKDOWN_KEYS = ("compute_s", "tp_comm_s", "bubble_s", "p2p_s", "dp_comm_s", "optimizer_s")
 
@@ -28,13 +37,6 @@ BREAKDOWN_KEYS = ("compute_s", "tp_comm_s", "bubble_s", "p2p_s", "dp_comm_s", "o
 # evaluate()'s stage and link caches are cleared when they reach this many entries (a stage entry
 # with one replica group takes about 1.3 kB, so the stage cache stays below about 25 MB).
 _CACHE_LIMIT = 1 << 14
-
-
-def _p2p_signature(replicas: tuple[ReplicaGroup, ...]) -> tuple[tuple[str, str, int, int], ...]:
-    """What a stage's point-to-point times depend on: each replica group's node group, device,
-    TP degree and share (not its count, placement or the stage's recomputation). The p2p caches
-    are keyed by it, so stages that differ in nothing else share one computation."""
-    return tuple((r.node_group, r.device, r.tp, r.micro_batch_share) for r in replicas)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +96,11 @@ class ReplicaTerms:
     last_bucket_s: float
     """The same collective for the last gradient bucket, which cannot overlap (Sec. 6.3)."""
     optimizer_s: float
+    """Optimizer step, plus `param_gather_s` (exposed after the step, so part of the tail)."""
     params_local: float
+    param_gather_s: float = 0.0
+    """Distributed optimizer's parameter all-gather after the step when it is not overlapped
+    (ZeRO-1, `overlap_param_gather` false; Sec. 6.3); included in `optimizer_s`."""
 
     @property
     def compute_mb_s(self) -> float:
@@ -103,33 +109,6 @@ class ReplicaTerms:
     @property
     def zero_mb_s(self) -> float:
         return self.zero_fwd_s + self.zero_bwd_s
-
-
-def _exposed(z: float, compute: float, overlap: float) -> float:
-    """z - o min(z, compute) = max((1 - o) z, z - o compute): convex in the layer count; and
-    compute + exposed has slope 1 or 1 - o >= 0 in compute, so a faster pass is never slower."""
-    return z - overlap * min(z, compute)
-
-
-def zero_exposed_s(terms: ReplicaTerms, constants: CostConstants) -> tuple[float, float]:
-    """ZeRO traffic not hidden by prefetching, (forward, backward) per micro-batch (Sec. 6.4).
-
-    Each pass's traffic overlaps that pass's own compute, so a faster device never makes a pass
-    (hence a plan) slower: fwd + exposed_fwd is non-decreasing in fwd.
-    """
-    o = constants.zero3_overlap
-    return (_exposed(terms.zero_fwd_s, terms.fwd_s + terms.tp_fwd_s, o),
-            _exposed(terms.zero_bwd_s, terms.bwd_s + terms.tp_bwd_s, o))
-
-
-def end_exposed_s(terms: ReplicaTerms, overlap: bool) -> float:
-    """Exposed end-of-iteration collective.
-
-    Overlapped with the last micro-batch's backward, except its last bucket (Sec. 6.3).
-    """
-    if not overlap or terms.end_comm_s <= 0:
-        return terms.end_comm_s
-    return max(terms.end_comm_s - (terms.bwd_s + terms.tp_bwd_s), terms.last_bucket_s)
 
 
 @dataclass(frozen=True, slots=True)
@@ -295,11 +274,21 @@ class CostModel:
         # evaluate()'s caches (see the module docstring); bounded by _CACHE_LIMIT entries.
         self._stages: dict[tuple[Any, ...], _StageEntry] = {}
         self._links: dict[tuple[int, int], tuple[_StageEntry, _StageEntry, float]] = {}
-        self._p2p: dict[tuple[tuple[tuple[str, str, int, int], ...], ...], float] = {}
-        self._p2p_sides: dict[tuple[tuple[tuple[str, str, int, int], ...], ...], float] = {}
-        self._group_links: dict[tuple[str, str], tuple[float, float]] = {}
+        self._p2p: dict[tuple[tuple[tuple[str, str, int, int, int], ...], ...], float] = {}
+        self._p2p_sides: dict[tuple[tuple[tuple[str, str, int, int, int], ...], ...],
+                              float] = {}
+        self._group_links: dict[tuple[str, str, int | None, int | None],
+                                tuple[float, float]] = {}
 
     # -- Per-layer coefficients (Sec. 2-4) ---------------------------------------------------
+    def _constants_of(self, device: str) -> CostConstants:
+        """The constants of `device`'s efficiency family (Sec. 4.2)."""
+        return self.constants.for_family(self.instance.device(device).efficiency_family)
+
+    def peak_flops(self, device: str) -> float:
+        """Peak matmul FLOP/s of one GPU of `device` in the training precision (Sec. 4.1)."""
+        return compute.matmul_flops_per_s(self.instance.device(device), self.training)
+
     def layer_cost(self, device: str, tp: int, batch: int, recompute: str) -> LayerCost:
         key = (device, tp, batch, recompute)
         hit = self._layer.get(key)
@@ -319,7 +308,7 @@ class CostModel:
                                      INTRA_NODE_LATENCY_US * 1e-6)
 
     def _layer_cost(self, device: str, tp: int, batch: int, recompute: str) -> LayerCost:
-        m, c = self.model, self.constants
+        m = self.model
         dev = self.instance.device(device)
         # Sec. 3: two all-reduces (or all-gather + reduce-scatter with SP) per layer and pass.
         ar = self._tp_allreduce_s(device, tp, batch)
@@ -343,12 +332,9 @@ class CostModel:
             # Measured times include TP communication.
             tp_fwd = tp_bwd = 0.0
         else:
-            eff = compute_efficiency(c, m.hidden_size, tp, batch * m.seq_length)
-            speed = dev.peak_tflops * 1e12 * eff * tp
-            f = flops.layer_forward_flops(m, batch)
-            fwd = f / speed
-            bwd = (flops.BACKWARD_TO_FORWARD * f
-                   + flops.recompute_forward_flops(m, batch, recompute)) / speed
+            times = compute.layer_compute(m, self.training, dev, self._constants_of(device),
+                                          tp, batch, recompute, tp_fwd, tp_bwd)
+            fwd, bwd = times.fwd_s, times.bwd_s
             opt = 0.0
         return LayerCost(fwd_s=fwd, bwd_s=bwd, tp_fwd_s=tp_fwd, tp_bwd_s=tp_bwd,
                          activation_bytes=act, working_bytes=working, optimizer_s=opt,
@@ -366,11 +352,11 @@ class CostModel:
             e = self.profile.lookup(device, tp, batch)
             cost = EndCost(e.embedding_fwd_s, e.embedding_bwd_s, 0.0, 0.0)
         else:
-            nbytes = 2 * batch * m.seq_length * m.hidden_size * self.act_bytes
-            t = nbytes / (dev.hbm_gb_s * 1e9 * self.constants.hbm_efficiency)
+            times = compute.embedding_compute(m, self.training, dev, self._constants_of(device),
+                                              batch)
             # Vocabulary-parallel embedding ends in one all-reduce per pass.
             ar = self._tp_allreduce_s(device, tp, batch)
-            cost = EndCost(t, 2 * t, ar, ar)
+            cost = EndCost(times.fwd_s, times.bwd_s, ar, ar)
         self._first[key] = cost
         return cost
 
@@ -380,19 +366,16 @@ class CostModel:
         hit = self._last.get(key)
         if hit is not None:
             return hit
-        m, c = self.model, self.constants
+        m = self.model
         dev = self.instance.device(device)
         if self.profile is not None and self.profile.has_device(device):
             e = self.profile.lookup(device, tp, batch)
             cost = EndCost(e.head_fwd_s, e.head_bwd_s, 0.0, 0.0)
         else:
-            eff = compute_efficiency(c, m.hidden_size, 1, batch * m.seq_length)
-            speed = dev.peak_tflops * 1e12 * eff * tp
-            f = flops.head_forward_flops(m, batch)
-            logits_bytes = batch * m.seq_length * m.vocab_size / tp * 4.0 * 3  # 3 fp32 passes
-            loss = logits_bytes / (dev.hbm_gb_s * 1e9 * c.hbm_efficiency)
+            times = compute.head_compute(m, self.training, dev, self._constants_of(device), tp,
+                                         batch)
             ar = self._tp_allreduce_s(device, tp, batch)
-            cost = EndCost(f / speed + loss, 2 * f / speed + loss, ar, ar)
+            cost = EndCost(times.fwd_s, times.bwd_s, ar, ar)
         self._last[key] = cost
         return cost
 
@@ -475,13 +458,19 @@ class CostModel:
         local = params / tp
         # Sec. 6.4: ZeRO-2 reduce-scatters gradients every micro-batch, ZeRO-3 also all-gathers
         # the weights for forward and for backward; ZeRO 0/1 reduce once per iteration.
-        zero_fwd = zero_bwd = end_comm = last_bucket = 0.0
+        zero_fwd = zero_bwd = end_comm = last_bucket = param_gather = 0.0
         if dp > 1:
             sb = self._state_bytes
             grads, weights = local * sb.grads, local * sb.weights
             # The last bucket holds at most one bucket, and (approximately) at most one layer.
             bucket = min(c.grad_bucket_params, self.params_per_layer / tp)
-            if t.zero_stage <= 1:
+            if t.zero_stage == 1 and not t.overlap_param_gather:
+                # Distributed optimizer (Sec. 6.3): the gradients' reduce-scatter overlaps the
+                # last backward, the updated parameters' all-gather follows the step exposed.
+                end_comm = comm.ring_allgather_s(grads, dp, dp_gb_s, dp_latency_s)
+                last_bucket = comm.ring_allgather_s(bucket * sb.grads, dp, dp_gb_s, dp_latency_s)
+                param_gather = comm.ring_allgather_s(weights, dp, dp_gb_s, dp_latency_s)
+            elif t.zero_stage <= 1:
                 end_comm = comm.ring_allreduce_s(grads, dp, dp_gb_s, dp_latency_s)
                 last_bucket = comm.ring_allreduce_s(bucket * sb.grads, dp, dp_gb_s, dp_latency_s)
             elif t.zero_stage == 2:
@@ -496,12 +485,11 @@ class CostModel:
         if layer.optimizer_s and self.profile is not None:
             opt = layer.optimizer_s * (opt_local / max(self.params_per_layer / tp, 1.0))
         else:
-            opt = (opt_local * c.optimizer_bytes_per_param
-                   / (self.instance.device(device).hbm_gb_s * 1e9 * c.hbm_efficiency))
+            opt = compute.optimizer_step_s(opt_local, self.instance.device(device), c)
         return ReplicaTerms(fwd_s=fwd_c, bwd_s=bwd_c, tp_fwd_s=tp_f, tp_bwd_s=tp_b,
                             zero_fwd_s=zero_fwd, zero_bwd_s=zero_bwd, end_comm_s=end_comm,
-                            last_bucket_s=last_bucket,
-                            optimizer_s=opt, params_local=local)
+                            last_bucket_s=last_bucket, optimizer_s=opt + param_gather,
+                            params_local=local, param_gather_s=param_gather)
 
     def dp_link(self, replicas: tuple[ReplicaGroup, ...]) -> tuple[float, float]:
         """(GB/s per GPU, latency s) of the ring joining a stage's replicas (Sec. 6.3)."""
@@ -517,75 +505,83 @@ class CostModel:
         cluster = self.instance.cluster
         return [cluster.group(r.node_group) for r in replicas]
 
-    def _network_link(self, a: list[NodeGroup], b: list[NodeGroup]) -> tuple[float, float]:
-        links = [self._group_link(x, y) for x in a for y in b]
+    def _network_link(self, a: list[NodeGroup], b: list[NodeGroup], users_a: int | None = None,
+                      users_b: int | None = None) -> tuple[float, float]:
+        """(GB/s per GPU, latency s) between GPUs of groups `a` and `b`, the slowest pair, with
+        `users_a` / `users_b` GPUs per node sharing the NICs (None: the whole node)."""
+        links = [self._group_link(x, y, users_a, users_b) for x in a for y in b]
         gb_s = min(gb for gb, _ in links)
         lat = max(lat for _, lat in links)
         return gb_s * self.constants.network_efficiency, lat
 
-    def _group_link(self, a: NodeGroup, b: NodeGroup) -> tuple[float, float]:
+    def _group_link(self, a: NodeGroup, b: NodeGroup, users_a: int | None = None,
+                    users_b: int | None = None) -> tuple[float, float]:
         """(GB/s, latency s) between a GPU of `a` and one of `b`, before network efficiency."""
-        key = (a.name, b.name)
+        key = (a.name, b.name, users_a, users_b)
         hit = self._group_links.get(key)
         if hit is None:
             cluster = self.instance.cluster
-            hit = self._group_links[key] = (cluster.link_gb_s(a, b), cluster.link_latency_s(a, b))
+            hit = self._group_links[key] = (cluster.link_gb_s(a, b, users_a, users_b),
+                                            cluster.link_latency_s(a, b))
         return hit
 
     def p2p_time(self, sender: Stage, receiver: Stage, micro_batch: int) -> float:
         """Activations (forward) or their gradients (backward) of one micro-batch, per direction.
 
         Each replica sends its share, split over its TP ranks (scatter/gather optimisation,
-        Narayanan et al. SC'21 Sec. 4.1). The link is NVLink/PCIe only when both stages live in
-        one single-node node group; otherwise the network between the stages' node groups. Two
-        stages that happen to share a node of a multi-node group are still costed over the
-        network (conservative, and it keeps the cost a function of the stage configurations,
-        which the exact search relies on; p2p is a small term). See docs/cost-model.md Sec. 6.2.
+        Narayanan et al. SC'21 Sec. 4.1); the slower of the two stages' sides counts. The link is
+        NVLink/PCIe only when both stages live in one single-node node group; otherwise the
+        network between the stages' node groups, each side at its own GPUs' share of its
+        node's NICs. Two stages that happen to share a node of a multi-node group are still
+        costed over the network (conservative, and it keeps the cost a function of the stage
+        configurations, which the exact search relies on). See docs/cost-model.md Sec. 6.2.
         The shares are the replica groups' own, so `micro_batch` does not enter.
         """
         return self._p2p_pair(sender.replicas, receiver.replicas)
 
     def _p2p_pair(self, a: tuple[ReplicaGroup, ...], b: tuple[ReplicaGroup, ...]) -> float:
-        key = (_p2p_signature(a), _p2p_signature(b))
+        key = (p2p_signature(a), p2p_signature(b))
         hit = self._p2p.get(key)
         if hit is None:
             if len(self._p2p) >= _CACHE_LIMIT:
                 self._p2p.clear()
-            hit = self._p2p[key] = max(self._p2p_side(a, *self._p2p_link(a, b)),
-                                       self._p2p_side(b, *self._p2p_link(b, a)))
+            hit = self._p2p[key] = max(self._p2p_side(a, b), self._p2p_side(b, a))
         return hit
-
-    def p2p_link(self, a: Stage, b: Stage) -> tuple[float, float]:
-        """(GB/s per GPU, latency s) of the pipeline link between stages `a` and `b` (Sec. 6.2)."""
-        return self._p2p_link(a.replicas, b.replicas)
-
-    def _p2p_link(self, a: tuple[ReplicaGroup, ...],
-                  b: tuple[ReplicaGroup, ...]) -> tuple[float, float]:
-        groups_a = self._groups_of(a)
-        groups_b = self._groups_of(b)
-        names = {g.name for g in (*groups_a, *groups_b)}
-        if len(names) == 1 and groups_a[0].num_nodes == 1:
-            dev_gb_s = min(self.instance.device(r.device).intra_node_gb_s for r in (*a, *b))
-            return (dev_gb_s * self.constants.intra_node_efficiency,
-                    INTRA_NODE_LATENCY_US * 1e-6)
-        return self._network_link(groups_a, groups_b)
 
     def p2p_side_s(self, replicas: tuple[ReplicaGroup, ...],
                    other: tuple[ReplicaGroup, ...]) -> float:
         """The slowest of a stage's replica groups `replicas` sending (or receiving) its share
-        to/from a neighbouring stage with replica groups `other`."""
-        key = (_p2p_signature(replicas), _p2p_signature(other))
+        to/from a neighbouring stage with replica groups `other`.
+
+        A function of `replicas` and the node groups of `other` only (the other side's own NIC
+        sharing counts when that side is costed): the exact search asks it with a stand-in
+        neighbour of one GPU per node group."""
+        key = (p2p_signature(replicas), p2p_signature(other))
         hit = self._p2p_sides.get(key)
         if hit is None:
             if len(self._p2p_sides) >= _CACHE_LIMIT:
                 self._p2p_sides.clear()
-            hit = self._p2p_sides[key] = self._p2p_side(replicas, *self._p2p_link(replicas, other))
+            hit = self._p2p_sides[key] = self._p2p_side(replicas, other)
         return hit
 
-    def _p2p_side(self, replicas: tuple[ReplicaGroup, ...], gb_s: float, lat: float) -> float:
+    def _p2p_side(self, replicas: tuple[ReplicaGroup, ...],
+                  other: tuple[ReplicaGroup, ...]) -> float:
         per_seq = self._per_seq_bytes
-        return max(comm.p2p_s(r.micro_batch_share * per_seq / r.tp, gb_s, lat)
-                   for r in replicas)
+        groups_other = self._groups_of(other)
+        names = {r.node_group for r in (*replicas, *other)}
+        one_node = len(names) == 1 and groups_other[0].num_nodes == 1
+        worst = 0.0
+        for r in replicas:
+            if one_node:
+                gb_s = (min(self.instance.device(x.device).intra_node_gb_s
+                            for x in (*replicas, *other)) * self.constants.intra_node_efficiency)
+                lat = INTRA_NODE_LATENCY_US * 1e-6
+            else:
+                gb_s, lat = self._network_link([self.instance.cluster.group(r.node_group)],
+                                               groups_other, users_a=gpus_per_node(r),
+                                               users_b=1)
+            worst = max(worst, comm.p2p_s(r.micro_batch_share * per_seq / r.tp, gb_s, lat))
+        return worst
 
     # -- The plan ------------------------------------------------------------------------------
     def _stage_entry(self, stage: Stage, is_first: bool, is_last: bool,
@@ -625,7 +621,8 @@ class CostModel:
                 micro_batch_share=share, fwd_s=fwd_c + tp_f + zero_f,
                 bwd_s=bwd_c + tp_b + zero_b, compute_s=fwd_c + bwd_c,
                 tp_comm_s=tp_f + tp_b, zero_comm_s=zero_f + zero_b,
-                dp_comm_s=end_exposed_s(terms, overlap), optimizer_s=terms.optimizer_s,
+                dp_comm_s=end_exposed_s(terms, overlap) + terms.param_gather_s,
+                optimizer_s=terms.optimizer_s - terms.param_gather_s,
                 memory=mem, params_local=terms.params_local,
             ))
             # Hardware FLOPs: what this replica group computes per micro-batch (x m later).
@@ -635,7 +632,7 @@ class CostModel:
             if is_last:
                 work += 3 * flops.head_forward_flops(m, share)
             hw.append(work * r.count)
-            peaks.append(self.instance.device(device).peak_tflops * 1e12 * (r.count * tp))
+            peaks.append(self.peak_flops(device) * (r.count * tp))
         return _StageEntry(
             replicas=tuple(reps), notes=tuple(notes), hw_flops=tuple(hw),
             peak_flops=tuple(peaks), num_gpus=sum(r.count * r.tp for r in stage.replicas),
@@ -703,9 +700,9 @@ class CostModel:
             link = record[2]
             links.append(link)
             stages[i].p2p_next_s = link
-        pipe, breakdown = _pipeline_time(schedule, [e.fwd_s for e in entries],
-                                         [e.bwd_s for e in entries], links, entries, mb_count,
-                                         blocking=t.pipeline_p2p == "blocking")
+        pipe, breakdown = pipeline_makespan(schedule, [e.fwd_s for e in entries],
+                                            [e.bwd_s for e in entries], links, entries, mb_count,
+                                            blocking=t.pipeline_p2p == "blocking")
         tails = [e.tail_s for e in entries]
         tail_stage = entries[tails.index(max(tails))]
         tail_rep = max(tail_stage.replicas, key=lambda r: r.dp_comm_s + r.optimizer_s)
@@ -752,73 +749,6 @@ class _StageEntry(NamedTuple):
     tail_s: float
     memory_ok: bool
     peak_memory_fraction: float
-
-
-class _HasReplicas(Protocol):
-    """What _pipeline_time reads of a stage (a StageReport or a _StageEntry)."""
-
-    @property
-    def replicas(self) -> Sequence[ReplicaReport]: ...
-
-
-def pipeline_time(schedule: str, stages: list[StageReport], num_micro_batches: int, *,
-                  blocking: bool = True) -> tuple[float, dict[str, float]]:
-    """Pipeline makespan and its breakdown (Sec. 7).
-
-    1F1B: sum_i tau_i + 2 sum_j c_j + (m - 1) T, with tau_i the stage's forward + backward per
-    micro-batch and c_j the point-to-point time of link j. With blocking sends (`blocking`,
-    training.pipeline_p2p: Megatron-LM's 1F1B without interleaving, DeepSpeed) each stage waits
-    for its exchanges with both neighbours every micro-batch, T = max_i (tau_i + c_{i-1} + c_i);
-    overlapped, a link is a pipeline stage of its own, T = max(max_i tau_i, max_j 2 c_j).
-    GPipe: all forwards, then all backwards, each with its own bottleneck, the same way.
-    """
-    return _pipeline_time(schedule, [s.fwd_s for s in stages], [s.bwd_s for s in stages],
-                          [s.p2p_next_s for s in stages[:-1]], stages, num_micro_batches,
-                          blocking=blocking)
-
-
-def _around(links: list[float], i: int) -> float:
-    """The link times stage i exchanges over each micro-batch: with its previous and its next
-    stage (0 at the ends)."""
-    return (links[i - 1] if i > 0 else 0.0) + (links[i] if i < len(links) else 0.0)
-
-
-def _pipeline_time(schedule: str, fwds: list[float], bwds: list[float], links: list[float],
-                   stages: Sequence[_HasReplicas], m: int, *,
-                   blocking: bool) -> tuple[float, dict[str, float]]:
-    """pipeline_time() on the stages' forward and backward times and the links between them."""
-    link_sum = 2 * sum(links)
-    link_max = max(links, default=0.0)
-    taus = [f + b for f, b in zip(fwds, bwds, strict=True)]
-    max_tau = max(taus)
-    around = [_around(links, i) for i in range(len(taus))]
-    if schedule == "gpipe":
-        max_f, max_b = max(fwds), max(bwds)
-        if blocking:
-            fmax = max(f + a for f, a in zip(fwds, around, strict=True))
-            bmax = max(b + a for b, a in zip(bwds, around, strict=True))
-        else:
-            fmax = max(max_f, link_max)
-            bmax = max(max_b, link_max)
-        total = sum(fwds) + sum(bwds) + link_sum + (m - 1) * (fmax + bmax)
-        # Only the part of each bottleneck that a link (not a stage) sets is p2p time; the
-        # forward and backward maxima falling on different stages is imbalance (bubble).
-        stall = (m - 1) * (fmax - max_f + bmax - max_b)
-    else:
-        bottleneck = (max(t + a for t, a in zip(taus, around, strict=True)) if blocking
-                      else max(max_tau, 2 * link_max))
-        total = sum(taus) + link_sum + (m - 1) * bottleneck
-        stall = (m - 1) * (bottleneck - max_tau)
-    # The bottleneck stage: the first with the largest forward + backward.
-    k = stages[taus.index(max_tau)]
-    rep = max(k.replicas, key=lambda r: r.fwd_s + r.bwd_s)
-    compute = m * rep.compute_s
-    tp = m * rep.tp_comm_s
-    zero = m * rep.zero_comm_s
-    p2p = link_sum + stall
-    bubble = total - compute - tp - zero - p2p
-    return total, {"compute_s": compute, "tp_comm_s": tp, "bubble_s": bubble, "p2p_s": p2p,
-                   "dp_comm_s": zero, "optimizer_s": 0.0}
 
 
 def evaluate(instance: Instance, plan: Plan, *, constants: CostConstants = DEFAULT_CONSTANTS,

@@ -1,0 +1,74 @@
+"""Communication terms of a plan beyond the collectives' formulas (``comm``): what a stage's
+point-to-point time depends on, and how much of its ZeRO and data-parallel traffic overlaps
+compute. docs/cost-model.md Sec. 6.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from haap_solver.cost.efficiency import CostConstants
+from haap_solver.plan import ReplicaGroup
+
+
+class _Terms(Protocol):
+    """What the overlap rules read of a replica's terms (an evaluate.ReplicaTerms)."""
+
+    @property
+    def fwd_s(self) -> float: ...
+    @property
+    def bwd_s(self) -> float: ...
+    @property
+    def tp_fwd_s(self) -> float: ...
+    @property
+    def tp_bwd_s(self) -> float: ...
+    @property
+    def zero_fwd_s(self) -> float: ...
+    @property
+    def zero_bwd_s(self) -> float: ...
+    @property
+    def end_comm_s(self) -> float: ...
+    @property
+    def last_bucket_s(self) -> float: ...
+
+
+def gpus_per_node(r: ReplicaGroup) -> int:
+    """GPUs of a replica group on its busiest node: those sharing that node's NICs."""
+    return max(p.replicas for p in r.placement) * r.tp
+
+
+def p2p_signature(replicas: tuple[ReplicaGroup, ...]) -> tuple[tuple[str, str, int, int, int],
+                                                                 ...]:
+    """What a stage's point-to-point times depend on: each replica group's node group, device,
+    TP degree, share and GPUs on its busiest node (not its recomputation, nor where exactly it
+    sits). The p2p caches are keyed by it, so stages that differ in nothing else share one
+    computation."""
+    return tuple((r.node_group, r.device, r.tp, r.micro_batch_share, gpus_per_node(r))
+                 for r in replicas)
+
+
+def _exposed(z: float, compute: float, overlap: float) -> float:
+    """z - o min(z, compute) = max((1 - o) z, z - o compute): convex in the layer count; and
+    compute + exposed has slope 1 or 1 - o >= 0 in compute, so a faster pass is never slower."""
+    return z - overlap * min(z, compute)
+
+
+def zero_exposed_s(terms: _Terms, constants: CostConstants) -> tuple[float, float]:
+    """ZeRO traffic not hidden by prefetching, (forward, backward) per micro-batch (Sec. 6.4).
+
+    Each pass's traffic overlaps that pass's own compute, so a faster device never makes a pass
+    (hence a plan) slower: fwd + exposed_fwd is non-decreasing in fwd.
+    """
+    o = constants.zero3_overlap
+    return (_exposed(terms.zero_fwd_s, terms.fwd_s + terms.tp_fwd_s, o),
+            _exposed(terms.zero_bwd_s, terms.bwd_s + terms.tp_bwd_s, o))
+
+
+def end_exposed_s(terms: _Terms, overlap: bool) -> float:
+    """Exposed end-of-iteration collective.
+
+    Overlapped with the last micro-batch's backward, except its last bucket (Sec. 6.3).
+    """
+    if not overlap or terms.end_comm_s <= 0:
+        return terms.end_comm_s
+    return max(terms.end_comm_s - (terms.bwd_s + terms.tp_bwd_s), terms.last_bucket_s)

@@ -1,0 +1,141 @@
+"""One test per phenomenon of the compute and network model (docs/cost-model.md Sec. 4, 6).
+
+Each test fails when its phenomenon is taken out of the model (checked by planting the bug).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from haap_solver.cluster import NodeGroup
+from haap_solver.cost import compute
+from haap_solver.cost.evaluate import CostModel
+from haap_solver.instance import Instance, make_instance
+from haap_solver.model import ModelSpec
+from haap_solver.plan import Placement, Plan, ReplicaGroup, Stage
+from haap_solver.training import TrainingSpec
+
+GPT = ModelSpec(name="gpt-2.7b", num_layers=32, hidden_size=2560, ffn_hidden_size=10240,
+                num_attention_heads=32, vocab_size=51200, seq_length=2048,
+                learned_position_embeddings=True, uses_dropout=True)
+
+
+def _instance(model: ModelSpec = GPT, *, nics: int = 8, **training: object) -> Instance:
+    t = TrainingSpec(global_batch_size=64, **training)  # type: ignore[arg-type]
+    group = NodeGroup(name="a100", device="A100-80G", num_nodes=2, gpus_per_node=8,
+                      nic_gbit_s=200, nics_per_node=nics)
+    return make_instance(model=model, training=t, node_groups=[group])
+
+
+def _layer_s(inst: Instance, tp: int = 1, batch: int = 1, recompute: str = "none") -> float:
+    lc = CostModel(inst).layer_cost("A100-80G", tp, batch, recompute)
+    return lc.fwd_s + lc.bwd_s + lc.tp_fwd_s + lc.tp_bwd_s
+
+
+def test_fp32_is_slower_than_bf16_on_a_tensor_core_gpu() -> None:
+    bf16 = _layer_s(_instance(dtype="bf16"))
+    tf32 = _layer_s(_instance(dtype="fp32", fp32_matmul_precision="high"))
+    fp32 = _layer_s(_instance(dtype="fp32"))
+    # A100: 312 TF bf16, 156 TF TF32, 19.5 TF fp32. The GEMMs dominate this layer.
+    assert tf32 > 1.5 * bf16
+    assert fp32 > 8 * bf16
+    assert fp32 > 4 * tf32
+
+
+def test_mfu_counts_against_the_peak_of_the_training_precision() -> None:
+    inst = _instance(dtype="fp32")
+    assert CostModel(inst).peak_flops("A100-80G") == pytest.approx(19.5e12)
+    assert CostModel(_instance()).peak_flops("A100-80G") == pytest.approx(312e12)
+
+
+def test_a_narrow_layer_has_a_floor() -> None:
+    """As the width shrinks or TP grows, a layer's time stops at its kernels' launch cost."""
+    tiny = replace(GPT, hidden_size=256, ffn_hidden_size=1024, num_attention_heads=4)
+    inst = _instance(tiny)
+    cm = CostModel(inst)
+    launches = compute.kernels_per_layer(tiny, inst.training, 4) * cm.constants.kernel_launch_s
+    assert _layer_s(inst, tp=4) >= 3 * launches * (1 - 1e-12)
+    tinier = replace(tiny, hidden_size=128, ffn_hidden_size=512, num_attention_heads=2)
+    assert _layer_s(_instance(tinier), tp=4) == pytest.approx(_layer_s(inst, tp=4), rel=0.05)
+    # The floor does not shrink with TP the way GPU work does.
+    wide = _instance()
+    assert _layer_s(wide, tp=8) > 0.2 * _layer_s(wide, tp=1) / 1
+
+
+def test_a_half_used_nodes_gpus_get_more_nic_bandwidth() -> None:
+    """A stage on 2 of a node's 8 GPUs shares the node's one NIC by 2, not by 8."""
+    inst = _instance(nics=1)
+    cm = CostModel(inst)
+
+    def stage(count: int) -> tuple[ReplicaGroup, ...]:
+        return (ReplicaGroup(node_group="a100", device="A100-80G", count=count, tp=1,
+                             micro_batch_share=1,
+                             placement=(Placement(node=0, replicas=count),)),)
+
+    other = (ReplicaGroup(node_group="a100", device="A100-80G", count=1, tp=1,
+                          micro_batch_share=1, placement=(Placement(node=1, replicas=1),)),)
+    full, half = cm.p2p_side_s(stage(8), other), cm.p2p_side_s(stage(2), other)
+    latency = inst.cluster.node_groups[0].latency_s
+    assert (full - latency) == pytest.approx(4 * (half - latency))
+    group = inst.cluster.node_groups[0]
+    assert group.nic_gb_s_per_gpu_among(2) == pytest.approx(4 * group.nic_gb_s_per_gpu)
+    # Rail-optimised nodes (one NIC per GPU): an idle GPU's NIC does not help another GPU.
+    rails = _instance(nics=8).cluster.node_groups[0]
+    assert rails.nic_gb_s_per_gpu_among(2) == pytest.approx(rails.nic_gb_s_per_gpu)
+
+
+@pytest.mark.parametrize("flash", [True, False])
+def test_attention_cost_moves_with_head_count(flash: bool) -> None:
+    """Same width, more (narrower) heads: the attention core runs less efficiently."""
+    few = _layer_s(_instance(replace(GPT, num_attention_heads=20), flash_attention=flash))
+    many = _layer_s(_instance(replace(GPT, num_attention_heads=80), flash_attention=flash))
+    assert many > 1.03 * few
+
+
+def test_bubble_is_never_negative_on_single_stage_plans() -> None:
+    from haap_solver import calibration as cal
+
+    for run in cal.load_runs():
+        if run.pp != 1:
+            continue
+        prepared = cal.prepare(run)
+        cm = CostModel(prepared.instance)
+        for plan in prepared.plans.values():
+            assert cm.evaluate(plan).breakdown["bubble_s"] >= 0.0, run.id
+
+
+def test_single_stage_plan_has_no_p2p_and_the_breakdown_adds_up() -> None:
+    inst = _instance()
+    plan = Plan(micro_batch_size=8, num_micro_batches=8, stages=(
+        Stage(first_layer=0, num_layers=32, recompute="selective",
+              replicas=(ReplicaGroup(node_group="a100", device="A100-80G", count=8, tp=1,
+                                     micro_batch_share=1,
+                                     placement=(Placement(node=0, replicas=8),)),)),))
+    ev = CostModel(inst).evaluate(plan)
+    assert ev.breakdown["bubble_s"] >= 0.0
+    assert sum(ev.breakdown.values()) == pytest.approx(ev.iteration_time_s, rel=1e-12)
+
+
+def test_distributed_optimizer_parameter_gather_is_exposed_unless_overlapped() -> None:
+    """ZeRO-1 without overlap_param_gather: the parameters' all-gather follows the step (here
+    the last backward is long enough to hide the whole collective when it may overlap)."""
+    plan = Plan(micro_batch_size=64, num_micro_batches=1, stages=(
+        Stage(first_layer=0, num_layers=32, recompute="selective",
+              replicas=(ReplicaGroup(node_group="a100", device="A100-80G", count=16, tp=1,
+                                     micro_batch_share=4,
+                                     placement=(Placement(node=0, replicas=8),
+                                                Placement(node=1, replicas=8))),)),))
+    inst = _instance(zero_stage=1)
+    hidden = CostModel(inst).evaluate(plan)
+    exposed = CostModel(replace(inst, training=replace(inst.training,
+                                                       overlap_param_gather=False))).evaluate(plan)
+    rep = exposed.stages[0].replicas[0]
+    local = rep.params_local * 2  # bf16 parameters, bytes
+    gb_s = (inst.cluster.node_groups[0].nic_gb_s_per_gpu
+            * CostModel(inst).constants.network_efficiency)
+    gather = 15 / 16 * local / (gb_s * 1e9) + 15 * inst.cluster.node_groups[0].latency_s
+    assert exposed.breakdown["dp_comm_s"] >= gather
+    assert exposed.iteration_time_s > hidden.iteration_time_s + 0.5 * gather
+    assert sum(exposed.breakdown.values()) == pytest.approx(exposed.iteration_time_s, rel=1e-12)
