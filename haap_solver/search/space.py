@@ -241,9 +241,12 @@ def stage_configs(instance: Instance, micro_batch: int) -> list[StageConfig]:
 
 
 def micro_batch_candidates(instance: Instance) -> list[int]:
-    """Pipeline micro-batch sizes b: divisors of the global batch for which some stage fits b."""
+    """Pipeline micro-batch sizes b: divisors of the global batch for which some stage fits b,
+    single-type or mixed (a mixed stage may take a micro-batch no single-type stage can: 6 + 2
+    sequences where no node group has four replicas of two)."""
     big = instance.training.global_batch_size
-    return [b for b in range(1, big + 1) if big % b == 0 and stage_configs(instance, b)]
+    return [b for b in range(1, big + 1) if big % b == 0
+            and (stage_configs(instance, b) or mixed_shapes(instance, b))]
 
 
 def canonical_placement(instance: Instance, configs: list[StageConfig]
