@@ -10,11 +10,15 @@ batch of 1-12, a small max_micro_batch_size, one or two recomputation modes, and
 sometimes. Instances whose brute-force space (``space_size`` with mixed stages) exceeds
 MAX_SPACE are redrawn from the same seed's stream, so a seed always gives the same instance.
 
-``random_instance(seed)`` builds one; ``instances()`` is the hypothesis strategy of them.
+``random_instance(seed)`` builds one; ``instances()`` is the hypothesis strategy of them;
+``features(instance, plan)`` says what an optimum uses (the reach of an example) and
+``disagreement(...)`` checks the exact search against the brute force's optimum (used by
+tests/test_bruteforce_agreement.py and benchmarks/bruteforce_agreement.py).
 """
 
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import replace
 
@@ -25,24 +29,30 @@ from haap_solver.cluster import NodeGroup
 from haap_solver.cost.evaluate import CostModel
 from haap_solver.cost.memory import GIB
 from haap_solver.devices import DEVICE_PRESETS
+from haap_solver.errors import InfeasibleError
 from haap_solver.instance import Instance, make_instance
 from haap_solver.model import ModelSpec
+from haap_solver.plan import Plan
+from haap_solver.search.solve import SolveResult, solve
 from haap_solver.training import TrainingSpec
+from haap_solver.validate import check_plan
 
 PRESETS = ("H100", "A100-80G", "V100-32G", "T4", "L40S", "A10")
 """Device presets of clearly different speed (65 to 989 TFLOP/s) and links (NVLink or PCIe)."""
+REL_TOL = 1e-9
+"""The search's iteration time must equal the brute force's to this relative tolerance."""
 NODE_SIZES = (1, 2, 3, 4, 6, 8)
 MAX_GPUS = 10
-MAX_SPACE = 60_000
+MAX_SPACE = 25_000
 """Largest brute-force space (plans before memory, mixed stages included) a seed may give."""
-MEMORY_FACTORS = (0.3, 0.45, 0.6, 0.8, 1.2, 2.0)
+MEMORY_FACTORS = (0.15, 0.3, 0.45, 0.6, 0.8, 1.2, 2.0)
 """A device's capacity as a multiple of the whole model's memory on one GPU at one sequence."""
 BATCHES = (1, 2, 3, 4, 4, 5, 6, 6, 8, 8, 9, 10, 12, 12)
 """Global batch sizes, weighted towards those with many divisors (more micro-batch sizes, and
 batch splits for mixed stages)."""
 DATA_PARALLEL_SHARE = 0.25
 """Share of the draws shaped for data parallelism across device types (see _draw)."""
-FAST_MEMORY_FACTORS = (0.25, 0.35, 0.5, 0.7)
+FAST_MEMORY_FACTORS = (0.15, 0.25, 0.35, 0.5, 0.7)
 """The same for the fastest device type of the instance."""
 
 
@@ -132,3 +142,66 @@ def random_instance(seed: int, *, max_space: int = MAX_SPACE) -> Instance:
 def instances(max_space: int = MAX_SPACE) -> st.SearchStrategy[Instance]:
     """Hypothesis strategy: the instance of a drawn seed."""
     return st.integers(0, 2**31 - 1).map(lambda s: random_instance(s, max_space=max_space))
+
+
+def features(instance: Instance, plan: Plan) -> dict[str, bool]:
+    """What a plan uses that a narrower search space would miss: the reach of an example."""
+    groups = {g.name: g for g in instance.cluster.node_groups}
+    whole_odd = any(
+        _not_pow2(groups[r.node_group].gpus_per_node)
+        and r.num_gpus % groups[r.node_group].gpus_per_node == 0
+        for s in plan.stages for r in s.replicas)
+    return {
+        "multi_stage": plan.num_stages >= 2,
+        "multi_type": len({r.device for s in plan.stages for r in s.replicas}) >= 2,
+        "empty_end": plan.num_stages >= 2 and (plan.stages[0].num_layers == 0
+                                               or plan.stages[-1].num_layers == 0),
+        "whole_odd_node": whole_odd,
+        "mixed_stage": any(len(s.replicas) >= 2 for s in plan.stages),
+    }
+
+
+FEATURES = ("multi_stage", "multi_type", "empty_end", "whole_odd_node", "mixed_stage")
+
+
+def _not_pow2(n: int) -> bool:
+    return n & (n - 1) != 0
+
+
+def describe(plan: Plan) -> str:
+    """One line: micro-batch, schedule, and per stage its layers, mode and replica groups."""
+    return f"b={plan.micro_batch_size} {plan.schedule} " + " | ".join(
+        f"{s.num_layers}L {s.recompute} " + "+".join(
+            f"{r.node_group}:tp{r.tp}x{r.count}@{r.micro_batch_share}" for r in s.replicas)
+        for s in plan.stages)
+
+
+def disagreement(instance: Instance, truth: SolveResult, *, backend: str, mixed: bool,
+                 time_limit_s: float = 60.0) -> str | None:
+    """Why the exact search (one thread, seed 0, no baseline seeds) and the brute force's
+    optimum `truth` disagree, or None: the search must say "optimal" at the brute force's
+    iteration time (1e-9 relative), with a valid plan whose evaluate() time it reports, or
+    both find no plan."""
+    try:
+        res = solve(instance, backend=backend, threads=1, seed=0, time_limit_s=time_limit_s,
+                    seed_with_baselines=False, mixed=mixed)
+    except InfeasibleError:
+        if truth.plan is None:
+            return None
+        return f"{backend}: infeasible, brute force {truth.iteration_time_s:.6g} s " \
+            f"[{describe(truth.plan)}]"
+    if res.plan is None:
+        return None if truth.plan is None else \
+            f"{backend}: {res.status} without a plan, brute force {truth.iteration_time_s:.6g} s"
+    check_plan(instance, res.plan)
+    reported = CostModel(instance).evaluate(res.plan).iteration_time_s
+    if not math.isclose(reported, res.iteration_time_s, rel_tol=REL_TOL):
+        return f"{backend}: reports {res.iteration_time_s} s, evaluate() gives {reported} s"
+    if truth.plan is None:
+        return f"{backend}: {res.status} {res.iteration_time_s:.6g} s [{describe(res.plan)}], " \
+            "brute force: no plan"
+    if res.status != "optimal" or not math.isclose(res.iteration_time_s, truth.iteration_time_s,
+                                                   rel_tol=REL_TOL):
+        return f"{backend}: {res.status} {res.iteration_time_s:.6g} s [{describe(res.plan)}] vs " \
+            f"brute force {truth.iteration_time_s:.6g} s [{describe(truth.plan)}]"
+    return None
