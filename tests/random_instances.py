@@ -153,6 +153,7 @@ def features(instance: Instance, plan: Plan) -> dict[str, bool]:
         for s in plan.stages for r in s.replicas)
     return {
         "multi_stage": plan.num_stages >= 2,
+        "stages_2_to_4": 2 <= plan.num_stages <= 4,
         "multi_type": len({r.device for s in plan.stages for r in s.replicas}) >= 2,
         "empty_end": plan.num_stages >= 2 and (plan.stages[0].num_layers == 0
                                                or plan.stages[-1].num_layers == 0),
@@ -161,7 +162,8 @@ def features(instance: Instance, plan: Plan) -> dict[str, bool]:
     }
 
 
-FEATURES = ("multi_stage", "multi_type", "empty_end", "whole_odd_node", "mixed_stage")
+FEATURES = ("multi_stage", "stages_2_to_4", "multi_type", "empty_end", "whole_odd_node",
+            "mixed_stage")
 
 
 def _not_pow2(n: int) -> bool:

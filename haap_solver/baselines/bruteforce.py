@@ -481,8 +481,8 @@ def bruteforce(instance: Instance, *, time_limit_s: float = 600.0, threads: int 
                 if not _enumerate(instance, cm, best, options, b, schedule, p,
                                   empty_end_stages=empty_end_stages,
                                   prune_memory=prune_memory):
-                    return _result(instance, best, size, space)
-    return _result(instance, best, size, space)
+                    return _result(instance, best, size, space, max_stages)
+    return _result(instance, best, size, space, max_stages)
 
 
 def _stage_fits(cm: CostModel, option: StageOption, layers: int, index: int, p: int,
@@ -549,6 +549,9 @@ def _cost_sequence(instance: Instance, cm: CostModel, best: _Best, seq: list[Sta
                    fits: Callable[[StageOption, int, int], bool]) -> bool:
     """Every placement and layer split of one stage sequence; False once out of time."""
     m = instance.training.global_batch_size // b
+    if time.perf_counter() > best.deadline:
+        best.timed_out = True
+        return False
     fitting = [s for s in splits
                if all(fits(o, n, k) for k, (o, n) in enumerate(zip(seq, s, strict=True)))]
     if not fitting:
@@ -596,9 +599,12 @@ def _cost_sequence(instance: Instance, cm: CostModel, best: _Best, seq: list[Sta
     return True
 
 
-def _result(instance: Instance, best: _Best, size: int, space: str) -> SolveResult:
+def _result(instance: Instance, best: _Best, size: int, space: str,
+            max_stages: int | None) -> SolveResult:
     wall = time.perf_counter() - best.start
     message = f"{space} space, <= {size:,} plans; {best.costed:,} costed"
+    if max_stages is not None:
+        message += f"; plans of at most {max_stages} stages only"
     if best.timed_out:
         message += "; time limit reached"
     if best.plan is None or best.evaluation is None:
