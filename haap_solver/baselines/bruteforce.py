@@ -235,8 +235,11 @@ def _mixed_split(cm: CostModel, skeleton: tuple[tuple[str, str, int, int], ...],
 def _balanced(cm: CostModel, skeleton: tuple[tuple[str, str, int, int], ...],
               shares: tuple[int, ...], recompute: str) -> bool:
     """Formulations Sec. 1.1: every part busy for MIXED_MIN_BUSY of the stage's per-layer time,
-    or (its idle time being integrality only) at least as slow as the stage is now with one
-    sequence more per replica. Time only; the memory of that extra sequence is not asked."""
+    or (its idle time being integrality only) "the slowest with one sequence more per replica".
+
+    The text leaves open what "the slowest" compares with; this reads it as at least the stage's
+    per-layer time at the split (the slowest part's now), and asks neither whether that extra
+    sequence fits memory nor whether it exceeds max_micro_batch_size."""
     dp = sum(c for _, _, _, c in skeleton)
     own = [_unit(cm, dev, tp, s, dp, recompute)[0]
            for (_, dev, tp, _), s in zip(skeleton, shares, strict=True)]
