@@ -1,7 +1,8 @@
 """The exact search against the independent brute force on many random tiny instances.
 
     python benchmarks/bruteforce_agreement.py --seeds 200 [--start 0] [--backends highs,cpsat,cbc]
-        [--mixed both|on|off] [--no-solve] [--old-space] [--time-limit 60] [--json out.json]
+        [--mixed both|on|off] [--no-solve] [--old-space] [--validator-space] [--time-limit 60]
+        [--json out.json]
 
 For each seed, ``tests/random_instances.random_instance(seed)``: the brute force's optimum
 (``haap_solver.baselines.bruteforce``, single-type and, with mixed stages, both) and each
@@ -9,6 +10,10 @@ backend's ``solve(..., threads=1, seed=0, seed_with_baselines=False)``, which mu
 at the same iteration time (1e-9 relative), or both infeasible. Prints the reach: examples
 checked, infeasible, and the share of optima with >= 2 stages, >= 2 device types, an empty end
 stage, a whole-node stage on a node whose size is not a power of two; then every disagreement.
+
+``--validator-space`` also runs the brute force over ``space="validator"`` (TP degrees and GPU
+counts the validator accepts beyond the documented space) and reports how often, and by how
+much, it beats the documented space.
 
 ``--old-space`` validates the brute force against the search's space before issue 19: only
 power-of-two node sizes are kept (other seeds skipped) and the brute force runs with
@@ -51,7 +56,7 @@ def cause(instance: Instance, truth_plan: Plan | None) -> str:
 
 
 def check(instance: Instance, *, mixed: bool, backends: list[str], time_limit_s: float,
-          solve_it: bool, old_space: bool) -> dict[str, Any]:
+          solve_it: bool, old_space: bool, validator_space: bool = False) -> dict[str, Any]:
     """One instance and one setting of `mixed`: the brute force's optimum and every backend's."""
     cm = CostModel(instance)
     t0 = time.perf_counter()
@@ -63,6 +68,12 @@ def check(instance: Instance, *, mixed: bool, backends: list[str], time_limit_s:
     if truth.plan is not None:
         row.update(features(instance, truth.plan))
         row["plan"] = describe(truth.plan)
+    if validator_space:
+        wider = bruteforce(instance, cost_model=cm, mixed=mixed, space="validator",
+                           empty_end_stages=not old_space)
+        row["validator_time_s"] = wider.iteration_time_s
+        if wider.plan is not None:
+            row["validator_plan"] = describe(wider.plan)
     if not solve_it:
         return row
     t0 = time.perf_counter()
@@ -90,6 +101,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--time-limit", type=float, default=60.0)
     ap.add_argument("--no-solve", action="store_true")
     ap.add_argument("--old-space", action="store_true")
+    ap.add_argument("--validator-space", action="store_true",
+                    help="also the brute force over space='validator': how much faster the "
+                         "plans the validator accepts beyond the documented space are")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args(argv)
     modes = {"both": (False, True), "on": (True,), "off": (False,)}[args.mixed]
@@ -102,7 +116,8 @@ def main(argv: list[str] | None = None) -> int:
             continue
         for mixed in modes:
             row = check(instance, mixed=mixed, backends=backends, time_limit_s=args.time_limit,
-                        solve_it=not args.no_solve, old_space=args.old_space)
+                        solve_it=not args.no_solve, old_space=args.old_space,
+                        validator_space=args.validator_space)
             row["seed"] = seed
             rows.append(row)
             for d in row["disagreements"]:
@@ -131,6 +146,16 @@ def summary(rows: list[dict[str, Any]], wall_s: float, *, solved: bool) -> str:
             + ", ".join(f"{k} {counts[k]} ({counts[k] / n:.0%})" for k in FEATURES)
             + f"; brute force {sum(r['bruteforce_s'] for r in sel):.1f} s in all, "
             f"max {max(r['bruteforce_s'] for r in sel):.2f} s")
+        wider = [r for r in sel if "validator_time_s" in r]
+        if wider:
+            gains = sorted(r["time_s"] / r["validator_time_s"] for r in wider
+                           if r["status"] == "optimal" and r["validator_time_s"] < r["time_s"])
+            rescued = sum(1 for r in wider if r["status"] != "optimal"
+                          and r["validator_time_s"] < float("inf"))
+            lines.append(f"  validator space: faster on {len(gains)} of {len(wider)} examples"
+                         + (f" (documented / validator time: median {gains[len(gains) // 2]:.3f},"
+                            f" max {gains[-1]:.3f})" if gains else "")
+                         + f"; feasible only there: {rescued}")
         if solved:
             bad = [r for r in sel if r["disagreements"]]
             causes = Counter(r["cause"] for r in bad)
