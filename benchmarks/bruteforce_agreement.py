@@ -96,6 +96,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seeds", type=int, default=100)
     ap.add_argument("--start", type=int, default=0)
+    ap.add_argument("--seed-list", default="",
+                    help="comma-separated seeds (instead of --start/--seeds), e.g. the CI ones")
     ap.add_argument("--backends", default="highs,cpsat,cbc")
     ap.add_argument("--mixed", choices=("both", "on", "off"), default="both")
     ap.add_argument("--time-limit", type=float, default=60.0)
@@ -110,7 +112,9 @@ def main(argv: list[str] | None = None) -> int:
     backends = [b for b in args.backends.split(",") if b]
     rows = []
     start = time.perf_counter()
-    for seed in range(args.start, args.start + args.seeds):
+    seeds = [int(x) for x in args.seed_list.split(",") if x] or \
+        list(range(args.start, args.start + args.seeds))
+    for seed in seeds:
         instance = random_instance(seed)
         if args.old_space and not pow2_nodes(instance):
             continue
