@@ -427,8 +427,8 @@ def bench_report(rows: list[dict[str, Any]], instances: list[Instance], *, metho
               "repaired for memory.",
               "- `metis`: clean-room Metis-style search (power-of-two device groups, device-type "
               "orderings, variance filter, DP-to-TP trading, proportional layers).",
-              "- `bruteforce`: exhaustive enumeration of the exact search's space (small "
-              "instances only).", ""]
+              "- `bruteforce`: exhaustive enumeration of the documented search space, "
+              "independent of the search's code (small instances only).", ""]
     lines += ["## Instances", "", "| instance | model | GPUs | device types | description |",
               "|---|---|---:|---|---|"]
     for inst in instances:

@@ -22,7 +22,6 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from tiny_instances import tiny_instance
 
-from haap_solver.baselines.bruteforce import _sequences, compositions
 from haap_solver.instance import Instance, load_instance
 from haap_solver.search.bounds import (
     NEG,
@@ -50,10 +49,43 @@ from haap_solver.search.solve import (
     refined_interval_cost,
     strong_lower_bound,
 )
-from haap_solver.search.space import build_plan
+from haap_solver.search.space import StageConfig, build_plan
 from haap_solver.validate import plan_violations
 
 INSTANCES = Path(__file__).resolve().parent.parent / "instances"
+
+def compositions(total: int, parts: int) -> Iterator[list[int]]:
+    """Every way to write `total` as an ordered sum of `parts` positive integers."""
+    if parts == 1:
+        yield [total]
+        return
+    for first in range(1, total - parts + 2):
+        for rest in compositions(total - first, parts - 1):
+            yield [first, *rest]
+
+
+def _sequences(configs: list[StageConfig], p: int,
+               budget: dict[str, int]) -> Iterator[list[StageConfig]]:
+    """The search's configuration sequences of length p whose GPUs fit every node group's budget
+    (the bounds bound the search's own sub-problems, so they enumerate its space)."""
+    seq: list[StageConfig] = []
+
+    def rec() -> Iterator[list[StageConfig]]:
+        if len(seq) == p:
+            yield list(seq)
+            return
+        for c in configs:
+            if all(budget[g] >= c.gpus_in(g) for g in c.groups):
+                for g in c.groups:
+                    budget[g] -= c.gpus_in(g)
+                seq.append(c)
+                yield from rec()
+                seq.pop()
+                for g in c.groups:
+                    budget[g] += c.gpus_in(g)
+
+    yield from rec()
+
 PRESETS = ("A100-80G", "V100-32G", "T4", "H100")
 
 

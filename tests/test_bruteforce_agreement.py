@@ -1,188 +1,340 @@
-"""The exact search against exhaustive enumeration of its own search space, on small instances.
+"""The exact search against a brute force that shares no code with it, on random tiny instances.
 
-Brute force (haap_solver.baselines.bruteforce) enumerates every plan of the space the solver
-optimises over and costs each with CostModel.evaluate, so its minimum is the ground truth: every
-backend must find it (up to the gap it reports), and can never beat it.
+The brute force (haap_solver.baselines.bruteforce) enumerates plans from the definition of the
+documented search space (formulations/stage-assignment.md Sec. 1 and 1.1: every micro-batch
+size, stage split, stage shape, mixed split, placement up to node symmetry) and costs each with
+evaluate(); the validator judges memory. Its minimum is the ground truth: on every seed of
+CI_SEEDS, with mixed-type stages off and on, every backend must say "optimal" at that iteration
+time (1e-9 relative), or both must find no plan. There is no "within the solver's gap" escape.
+
+The first tests check the brute force itself (its independence from the search, its placements,
+layer splits, memory pruning, wider space, refusal); test_ci_seeds_reach checks that the CI
+examples have the reach they claim; the slow test runs many more seeds (``pytest -m slow``;
+benchmarks/bruteforce_agreement.py does the same with a report).
 """
 
 from __future__ import annotations
 
+import ast
+import functools
+import importlib
+import itertools
 import math
+import os
+from collections import Counter
+from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
-from hypothesis import strategies as st
+from random_instances import FEATURES, disagreement, features, random_instance
 from tiny_instances import tiny_instance
 
-from haap_solver.baselines.bruteforce import bruteforce, space_size
+from haap_solver.baselines.bruteforce import bruteforce, layer_splits, space_size
 from haap_solver.cost.evaluate import CostModel
 from haap_solver.errors import HaapError
-from haap_solver.instance import Instance
-from haap_solver.search.solve import solve
+from haap_solver.instance import Instance, load_instance
+from haap_solver.search.solve import SolveResult, solve
 from haap_solver.validate import check_plan
 
-BACKENDS = ("cpsat", "highs", "cbc", "auto")
-PRESETS = ("A100-80G", "V100-32G", "T4", "A10", "H100")
-MAX_PLANS = 20_000
+bf = importlib.import_module("haap_solver.baselines.bruteforce")
+"""The module (the package's attribute of that name is the function)."""
+BACKENDS = ("highs", "cpsat", "cbc")
+CI_SEEDS = (4, 5, 6, 9, 11, 18, 23, 27, 28, 29, 34, 36, 52, 65, 76)
+"""Seeds of tests/random_instances.py checked in CI, picked for their reach (test_ci_seeds_reach):
+mixed-stage optima (4, 9, 11, 18, 27, 36), embedding- or head-only end stages (6, 28, 65, 76),
+whole 3- or 6-GPU nodes (34, 65), several stages on several device types (5, 29, 52), and an
+instance with no plan at all (23). 18 and 27 catch issue 25's planted bug (the per-group rate of
+the load-balance bound taking the min: the search then proves a single-type stage 16% slower)."""
+DATA = Path(__file__).resolve().parent / "data"
+REPRODUCER = DATA / "three-gpu-nodes-hetero.toml"
+ISSUE_19_PLAN_S = 0.002948
+"""Issue 19: one stage on one whole node of 3 A100, micro-batch 6 (two sequences per replica),
+evaluated at 0.002948 s; the search before issue 19 said "optimal" at 0.007108 s."""
 
 
-@st.composite
-def instances(draw: st.DrawFn) -> Instance:
-    n_dev = draw(st.integers(1, 2))
-    devices = [(draw(st.sampled_from(PRESETS)), draw(st.sampled_from([2.5, 3.0, 4.0, 16.0])))
-               for _ in range(n_dev)]
-    n_groups = draw(st.integers(1, 2))
-    groups = [(draw(st.integers(0, n_dev - 1)), draw(st.integers(1, 2)),
-               draw(st.sampled_from([1, 2, 4]))) for _ in range(n_groups)]
-    recompute = tuple(m for m in ("none", "selective", "full") if draw(st.booleans())) or \
-        ("none",)
-    return tiny_instance(devices=devices, groups=groups, layers=draw(st.integers(2, 6)),
-                          hidden=draw(st.sampled_from([512, 1024, 2048])), heads=4,
-                          seq=draw(st.sampled_from([256, 1024])),
-                          batch=draw(st.integers(2, 8)), recompute=recompute,
-                          zero=draw(st.sampled_from([0, 1])))
+@functools.cache
+def _instance(seed: int, empty_end_stages: bool = True) -> Instance:
+    """The generator's instance (training.empty_end_stages on), or with the option off: the
+    default space of formulations Sec. 1, without Sec. 1.2's empty end stages."""
+    inst = random_instance(seed)
+    if empty_end_stages:
+        return inst
+    from dataclasses import replace
+
+    return replace(inst, training=replace(inst.training, empty_end_stages=False))
 
 
-def _agree(instance: Instance, *, mixed: bool = False,
-           backends: tuple[str, ...] = BACKENDS) -> None:
-    cm = CostModel(instance)
-    truth = bruteforce(instance, cost_model=cm, time_limit_s=120, max_plans=MAX_PLANS,
-                       mixed=mixed)
-    if truth.plan is None:
-        assert truth.status == "infeasible"
-    else:
-        assert truth.status == "optimal"
-        check_plan(instance, truth.plan)
-    for backend in backends:
-        try:
-            res = solve(instance, backend=backend, time_limit_s=30, seed_with_baselines=False,
-                        mixed=mixed)
-        except HaapError:  # InfeasibleError: no plan at all
-            assert truth.plan is None, f"{backend} says infeasible, bruteforce found " \
-                f"{truth.iteration_time_s}"
-            continue
-        assert truth.plan is not None, f"{backend} found a plan outside the space"
-        assert res.plan is not None
-        check_plan(instance, res.plan)
-        t, best = res.iteration_time_s, truth.iteration_time_s
-        assert best <= t * (1 + 1e-9), f"{backend} beat brute force: {t} < {best}"
-        assert res.model_mismatch_s <= 1e-6 * max(1.0, t) or backend in ("cpsat", "auto")
-        gap = res.gap if math.isfinite(res.gap) else 0.0
-        assert t <= best * (1 + 1e-6) + gap * t + 1e-9, (
-            f"{backend}: {t} vs brute force {best} (status {res.status}, gap {res.gap})")
+@functools.cache
+def _truth(seed: int, mixed: bool, empty_end_stages: bool = True) -> SolveResult:
+    inst = _instance(seed, empty_end_stages)
+    return bruteforce(inst, cost_model=CostModel(inst), mixed=mixed)
 
 
-@settings(max_examples=12, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
-@given(instances())
-def test_solver_matches_bruteforce(instance: Instance) -> None:
-    assume(space_size(instance) <= MAX_PLANS)
-    _agree(instance)
+# -- The brute force itself -------------------------------------------------------------------
+ALLOWED_IMPORTS = {
+    "haap_solver.cost.evaluate": {"CostModel", "Evaluation"},
+    "haap_solver.cost.memory": {"in_flight_micro_batches"},
+    "haap_solver.errors": {"HaapError"},
+    "haap_solver.instance": {"Instance"},
+    "haap_solver.plan": {"Placement", "Plan", "ReplicaGroup", "Stage"},
+    "haap_solver.search.solve": {"SolveResult"},
+    "haap_solver.validate": {"check_plan", "plan_violations"},
+}
 
 
-def test_mixed_devices_example() -> None:
-    """Smallest disagreement found: a 3-layer GPT on 2 A100 (16 GiB) + 2 T4 (3 GiB).
+def test_bruteforce_shares_no_code_with_the_search() -> None:
+    """It imports from haap_solver only the plan types, the instance, the cost model, the
+    validator and the SolveResult record: nothing of the search's space, coefficients, bounds,
+    formulation or SearchState, nor the baselines' shared module (which uses the space)."""
+    tree = ast.parse(Path(bf.__file__).read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            assert not any(a.name.startswith("haap_solver") for a in node.names), \
+                ast.unparse(node)
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("haap_solver"):
+            allowed = ALLOWED_IMPORTS.get(node.module or "")
+            assert allowed is not None, f"bruteforce imports {node.module}"
+            names = {a.name for a in node.names}
+            assert names <= allowed, f"bruteforce imports {names - allowed} from {node.module}"
 
-    Brute force: one stage on the A100s, tp1 x dp2, micro-batch 4 (share 2): 4.5419 ms. The
-    solver (all backends) reported "optimal" at 4.7621 ms with micro-batch 2; with max_stages=1
-    it finds 4.5419 ms, so a sub-problem (p=1, b=4) is pruned wrongly when more stages are open.
-    """
-    inst = tiny_instance(devices=[("A100-80G", 16.0), ("T4", 3.0)],
-                          groups=[(0, 1, 2), (1, 1, 2)], layers=3, hidden=1024, heads=4,
-                          seq=1024, batch=4, recompute=("none",), zero=1)
-    assert space_size(inst) <= MAX_PLANS
-    _agree(inst)
+
+@pytest.mark.parametrize("items, nodes, gpus_per_node", [
+    (((1, 2),), 2, 2), (((1, 3), (1, 1)), 2, 3), (((2, 1), (1, 2), (1, 1)), 2, 4),
+    (((1, 2), (1, 2)), 3, 2), (((2, 2), (1, 3)), 2, 6), (((1, 1),) * 4, 3, 2),
+    (((3, 1), (1, 2)), 2, 4), (((1, 5),), 2, 4)])
+def test_placements_are_every_valid_placement_once_per_node_relabelling(
+        items: tuple[tuple[int, int], ...], nodes: int, gpus_per_node: int) -> None:
+    """_group_placements against a plain enumeration: every way to put each item's replicas on
+    the nodes, those within every node's GPUs, one per orbit under relabelling the nodes."""
+    def orbit(columns: tuple[tuple[int, ...], ...]) -> tuple[tuple[int, ...], ...]:
+        return tuple(sorted(columns, reverse=True))
+
+    expected = set()
+    per_item = [[c for c in itertools.product(range(count + 1), repeat=nodes)
+                 if sum(c) == count] for _, count in items]
+    for choice in itertools.product(*per_item):
+        columns = tuple(tuple(choice[i][k] for i in range(len(items))) for k in range(nodes))
+        if all(sum(x * tp for x, (tp, _) in zip(col, items, strict=True)) <= gpus_per_node
+               for col in columns):
+            expected.add(orbit(columns))
+    got = bf._group_placements(items, nodes, gpus_per_node)
+    seen = []
+    for placement in got:
+        columns = tuple(tuple(next((p.replicas for p in placement[i] if p.node == k), 0)
+                              for i in range(len(items))) for k in range(nodes))
+        assert all(p.replicas >= 1 for pl in placement for p in pl)
+        seen.append(orbit(columns))
+    assert len(seen) == len(set(seen)), "a placement listed twice up to node relabelling"
+    assert set(seen) == expected
+
+
+@pytest.mark.parametrize("L, p", [(1, 1), (1, 2), (1, 3), (3, 2), (4, 4), (4, 6), (5, 3)])
+def test_layer_splits_are_every_split(L: int, p: int) -> None:
+    """Every tuple of p layer counts summing to L, each >= 1 but the first and last when
+    p >= 2 (>= 0); without empty ends all >= 1; the counts of space_size agree."""
+    for empty in (True, False):
+        lows = [0 if empty and p >= 2 and k in (0, p - 1) else 1 for k in range(p)]
+        expected = [s for s in itertools.product(range(L + 1), repeat=p)
+                    if sum(s) == L and all(n >= lo for n, lo in zip(s, lows, strict=True))]
+        got = list(layer_splits(L, p, empty_ends=empty))
+        assert sorted(got) == sorted(expected) and len(got) == len(set(got))
+        assert bf.count_layer_splits(L, p, empty_ends=empty) == len(expected)
+
+
+@pytest.mark.parametrize("seed", (5, 11, 23, 28))
+def test_memory_pruning_changes_nothing(seed: int) -> None:
+    """The per-stage memory check before a plan is built (the validator's own call) only saves
+    time: with it off, every plan goes to evaluate() and the validator, and the optimum is the
+    same plan."""
+    inst = _instance(seed)
+    fast = bruteforce(inst, mixed=True)
+    slow = bruteforce(inst, mixed=True, prune_memory=False)
+    assert fast.status == slow.status
+    assert fast.plan == slow.plan
+    assert slow.plans_costed > fast.plans_costed
+
+
+def test_validator_space_holds_part_node_stages() -> None:
+    """space="validator" adds what the validator accepts beyond the documented space: here a
+    stage of 3 GPUs of a 4-GPU node, data-parallel over a batch of 3 (one sequence each), which
+    the documented space lacks (3 is neither a power of two nor whole nodes)."""
+    inst = tiny_instance(devices=[("A100-80G", 16.0)], groups=[(0, 1, 4)], layers=2,
+                         hidden=512, heads=4, seq=1024, batch=3, recompute=("none",), zero=0)
+    inst = _with_max_micro_batch(inst, 1)
+    documented = bruteforce(inst)
+    wider = bruteforce(inst, space="validator")
+    assert documented.plan is not None and wider.plan is not None
+    assert wider.iteration_time_s < documented.iteration_time_s * (1 - 1e-6)
+    assert any(s.num_gpus == 3 for s in wider.plan.stages)
+    check_plan(inst, wider.plan)
+
+
+@pytest.mark.parametrize("seed", (4, 34, 65))
+def test_validator_space_contains_the_documented_one(seed: int) -> None:
+    inst = _instance(seed)
+    documented = _truth(seed, True)
+    wider = bruteforce(inst, mixed=True, space="validator")
+    assert documented.plan is not None
+    assert wider.iteration_time_s <= documented.iteration_time_s * (1 + 1e-12)
 
 
 def test_bruteforce_refuses_big_instances() -> None:
     inst = tiny_instance(devices=[("A100-80G", 80.0)], groups=[(0, 4, 8)], layers=24,
-                          hidden=1024, heads=8, seq=1024, batch=64,
-                          recompute=("none", "selective", "full"), zero=1)
-    with pytest.raises(HaapError, match="bruteforce refuses"):
+                         hidden=1024, heads=8, seq=1024, batch=64,
+                         recompute=("none", "selective", "full"), zero=1)
+    assert space_size(inst) > bf.MAX_PLANS
+    with pytest.raises(HaapError, match=r"bruteforce refuses .* more than the limit"):
         bruteforce(inst)
 
 
-# -- Mixed-type stages (issue 5) -------------------------------------------------------------------
-@st.composite
-def mixed_instances(draw: st.DrawFn) -> Instance:
-    """Two node groups of two device types, small enough for brute force with mixed stages."""
-    first, second = draw(st.permutations(PRESETS))[:2]
-    devices = [(first, draw(st.sampled_from([3.0, 4.0, 16.0]))),
-               (second, draw(st.sampled_from([2.5, 3.0, 16.0])))]
-    groups = [(0, 1, draw(st.sampled_from([1, 2]))), (1, 1, draw(st.sampled_from([1, 2])))]
-    recompute = draw(st.sampled_from([("none",), ("none", "full")]))
-    return tiny_instance(devices=devices, groups=groups, layers=draw(st.integers(2, 4)),
-                         hidden=draw(st.sampled_from([512, 1024])), heads=4,
-                         seq=draw(st.sampled_from([256, 1024])),
-                         batch=draw(st.sampled_from([2, 3, 4, 6])), recompute=recompute,
-                         zero=draw(st.sampled_from([0, 1])))
-
-
-@settings(max_examples=12, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
-@given(mixed_instances())
-def test_solver_matches_bruteforce_with_mixed_stages(instance: Instance) -> None:
-    assume(space_size(instance, mixed=True) <= MAX_PLANS)
-    _agree(instance, mixed=True)
-
-
-def test_mixed_stage_wins_on_a_small_instance() -> None:
-    """One A100 and one A10, micro-batch 8: a data-parallel stage of both with the A100 taking
-    6 sequences and the A10 2 is faster than any single-type plan (the A100's peak is 2.5x the
-    A10's). Brute force and every backend agree on it. Sequences of 4096 tokens: at 1024 the
-    two layers of width 512 run at the kernel-launch floor on both GPUs (cost model Sec. 4.5),
-    so the A10 adds nothing but a gradient all-reduce."""
+def test_mixed_stage_split_matches_the_speeds() -> None:
+    """One A100 and one A10 at micro-batch 8: the documented split is 6 sequences on the A100
+    and 2 on the A10 (its peak is 2.5x the A10's), and that data-parallel stage is faster than
+    any single-type plan, for the brute force and every backend. Sequences of 4096 tokens: at
+    1024 the two layers of width 512 run at the kernel-launch floor on both GPUs (cost model
+    Sec. 4.5), so the A10 would add nothing but a gradient all-reduce."""
     inst = tiny_instance(devices=[("A100-80G", 16.0), ("A10", 16.0)],
                          groups=[(0, 1, 1), (1, 1, 1)], layers=2, hidden=512, heads=4,
                          seq=4096, batch=8, recompute=("none",), zero=0)
-    _agree(inst, mixed=True)
-    with_mixed = solve(inst, mixed=True, seed_with_baselines=False)
-    without = solve(inst, mixed=False, seed_with_baselines=False)
-    assert with_mixed.iteration_time_s < without.iteration_time_s * (1 - 1e-6)
+    with_mixed = bruteforce(inst, mixed=True)
+    without = bruteforce(inst, mixed=False)
     assert with_mixed.plan is not None
-    stage = with_mixed.plan.stages[0]
-    assert [(r.device, r.count, r.micro_batch_share) for r in stage.replicas] == \
-        [("d0", 1, 6), ("d1", 1, 2)]
+    assert with_mixed.iteration_time_s < without.iteration_time_s * (1 - 1e-6)
+    assert [(r.device, r.count, r.micro_batch_share) for r in with_mixed.plan.stages[0].replicas] \
+        == [("d0", 1, 6), ("d1", 1, 2)]
+    for backend in BACKENDS:
+        assert disagreement(inst, with_mixed, backend=backend, mixed=True) is None
 
 
-# -- A relative gap: stop once proven within it ----------------------------------------------------
-def _within_gap(instance: Instance, relative_gap: float, *, mixed: bool,
-                backend: str = "auto", threads: int = 1) -> None:
-    """With `relative_gap`, the plan is within that share of brute force's optimum, the bound
-    never above the optimum, and the reported gap at most `relative_gap`."""
-    truth = bruteforce(instance, cost_model=CostModel(instance), time_limit_s=120,
-                       max_plans=MAX_PLANS, mixed=mixed)
-    if truth.plan is None:
-        return
-    res = solve(instance, backend=backend, time_limit_s=30, seed_with_baselines=False,
-                mixed=mixed, relative_gap=relative_gap, threads=threads)
+def _with_max_micro_batch(inst: Instance, mbs: int) -> Instance:
+    from dataclasses import replace
+
+    return replace(inst, training=replace(inst.training, max_micro_batch_size=mbs))
+
+
+# -- Issue 19's reproducer ------------------------------------------------------------------
+def test_issue_19_whole_node_stage_is_in_the_space() -> None:
+    """Nodes of 3 GPUs: one whole node (3 A100, two sequences per replica at micro-batch 6) is a
+    stage of the documented space, and the brute force finds it at 0.002948 s (among one-stage
+    plans; the full space is the slow test's)."""
+    inst = load_instance(REPRODUCER)
+    res = bruteforce(inst, mixed=True, max_stages=1)
+    assert res.status == "optimal" and res.plan is not None
+    assert res.iteration_time_s <= ISSUE_19_PLAN_S
+    (stage,) = res.plan.stages
+    (group,) = stage.replicas
+    assert (group.node_group, group.count, group.tp, group.micro_batch_share) == \
+        ("a100", 3, 1, 2)
+    assert len(group.placement) == 1 and group.placement[0].replicas == 3
+
+
+def test_issue_19_search_finds_the_whole_node_plan() -> None:
+    """The search proves a plan at least as fast as the whole-node one optimal (before issue 19
+    it said "optimal" at 0.007108 s, 2.4x slower)."""
+    inst = load_instance(REPRODUCER)
+    for backend in BACKENDS:
+        res = solve(inst, backend=backend, threads=1, seed=0, time_limit_s=60,
+                    seed_with_baselines=False)
+        assert res.status == "optimal"
+        assert res.iteration_time_s <= ISSUE_19_PLAN_S, (backend, res.iteration_time_s)
+
+
+@pytest.mark.slow
+def test_issue_19_reproducer_full_space() -> None:
+    """The whole space of the reproducer (<= 2.1M plans counted, 829k costed; one to two
+    minutes): its optimum is the
+    whole-node plan or faster, and every backend proves it."""
+    inst = load_instance(REPRODUCER)
+    truth = bruteforce(inst, mixed=True, max_plans=3_000_000, time_limit_s=3600)
+    assert truth.status == "optimal" and truth.iteration_time_s <= ISSUE_19_PLAN_S
+    for backend in BACKENDS:
+        assert disagreement(inst, truth, backend=backend, mixed=True) is None
+
+
+# -- Agreement ------------------------------------------------------------------------------
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("mixed", (False, True), ids=("single", "mixed"))
+@pytest.mark.parametrize("seed", CI_SEEDS)
+def test_search_equals_bruteforce(seed: int, mixed: bool, backend: str) -> None:
+    d = disagreement(_instance(seed), _truth(seed, mixed), backend=backend, mixed=mixed)
+    assert d is None, f"seed {seed}: {d}"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("seed", (6, 28, 34, 65))
+def test_search_equals_bruteforce_in_the_default_space(seed: int, backend: str) -> None:
+    """training.empty_end_stages off (the default): seeds whose optimum with the option has an
+    empty end stage (6, 28, 65) or a whole 3-GPU node (34, 65) have another one without it, and
+    the search must find that one."""
+    d = disagreement(_instance(seed, False), _truth(seed, True, False), backend=backend,
+                     mixed=True)
+    assert d is None, f"seed {seed}: {d}"
+
+
+def test_mixed_devices_example() -> None:
+    """A disagreement found before: a 3-layer GPT on 2 A100 (16 GiB) + 2 T4 (3 GiB), where the
+    one-stage plan at micro-batch 4 (4.5419 ms) was pruned while more stages were open."""
+    inst = tiny_instance(devices=[("A100-80G", 16.0), ("T4", 3.0)],
+                         groups=[(0, 1, 2), (1, 1, 2)], layers=3, hidden=1024, heads=4,
+                         seq=1024, batch=4, recompute=("none",), zero=1)
+    truth = bruteforce(inst)
+    assert truth.plan is not None
+    for backend in BACKENDS:
+        assert disagreement(inst, truth, backend=backend, mixed=False) is None
+
+
+def test_ci_seeds_reach() -> None:
+    """The CI examples reach what they are meant to: optima with several stages and several
+    device types, mixed stages, embedding- or head-only end stages, whole nodes of 3 or 6 GPUs,
+    and an infeasible instance."""
+    reach: Counter[str] = Counter()
+    infeasible = 0
+    for seed in CI_SEEDS:
+        for mixed in (False, True):
+            truth = _truth(seed, mixed)
+            if truth.plan is None:
+                infeasible += 1
+                continue
+            reach.update(k for k, on in features(_instance(seed), truth.plan).items() if on)
+    n = 2 * len(CI_SEEDS) - infeasible
+    assert infeasible >= 1
+    assert reach["multi_stage"] >= 0.4 * n and reach["multi_type"] >= 0.3 * n, reach
+    assert reach["mixed_stage"] >= 2 and reach["empty_end"] >= 2, reach
+    assert reach["whole_odd_node"] >= 1, reach
+    assert set(reach) <= set(FEATURES)
+
+
+@pytest.mark.slow
+def test_search_equals_bruteforce_randomized() -> None:
+    """HAAP_AGREEMENT_SEEDS seeds (default 150) from 1000 on, every backend, mixed off and on.
+    benchmarks/bruteforce_agreement.py runs the same with a report of the reach."""
+    count = int(os.environ.get("HAAP_AGREEMENT_SEEDS", "150"))
+    failures = []
+    for seed in range(1000, 1000 + count):
+        inst = random_instance(seed)
+        for mixed in (False, True):
+            truth = bruteforce(inst, cost_model=CostModel(inst), mixed=mixed)
+            for backend in BACKENDS:
+                d = disagreement(inst, truth, backend=backend, mixed=mixed)
+                if d is not None:
+                    failures.append(f"seed {seed} mixed={mixed}: {d}")
+    assert not failures, "\n".join(failures)
+
+
+# -- A relative gap: stop once proven within it ---------------------------------------------
+@pytest.mark.parametrize("seed, relative_gap", [(5, 0.05), (29, 0.3), (52, 0.05), (76, 0.3)])
+def test_relative_gap_holds_against_bruteforce(seed: int, relative_gap: float) -> None:
+    """With `relative_gap`, the plan is within that share of the brute force's optimum, the
+    bound never above the optimum, and the reported gap at most `relative_gap`."""
+    inst, truth = _instance(seed), _truth(seed, True)
+    assert truth.plan is not None
+    res = solve(inst, backend="highs", threads=1, seed=0, time_limit_s=60,
+                seed_with_baselines=False, relative_gap=relative_gap)
     assert res.plan is not None
-    check_plan(instance, res.plan)
+    check_plan(inst, res.plan)
     best, t = truth.iteration_time_s, res.iteration_time_s
     assert best <= t * (1 + 1e-9), f"beat brute force: {t} < {best}"
-    # CP-SAT's models are exact up to their scaling bound (test_models), hence 1e-6.
     assert res.best_bound_s <= best * (1 + 1e-6), (
         f"bound {res.best_bound_s} above the optimum {best} (plan {t}, gap {res.gap})")
-    assert res.gap <= relative_gap + 1e-9, f"gap {res.gap} > {relative_gap}"
-    assert t * (1 - relative_gap) <= best * (1 + 1e-6), (
-        f"{t} is not within {relative_gap:.0%} of the optimum {best}")
-    assert res.options["relative_gap"] == relative_gap
-    if res.status == "feasible":
-        assert "requested relative gap" in res.message
-
-
-@settings(max_examples=80, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
-@given(instances(), st.sampled_from([0.05, 0.3]))
-def test_relative_gap_holds_against_bruteforce(instance: Instance, relative_gap: float) -> None:
-    assume(space_size(instance) <= MAX_PLANS)
-    _within_gap(instance, relative_gap, mixed=False)
-
-
-@settings(max_examples=8, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
-@given(mixed_instances(), st.sampled_from([0.05, 0.3]))
-def test_relative_gap_holds_against_bruteforce_with_mixed_stages(instance: Instance,
-                                                                  relative_gap: float) -> None:
-    assume(space_size(instance, mixed=True) <= MAX_PLANS)
-    _within_gap(instance, relative_gap, mixed=True, backend="highs")
+    assert res.gap <= relative_gap + 1e-9
+    assert t * (1 - relative_gap) <= best * (1 + 1e-6)
+    assert math.isfinite(res.gap)

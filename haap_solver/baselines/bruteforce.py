@@ -1,168 +1,632 @@
-"""Exhaustive enumeration of the solver's search space: the ground truth on small instances.
+"""Brute force: every plan of the documented search space, enumerated from its definition.
 
-Every plan of the space the exact search optimises over (haap_solver/search/space.py): every
-micro-batch size of ``micro_batch_candidates``, every allowed schedule, every stage count
-1..min(L, GPUs), for each stage every ``StageConfig`` of ``stage_configs(instance, b)`` (single
-node group, node-aligned shape, any allowed recomputation), every composition of the layers into
-stages of at least one layer (with ``mixed=True`` also every mixed-type stage the search's
-generator makes, ``SearchState.mixed_space``), the node groups' GPU budgets respected
-(canonical placement), memory valid on every GPU. Each plan is costed by
-``CostModel.evaluate``; the minimum is returned, with status "optimal" when the enumeration
-finished.
+The ground truth the exact search is checked against (tests/test_bruteforce_agreement.py). It
+shares no code with the search: it imports none of ``haap_solver.search``'s space, coefficients,
+bounds or formulation, nor ``SearchState`` (only the ``SolveResult`` record), and builds plans
+from the definition below, written from formulations/stage-assignment.md Sec. 1 and 1.1 and
+issue 19, using only the plan types, the instance, the cost model's public API
+(``CostModel.evaluate``, ``layer_cost``, ``replica_memory``, ``params_held``) and the validator.
+A wrong search space (a stage shape the search forgets, a placement it assumes is always
+possible, a batch split it gets wrong) makes the two disagree.
 
-Refuses (HaapError) instances whose space exceeds ``max_plans`` (an upper bound on the count,
-before the GPU-budget pruning).
+**The space** (``space="documented"``, the default). For every micro-batch size ``b`` dividing
+``training.global_batch_size`` (``m = B / b`` micro-batches) and every schedule of
+``training.schedules``:
+
+* ``p >= 1`` stages with contiguous layer ranges covering the ``L`` decoder layers in order; every
+  stage holds at least one layer, except that with ``p >= 2`` the first stage may hold none (the
+  embedding only) and the last may hold none (the LM head only) (``empty_end_stages``, the
+  instance's ``training.empty_end_stages``; formulations Sec. 1.2), such an empty stage being a
+  single-type one;
+* each stage has one recomputation mode of ``training.recompute``;
+* a **single-type stage** is one replica group on one node group ``g`` (``q_g`` GPUs per node):
+  TP ``t`` a power of two, ``t <= min(q_g, training.max_tp)``, dividing ``q_g``, the attention
+  heads, the KV heads and ``ffn_hidden_size``; DP ``d >= 1`` dividing ``b``, each replica taking
+  ``b / d <= training.max_micro_batch_size`` sequences; its ``t d`` GPUs a power of two dividing
+  ``q_g`` or a multiple of ``q_g`` (whole nodes, so one node of 3 or 6 GPUs is a stage), at most
+  the group's GPUs (``_single_gpus_allowed``);
+* a **mixed stage** (only with ``mixed=True``; Sec. 1.1): two replica groups on node groups of
+  different device types, part ``j`` with ``count_j`` replicas of TP ``t_j`` (a TP degree of its
+  group, as above) taking ``share_j`` sequences each, ``sum_j count_j share_j = b``; each part's
+  ``t_j count_j`` GPUs a power of two dividing its node size or exactly one whole node
+  (``_mixed_part_gpus_allowed``); the shares are the documented split (``_mixed_split``): among
+  the integer splits with ``1 <= share_j <= max_micro_batch_size`` where every replica holds one
+  layer as a middle stage with one micro-batch in flight, the least per-layer time of the slowest
+  replica (``CostModel.layer_cost``: forward + backward + TP), ties to the lighter split
+  (``_lighter_first``); the stage exists only when that split is balanced (``_balanced``: every
+  part busy for ``MIXED_MIN_BUSY`` of the stage's per-layer time, or the slowest with one
+  sequence more per replica);
+* **placement**: every way of putting each replica group's replicas on its group's nodes that
+  the validator accepts (no node given more GPUs than it has), up to the symmetry of a group's
+  identical nodes (``_group_placements``: one placement per orbit, the nodes' load vectors in
+  non-increasing order). Not the search's first-fit placement: costs depend on placement (a
+  stage's data-parallel ring is intra-node only when all its replicas share a node), so this
+  checks the search's claim that its canonical placement loses nothing;
+* memory fits on every GPU, as the validator (``plan_violations``) judges.
+
+Every plan is costed by ``CostModel.evaluate`` and the least iteration time kept (ties: the
+first found, in the order above: ``b``, schedule, ``p``, stage options, placements, layer splits).
+A plan is handed to the validator when it would become the best, which gives the same minimum as
+validating every plan. Memory is checked per stage before the plan is built (``_stage_fits``:
+the validator's own call of ``CostModel.replica_memory``, memoised); ``prune_memory=False``
+skips that and leaves memory to the validator alone (a diagnostic: the same answer, slower).
+
+``space="validator"`` widens the space to what the validator accepts beyond it: any TP degree
+up to the node size that divides the heads, KV heads and FFN width (3 on a 4-GPU node), and any
+GPU count a group can place (3 GPUs of a 4-GPU node, 5 on two 4-GPU nodes), for single-type
+stages and mixed parts alike; ``training.max_tp`` and ``max_micro_batch_size`` still bound it
+(they are the user's limits on the planner; the validator does not read them) and the mixed
+split rule is unchanged. It measures what the documented space leaves out.
+
+Refuses (HaapError) instances whose space is larger than ``max_plans``, counted before any plan
+is built (``space_size``).
 """
 
 from __future__ import annotations
 
+import itertools
 import math
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from functools import cache
 
-from haap_solver.baselines.common import Best
-from haap_solver.cost.evaluate import CostModel
+from haap_solver.cost.evaluate import CostModel, Evaluation
+from haap_solver.cost.memory import in_flight_micro_batches
 from haap_solver.errors import HaapError
 from haap_solver.instance import Instance
-from haap_solver.search.solve import SearchState, SolveResult
-from haap_solver.search.space import (
-    StageConfig,
-    build_plan,
-    micro_batch_candidates,
-    stage_configs,
-)
-from haap_solver.validate import plan_violations
+from haap_solver.plan import Placement, Plan, ReplicaGroup, Stage
+from haap_solver.search.solve import SolveResult
+from haap_solver.validate import check_plan, plan_violations
 
 METHOD = "bruteforce"
 MAX_PLANS = 2_000_000
+"""Largest space (``space_size``) the brute force enumerates."""
+MIXED_MIN_BUSY = 0.9
+"""Formulations Sec. 1.1: each part of a mixed stage busy for at least this share of the stage's
+per-layer time at its split (or held back by integrality only)."""
+SPACES = ("documented", "validator")
 
 
-def _configs(instance: Instance, b: int, state: SearchState | None) -> list[StageConfig]:
-    """Single-type configurations, plus every generated mixed one when `state` is given."""
-    single = stage_configs(instance, b)
-    return single if state is None else single + state.mixed_space(b)
+@dataclass(frozen=True)
+class Part:
+    """One replica group of a stage option, before placement."""
+
+    node_group: str
+    """Node group the replicas run on."""
+    device: str
+    """Its device type."""
+    tp: int
+    """TP degree of each replica."""
+    count: int
+    """Replicas."""
+    share: int
+    """Sequences of each micro-batch each replica takes."""
+
+    @property
+    def gpus(self) -> int:
+        return self.tp * self.count
 
 
-def space_size(instance: Instance, *, mixed: bool = False,
-               cost_model: CostModel | None = None) -> int:
-    """Plans enumerated (before memory): sum over b, schedule, p of sequences x C(L-1, p-1).
+@dataclass(frozen=True)
+class StageOption:
+    """What one stage runs on, before its layers and placement: one part, or two (mixed)."""
 
-    Sequences are the stage-configuration sequences whose GPUs fit the node groups' budgets,
-    counted exactly on clusters of up to 64 GPUs, bounded by |configs|^p above that.
-    """
-    return _space_size(instance, SearchState(instance, cost_model, mixed=True) if mixed else None)
+    parts: tuple[Part, ...]
+    """Replica groups (one for a single-type stage, two for a mixed one)."""
+    recompute: str
+    """Recomputation mode."""
+
+    def gpus_in(self, group: str) -> int:
+        return sum(p.gpus for p in self.parts if p.node_group == group)
+
+    def label(self) -> str:
+        return "+".join(f"{p.node_group}:tp{p.tp}x{p.count}@{p.share}" for p in self.parts) + \
+            f":{self.recompute}"
 
 
-def _space_size(instance: Instance, state: SearchState | None) -> int:
-    """space_size over the single-type configurations, plus the mixed ones of `state`."""
+# -- The definition of the space --------------------------------------------------------------
+def _is_pow2(n: int) -> bool:
+    return n >= 1 and n & (n - 1) == 0
+
+
+def _divides_model(instance: Instance, tp: int) -> bool:
+    m = instance.model
+    return all(n % tp == 0 for n in (m.num_attention_heads, m.kv_heads, m.ffn_hidden_size))
+
+
+def tp_degrees(instance: Instance, gpus_per_node: int, space: str) -> list[int]:
+    """TP degrees of a node group of `gpus_per_node` GPUs per node: powers of two dividing the
+    node size, up to training.max_tp, that divide heads, KV heads and FFN width (documented);
+    any degree up to the node size and max_tp dividing those three (validator)."""
+    limit = min(gpus_per_node, instance.training.max_tp)
+    out = []
+    for t in range(1, limit + 1):
+        if not _divides_model(instance, t):
+            continue
+        if space == "validator" or (_is_pow2(t) and gpus_per_node % t == 0):
+            out.append(t)
+    return out
+
+
+def _single_gpus_allowed(gpus: int, gpus_per_node: int, group_gpus: int, space: str) -> bool:
+    """A single-type stage's GPU count: a power of two dividing the node size (part of one node)
+    or a multiple of it (whole nodes, one node of any size included), within the group."""
+    if gpus > group_gpus:
+        return False
+    if space == "validator":
+        return True
+    return (_is_pow2(gpus) and gpus_per_node % gpus == 0) or gpus % gpus_per_node == 0
+
+
+def _mixed_part_gpus_allowed(gpus: int, gpus_per_node: int, group_gpus: int, space: str) -> bool:
+    """A mixed stage's part: a power of two dividing its node size, or exactly one whole node.
+
+    Formulations Sec. 1.1 says "a power of two dividing its node size (one node per part at
+    most)" and, before it, "count_j a power of two"; issue 19 and the task add exactly one whole
+    node (3 GPUs of a 3-GPU node, whose count 3 is not a power of two). This takes the wider
+    reading; it only matters on nodes whose size is not a power of two."""
+    if gpus > group_gpus:
+        return False
+    if space == "validator":
+        return True
+    return (_is_pow2(gpus) and gpus_per_node % gpus == 0) or gpus == gpus_per_node
+
+
+def single_options(instance: Instance, b: int, space: str = "documented") -> list[StageOption]:
+    """Every single-type stage option at micro-batch `b`, in node-group, TP, DP, mode order."""
+    t = instance.training
+    out: list[StageOption] = []
+    for g in instance.cluster.node_groups:
+        for tp in tp_degrees(instance, g.gpus_per_node, space):
+            for d in range(1, b + 1):
+                if b % d or b // d > t.max_micro_batch_size:
+                    continue
+                if not _single_gpus_allowed(tp * d, g.gpus_per_node, g.num_gpus, space):
+                    continue
+                part = Part(node_group=g.name, device=g.device, tp=tp, count=d, share=b // d)
+                out.extend(StageOption(parts=(part,), recompute=r) for r in t.recompute)
+    return out
+
+
+def _unit(cm: CostModel, device: str, tp: int, share: int, dp: int,
+          recompute: str) -> tuple[float, float, bool]:
+    """(per-layer forward + backward + TP time, memory fraction, fits) of one replica holding one
+    layer as a middle stage with one micro-batch in flight: what the split rule weighs."""
+    lc = cm.layer_cost(device, tp, share, recompute)
+    mem = cm.replica_memory(device=device, tp=tp, share=share, dp=dp, num_layers=1,
+                            recompute=recompute, params=cm.params_held(1, False, False, True),
+                            is_first=False, is_last=False, in_flight=1)
+    return lc.fwd_s + lc.bwd_s + lc.tp_fwd_s + lc.tp_bwd_s, mem.total / mem.capacity, mem.fits
+
+
+def _lighter_first(time_s: float, memory_fraction: float, index: int) -> tuple[float, float, int]:
+    """The order of candidate splits: least per-layer time, then the lighter split, then the
+    first enumerated (part 0's share ascending).
+
+    Formulations Sec. 1.1 says "ties to the lighter" without saying lighter in what; this reads
+    it as the smaller largest memory fraction (used / capacity) over the stage's replicas."""
+    return (time_s, memory_fraction, index)
+
+
+def _mixed_split(cm: CostModel, skeleton: tuple[tuple[str, str, int, int], ...], b: int,
+                 recompute: str) -> tuple[int, ...] | None:
+    """The documented split of a mixed skeleton ((group, device, tp, count) per part) at
+    micro-batch `b`: the shares, or None when no split fits one layer or the best one is not
+    balanced."""
+    cap = cm.instance.training.max_micro_batch_size
+    counts = [c for _, _, _, c in skeleton]
+    dp = sum(counts)
+    best: tuple[tuple[float, float, int], tuple[int, ...]] | None = None
+    candidates = [s for s in itertools.product(range(1, cap + 1), repeat=len(skeleton))
+                  if sum(c * x for c, x in zip(counts, s, strict=True)) == b]
+    for index, shares in enumerate(candidates):
+        units = [_unit(cm, dev, tp, s, dp, recompute)
+                 for (_, dev, tp, _), s in zip(skeleton, shares, strict=True)]
+        if not all(fits for _, _, fits in units):
+            continue
+        key = _lighter_first(max(u[0] for u in units), max(u[1] for u in units), index)
+        if best is None or key < best[0]:
+            best = (key, shares)
+    if best is None:
+        return None
+    shares = best[1]
+    return shares if _balanced(cm, skeleton, shares, recompute) else None
+
+
+def _balanced(cm: CostModel, skeleton: tuple[tuple[str, str, int, int], ...],
+              shares: tuple[int, ...], recompute: str) -> bool:
+    """Formulations Sec. 1.1: every part busy for MIXED_MIN_BUSY of the stage's per-layer time,
+    or (its idle time being integrality only) "the slowest with one sequence more per replica".
+
+    The text leaves open what "the slowest" compares with; this reads it as at least the stage's
+    per-layer time at the split (the slowest part's now), and asks neither whether that extra
+    sequence fits memory nor whether it exceeds max_micro_batch_size."""
+    dp = sum(c for _, _, _, c in skeleton)
+    own = [_unit(cm, dev, tp, s, dp, recompute)[0]
+           for (_, dev, tp, _), s in zip(skeleton, shares, strict=True)]
+    stage = max(own)
+    for (_, dev, tp, _), s, t in zip(skeleton, shares, own, strict=True):
+        if t < MIXED_MIN_BUSY * stage and _unit(cm, dev, tp, s + 1, dp, recompute)[0] < stage:
+            return False
+    return True
+
+
+def mixed_options(instance: Instance, b: int, cm: CostModel,
+                  space: str = "documented") -> list[StageOption]:
+    """Every mixed stage option at micro-batch `b`: two node groups of different device types
+    (in the instance's order), every allowed part shape of each, every recomputation mode, with
+    the documented split when it exists and is balanced."""
+    groups = instance.cluster.node_groups
+    shapes: list[list[tuple[str, str, int, int]]] = []
+    for g in groups:
+        opts = []
+        for tp in tp_degrees(instance, g.gpus_per_node, space):
+            for count in range(1, b + 1):
+                if _mixed_part_gpus_allowed(tp * count, g.gpus_per_node, g.num_gpus, space):
+                    opts.append((g.name, g.device, tp, count))
+        shapes.append(opts)
+    out: list[StageOption] = []
+    for i, j in itertools.combinations(range(len(groups)), 2):
+        if groups[i].device == groups[j].device:
+            continue
+        for a in shapes[i]:
+            for c in shapes[j]:
+                if a[3] + c[3] > b:
+                    continue  # every replica takes at least one sequence
+                for r in instance.training.recompute:
+                    shares = _mixed_split(cm, (a, c), b, r)
+                    if shares is None:
+                        continue
+                    parts = tuple(Part(node_group=g, device=dev, tp=tp, count=n, share=s)
+                                  for (g, dev, tp, n), s in zip((a, c), shares, strict=True))
+                    out.append(StageOption(parts=parts, recompute=r))
+    return out
+
+
+def layer_splits(num_layers: int, p: int, *, empty_ends: bool) -> Iterator[tuple[int, ...]]:
+    """Every split of the layers over p stages in order: each stage >= 1 layer, except the first
+    and the last when p >= 2 and `empty_ends` (>= 0)."""
+    lows = [1] * p
+    if empty_ends and p >= 2:
+        lows[0] = lows[-1] = 0
+
+    def rec(k: int, left: int) -> Iterator[tuple[int, ...]]:
+        if k == p - 1:
+            if left >= lows[k]:
+                yield (left,)
+            return
+        for n in range(lows[k], left - sum(lows[k + 1:]) + 1):
+            for rest in rec(k + 1, left - n):
+                yield (n, *rest)
+
+    yield from rec(0, num_layers)
+
+
+def count_layer_splits(num_layers: int, p: int, *, empty_ends: bool) -> int:
+    """len(layer_splits(...)) in closed form: C(L - 1, p - 1), or C(L + 1, p - 1) with empty
+    ends (one more unit at each end makes them positive)."""
+    if empty_ends and p >= 2:
+        return math.comb(num_layers + 1, p - 1)
+    return math.comb(num_layers - 1, p - 1)
+
+
+# -- Placement -------------------------------------------------------------------------------
+@cache
+def _group_placements(items: tuple[tuple[int, int], ...], num_nodes: int,
+                      gpus_per_node: int) -> tuple[tuple[tuple[Placement, ...], ...], ...]:
+    """Every placement of replica groups `items` ((tp, count) each) on a node group's nodes that
+    gives no node more than its GPUs, one per class of node relabellings: node k's load vector
+    (replicas of each item on it) is lexicographically at most node k-1's. Each entry gives each
+    item's placement (nodes with at least one of its replicas)."""
+    n_items = len(items)
+    out: list[tuple[tuple[Placement, ...], ...]] = []
+    columns: list[tuple[int, ...]] = []
+
+    def node_loads(left: tuple[int, ...], bound: tuple[int, ...] | None) -> Iterator[
+            tuple[int, ...]]:
+        for vec in itertools.product(*(range(r + 1) for r in left)):
+            if sum(x * tp for x, (tp, _) in zip(vec, items, strict=True)) > gpus_per_node:
+                continue
+            if bound is not None and vec > bound:
+                continue
+            yield vec
+
+    def rec(k: int, left: tuple[int, ...]) -> None:
+        if k == num_nodes:
+            if not any(left):
+                out.append(tuple(
+                    tuple(Placement(node=node, replicas=col[i])
+                          for node, col in enumerate(columns) if col[i] > 0)
+                    for i in range(n_items)))
+            return
+        for vec in node_loads(left, columns[-1] if columns else None):
+            columns.append(vec)
+            rec(k + 1, tuple(r - x for r, x in zip(left, vec, strict=True)))
+            columns.pop()
+
+    rec(0, tuple(c for _, c in items))
+    return tuple(out)
+
+
+def placements(instance: Instance, seq: Sequence[StageOption]) -> Iterator[
+        list[tuple[Placement, ...]]]:
+    """Every placement of a stage sequence's replica groups (flattened, stage by stage) up to
+    the symmetry of each node group's nodes."""
+    where: dict[str, list[int]] = {}
+    flat = [part for option in seq for part in option.parts]
+    for k, part in enumerate(flat):
+        where.setdefault(part.node_group, []).append(k)
+    per_group = []
+    for name, idx in where.items():
+        g = instance.cluster.group(name)
+        per_group.append((idx, _group_placements(tuple((flat[k].tp, flat[k].count) for k in idx),
+                                                 g.num_nodes, g.gpus_per_node)))
+    for choice in itertools.product(*(pls for _, pls in per_group)):
+        out: list[tuple[Placement, ...]] = [()] * len(flat)
+        for (idx, _), pls in zip(per_group, choice, strict=True):
+            for k, pl in zip(idx, pls, strict=True):
+                out[k] = pl
+        yield out
+
+
+def _placement_bound(part: Part, num_nodes: int) -> int:
+    """Ways to spread `part`'s replicas over `num_nodes` nodes, capacity and symmetry ignored: an
+    upper bound on its placements, for space_size."""
+    return math.comb(part.count + num_nodes - 1, num_nodes - 1)
+
+
+# -- Enumeration -----------------------------------------------------------------------------
+def stage_options(instance: Instance, b: int, cm: CostModel, *, mixed: bool,
+                  space: str) -> list[StageOption]:
+    """Single-type options, then mixed ones when `mixed`."""
+    single = single_options(instance, b, space)
+    return single + mixed_options(instance, b, cm, space) if mixed else single
+
+
+def _max_stages(instance: Instance, empty_ends: bool, max_stages: int | None = None) -> int:
+    """The most stages a plan can have: one layer each (plus two empty ends), one GPU each."""
     L = instance.model.num_layers
-    p_max = min(L, instance.cluster.num_gpus)
-    exact = instance.cluster.num_gpus <= 64
-    names = [g.name for g in instance.cluster.node_groups]
+    most = min(L + 2 if empty_ends else L, instance.cluster.num_gpus)
+    return most if max_stages is None else min(most, max_stages)
+
+
+def _check_space(space: str) -> None:
+    if space not in SPACES:
+        raise ValueError(f"space: must be one of {', '.join(SPACES)}, got {space!r}")
+
+
+def space_size(instance: Instance, *, mixed: bool = False, cost_model: CostModel | None = None,
+               space: str = "documented", empty_end_stages: bool | None = None,
+               max_stages: int | None = None) -> int:
+    """Plans the enumeration may build, before memory: over b, schedule and p, the stage option
+    sequences within every node group's GPUs, each weighted by an upper bound on its placements
+    (``_placement_bound`` per part), times the layer splits."""
+    _check_space(space)
+    if empty_end_stages is None:
+        empty_end_stages = instance.training.empty_end_stages
+    cm = cost_model or CostModel(instance)
+    groups = instance.cluster.node_groups
+    names = [g.name for g in groups]
+    nodes = {g.name: g.num_nodes for g in groups}
+    L = instance.model.num_layers
+    p_max = _max_stages(instance, empty_end_stages, max_stages)
+    B = instance.training.global_batch_size
     total = 0
-    for b in micro_batch_candidates(instance):
-        configs = _configs(instance, b, state)
-        if exact:
-            uses = [tuple((names.index(g), c.gpus_in(g)) for g in c.groups) for c in configs]
-            count = _counter(uses)
+    for b in range(1, B + 1):
+        if B % b:
+            continue
+        options = stage_options(instance, b, cm, mixed=mixed, space=space)
+        uses = [(tuple(o.gpus_in(n) for n in names),
+                 math.prod(_placement_bound(p, nodes[p.node_group]) for p in o.parts))
+                for o in options]
+
+        @cache
+        def sequences(budget: tuple[int, ...], k: int,
+                      uses: tuple[tuple[tuple[int, ...], int], ...] = tuple(uses)) -> int:
+            if k == 0:
+                return 1
+            n = 0
+            for use, weight in uses:
+                if all(u <= left for u, left in zip(use, budget, strict=True)):
+                    rest = tuple(left - u for u, left in zip(use, budget, strict=True))
+                    n += weight * sequences(rest, k - 1)
+            return n
+
+        budget0 = tuple(g.num_gpus for g in groups)
         for p in range(1, p_max + 1):
-            seqs = count(tuple(g.num_gpus for g in instance.cluster.node_groups), p) if exact \
-                else len(configs) ** p
-            total += seqs * math.comb(L - 1, p - 1)
-            if total > 10 ** 15:
-                return total
+            total += sequences(budget0, p) * count_layer_splits(L, p,
+                                                                empty_ends=empty_end_stages)
     return total * len(instance.training.schedules)
 
 
-def _counter(uses: list[tuple[tuple[int, int], ...]]):  # type: ignore[no-untyped-def]
-    """count(budget, p): config sequences of length p within `budget` GPUs per node group."""
-    from functools import cache
+class _Best:
+    """The fastest valid plan so far, and what the enumeration did."""
 
-    @cache
-    def count(budget: tuple[int, ...], p: int) -> int:
-        if p == 0:
-            return 1
-        n = 0
-        for use in uses:
-            if all(budget[g] >= k for g, k in use):
-                rest = list(budget)
-                for g, k in use:
-                    rest[g] -= k
-                n += count(tuple(rest), p - 1)
-        return n
-
-    return count
-
-
-def compositions(total: int, parts: int) -> Iterator[list[int]]:
-    """Every way to write `total` as an ordered sum of `parts` positive integers."""
-    if parts == 1:
-        yield [total]
-        return
-    for first in range(1, total - parts + 2):
-        for rest in compositions(total - first, parts - 1):
-            yield [first, *rest]
-
-
-def _sequences(configs: list[StageConfig], p: int, budget: dict[str, int]) -> Iterator[
-        list[StageConfig]]:
-    """Config sequences of length p whose GPUs fit every node group's budget."""
-    seq: list[StageConfig] = []
-
-    def rec() -> Iterator[list[StageConfig]]:
-        if len(seq) == p:
-            yield list(seq)
-            return
-        for c in configs:
-            if all(budget[g] >= c.gpus_in(g) for g in c.groups):
-                for g in c.groups:
-                    budget[g] -= c.gpus_in(g)
-                seq.append(c)
-                yield from rec()
-                seq.pop()
-                for g in c.groups:
-                    budget[g] += c.gpus_in(g)
-
-    yield from rec()
+    def __init__(self, time_limit_s: float):
+        self.start = time.perf_counter()
+        self.deadline = self.start + time_limit_s
+        self.time = math.inf
+        self.plan: Plan | None = None
+        self.evaluation: Evaluation | None = None
+        self.costed = 0
+        self.rejected = 0
+        self.timed_out = False
+        self.info: dict[str, object] = {}
 
 
 def bruteforce(instance: Instance, *, time_limit_s: float = 600.0, threads: int = 1,
                seed: int = 0, cost_model: CostModel | None = None,
-               max_plans: int = MAX_PLANS, mixed: bool = False) -> SolveResult:
-    """The minimum iteration time over the whole search space, by enumeration.
+               max_plans: int = MAX_PLANS, mixed: bool = False, space: str = "documented",
+               empty_end_stages: bool | None = None, prune_memory: bool = True,
+               max_stages: int | None = None) -> SolveResult:
+    """The least iteration time over the space of the module docstring, by enumeration.
 
-    `mixed`: the space includes mixed-type stages (every candidate the search's generator makes,
-    with its batch split, before any memory or dominance pruning), as ``solve(mixed=True)``."""
+    `mixed`: mixed-type stages too (as ``solve(mixed=True)``). `space`: "documented" or
+    "validator" (wider; see the module docstring). `empty_end_stages`: embedding-only and
+    head-only end stages too (default: the instance's training.empty_end_stages, as the
+    search). `prune_memory=False` is a diagnostic that leaves memory to the validator alone. `max_stages` enumerates plans of at most that many stages only (its minimum bounds
+    the whole space's from above). `threads` and `seed` are accepted for the methods' common
+    interface and unused."""
+    _check_space(space)
+    if empty_end_stages is None:
+        empty_end_stages = instance.training.empty_end_stages
     cm = cost_model or CostModel(instance)
-    state = SearchState(instance, cm, mixed=True) if mixed else None
-    size = _space_size(instance, state)
+    size = space_size(instance, mixed=mixed, cost_model=cm, space=space,
+                      empty_end_stages=empty_end_stages, max_stages=max_stages)
     if size > max_plans:
         raise HaapError(f"bruteforce refuses {instance.name}: its search space has up to "
                         f"{size:.3g} plans, more than the limit of {max_plans:,} "
                         "(use it on small instances only)")
-    best = Best(cm, time_limit_s)
-    L = instance.model.num_layers
-    p_max = min(L, instance.cluster.num_gpus)
-    budget0 = {g.name: g.num_gpus for g in instance.cluster.node_groups}
-    for b in micro_batch_candidates(instance):
-        configs = _configs(instance, b, state)
+    best = _Best(time_limit_s)
+    B = instance.training.global_batch_size
+    for b in range(1, B + 1):
+        if B % b:
+            continue
+        options = stage_options(instance, b, cm, mixed=mixed, space=space)
         for schedule in instance.training.schedules:
-            for p in range(1, p_max + 1):
-                for seq in _sequences(configs, p, dict(budget0)):
-                    if best.out_of_time():
-                        return best.result(instance, METHOD, exact=True)
-                    for layers in compositions(L, p):
-                        plan = build_plan(instance, seq, layers, micro_batch=b,
-                                          schedule=schedule,  # type: ignore[arg-type]
-                                          note="bruteforce")
-                        if plan is None:
-                            break  # placement depends on the configs only
-                        ev = cm.evaluate(plan)
-                        best.costed += 1
-                        if not ev.memory_ok or ev.iteration_time_s >= best.time:
-                            continue
-                        if plan_violations(instance, plan, cost_model=cm):
-                            continue
-                        best.time, best.plan, best.evaluation = ev.iteration_time_s, plan, ev
-                        best.info = {"micro_batch": b, "schedule": schedule, "stages": p,
-                                     "configs": [c.label() for c in seq], "layers": layers}
-    return best.result(instance, METHOD, exact=True, message=f"space <= {size:,} plans")
+            for p in range(1, _max_stages(instance, empty_end_stages, max_stages) + 1):
+                if not _enumerate(instance, cm, best, options, b, schedule, p,
+                                  empty_end_stages=empty_end_stages,
+                                  prune_memory=prune_memory):
+                    return _result(instance, best, size, space, max_stages)
+    return _result(instance, best, size, space, max_stages)
+
+
+def _stage_fits(cm: CostModel, option: StageOption, layers: int, index: int, p: int,
+                schedule: str, m: int, memo: dict[tuple[StageOption, int, int], bool]) -> bool:
+    """Memory of the stage at position `index` of `p` fits every GPU: the validator's check."""
+    key = (option, layers, index)
+    hit = memo.get(key)
+    if hit is None:
+        in_flight = in_flight_micro_batches(schedule, index, p, m)
+        first, last = index == 0, index == p - 1
+        params = cm.params_held(layers, first, last, p > 1)
+        dp = sum(part.count for part in option.parts)
+        hit = memo[key] = all(
+            cm.replica_memory(device=part.device, tp=part.tp, share=part.share, dp=dp,
+                              num_layers=layers, recompute=option.recompute, params=params,
+                              is_first=first, is_last=last, in_flight=in_flight).fits
+            for part in option.parts)
+    return hit
+
+
+def _enumerate(instance: Instance, cm: CostModel, best: _Best, options: list[StageOption],
+               b: int, schedule: str, p: int, *, empty_end_stages: bool,
+               prune_memory: bool) -> bool:
+    """Every plan with micro-batch `b`, `schedule` and `p` stages; False once out of time."""
+    L = instance.model.num_layers
+    m = instance.training.global_batch_size // b
+    names = [g.name for g in instance.cluster.node_groups]
+    budget = {g.name: g.num_gpus for g in instance.cluster.node_groups}
+    splits = list(layer_splits(L, p, empty_ends=empty_end_stages))
+    # The layer counts position k takes in some split: a stage that fits none is pruned.
+    counts = [sorted({s[k] for s in splits}) for k in range(p)]
+    memo: dict[tuple[StageOption, int, int], bool] = {}
+    seq: list[StageOption] = []
+    uses = [(option, [(n, option.gpus_in(n)) for n in names if option.gpus_in(n)])
+            for option in options]
+
+    def fits(option: StageOption, layers: int, index: int) -> bool:
+        return not prune_memory or _stage_fits(cm, option, layers, index, p, schedule, m, memo)
+
+    def rec() -> bool:
+        k = len(seq)
+        if k == p:
+            return _cost_sequence(instance, cm, best, seq, splits, b, schedule, fits)
+        for option, use in uses:
+            if any(u > budget[n] for n, u in use) or \
+                    not any(fits(option, n, k) for n in counts[k]):
+                continue
+            for n, u in use:
+                budget[n] -= u
+            seq.append(option)
+            going = rec()
+            seq.pop()
+            for n, u in use:
+                budget[n] += u
+            if not going:
+                return False
+        return True
+
+    return rec() if splits else True
+
+
+def _cost_sequence(instance: Instance, cm: CostModel, best: _Best, seq: list[StageOption],
+                   splits: list[tuple[int, ...]], b: int, schedule: str,
+                   fits: Callable[[StageOption, int, int], bool]) -> bool:
+    """Every placement and layer split of one stage sequence; False once out of time."""
+    m = instance.training.global_batch_size // b
+    if time.perf_counter() > best.deadline:
+        best.timed_out = True
+        return False
+    # An empty end stage is single-type (formulations Sec. 1.2).
+    fitting = [s for s in splits
+               if all(fits(o, n, k) and (n or len(o.parts) == 1)
+                      for k, (o, n) in enumerate(zip(seq, s, strict=True)))]
+    if not fitting:
+        return True
+    for placed in placements(instance, seq):
+        groups: list[tuple[ReplicaGroup, ...]] = []
+        k = 0
+        for option in seq:
+            reps = []
+            for part in option.parts:
+                reps.append(ReplicaGroup(node_group=part.node_group, device=part.device,
+                                         count=part.count, tp=part.tp,
+                                         micro_batch_share=part.share, placement=placed[k]))
+                k += 1
+            groups.append(tuple(reps))
+        made: dict[tuple[int, int, int], Stage] = {}  # (position, first layer, layers)
+        for split in fitting:
+            if best.costed % 256 == 0 and time.perf_counter() > best.deadline:
+                best.timed_out = True
+                return False
+            stages = []
+            first = 0
+            for k, n in enumerate(split):
+                stage = made.get((k, first, n))
+                if stage is None:
+                    stage = made[(k, first, n)] = Stage(
+                        first_layer=first, num_layers=n,
+                        recompute=seq[k].recompute,  # type: ignore[arg-type]
+                        replicas=groups[k])
+                stages.append(stage)
+                first += n
+            plan = Plan(instance=instance.name, schedule=schedule,  # type: ignore[arg-type]
+                        micro_batch_size=b, num_micro_batches=m, stages=tuple(stages),
+                        note="bruteforce")
+            ev = cm.evaluate(plan)
+            best.costed += 1
+            if ev.iteration_time_s >= best.time:
+                continue
+            if plan_violations(instance, plan, cost_model=cm):
+                best.rejected += 1
+                continue
+            best.time, best.plan, best.evaluation = ev.iteration_time_s, plan, ev
+            best.info = {"micro_batch": b, "schedule": schedule, "stages": len(seq),
+                         "options": [o.label() for o in seq], "layers": list(split)}
+    return True
+
+
+def _result(instance: Instance, best: _Best, size: int, space: str,
+            max_stages: int | None) -> SolveResult:
+    wall = time.perf_counter() - best.start
+    message = f"{space} space, <= {size:,} plans; {best.costed:,} costed"
+    if max_stages is not None:
+        message += f"; plans of at most {max_stages} stages only"
+    if best.timed_out:
+        message += "; time limit reached"
+    if best.plan is None or best.evaluation is None:
+        return SolveResult(instance=instance.name, method=METHOD, plan=None, evaluation=None,
+                           status="unknown" if best.timed_out else "infeasible",
+                           iteration_time_s=math.inf, best_bound_s=math.nan, gap=math.nan,
+                           wall_s=wall, plans_costed=best.costed, message=message)
+    check_plan(instance, best.plan, cost_model=None)
+    optimal = not best.timed_out
+    return SolveResult(instance=instance.name, method=METHOD, plan=best.plan,
+                       evaluation=best.evaluation, status="optimal" if optimal else "feasible",
+                       iteration_time_s=best.time,
+                       best_bound_s=best.time if optimal else math.nan,
+                       gap=0.0 if optimal else math.nan, wall_s=wall, plans_costed=best.costed,
+                       options={"choice": best.info, "space": space}, message=message)
