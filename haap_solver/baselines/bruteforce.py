@@ -465,7 +465,8 @@ def bruteforce(instance: Instance, *, time_limit_s: float = 600.0, threads: int 
     `mixed`: mixed-type stages too (as ``solve(mixed=True)``). `space`: "documented" or
     "validator" (wider; see the module docstring). `empty_end_stages`: embedding-only and
     head-only end stages too (default: the instance's training.empty_end_stages, as the
-    search). `prune_memory=False` is a diagnostic that leaves memory to the validator alone. `max_stages` enumerates plans of at most that many stages only (its minimum bounds
+    search). `prune_memory=False` is a diagnostic that leaves memory to the validator alone.
+    `max_stages` enumerates plans of at most that many stages only (its minimum bounds
     the whole space's from above). `threads` and `seed` are accepted for the methods' common
     interface and unused."""
     _check_space(space)
