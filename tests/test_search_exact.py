@@ -996,18 +996,18 @@ def test_first_dive_waits_for_an_open_sub_problem_not_for_more_strengthenings(
     assert first_model == opens[0] + 1, (opens, first_model)
 
 
-ISSUE19 = Path(__file__).resolve().parent / "data" / "issue19"
+DATA = Path(__file__).resolve().parent / "data"
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_one_whole_node_of_three_gpus_is_in_the_space(backend: str) -> None:
     """formulations Sec. 1: a stage may hold whole nodes of any size. On nodes of 3 GPUs the
     search used to allow powers of two only, and proved 'optimal' a plan 2.4x slower than one
-    whole node of 3 A100 (the plan in tests/data/issue19, from the report)."""
-    instance = load_instance(ISSUE19 / "three-gpu-nodes.toml")
+    whole node of 3 A100 (the plan in tests/data, from the report)."""
+    instance = load_instance(DATA / "three-gpu-nodes-hetero.toml")
     from haap_solver.plan import load_plan
 
-    hand = load_plan(ISSUE19 / "three-gpu-nodes-whole-node-plan.json")
+    hand = load_plan(DATA / "three-gpu-nodes-hetero-whole-node-plan.json")
     check_plan(instance, hand)
     hand_time = CostModel(instance).evaluate(hand).iteration_time_s
     result = solve(instance, backend=backend, time_limit_s=60, threads=1, seed=0,
