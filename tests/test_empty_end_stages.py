@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 import pytest
+from random_instances import random_instance
 from tiny_instances import tiny_instance
 
 from haap_solver.cost.evaluate import CostModel
@@ -40,13 +41,9 @@ def _with_empty_ends(instance: Instance, on: bool = True) -> Instance:
 
 
 def head_only_wins() -> Instance:
-    """One node of two small-memory A10: one layer and the head do not fit one stage's memory
-    as fast as a layer on one GPU and the head on the other (found by random search, with
-    overlapped pipeline sends: blocking ones charge the head stage's link every micro-batch)."""
-    instance = _with_empty_ends(tiny_instance(
-        devices=[("A10", 2.5), ("V100-32G", 1.5)], groups=[(0, 1, 2)], layers=1, hidden=1024,
-        heads=4, seq=1024, batch=3, recompute=("none",), schedules=("1f1b", "gpipe")))
-    return replace(instance, training=replace(instance.training, pipeline_p2p="overlapped"))
+    """Seed 11 of the agreement tests' generator: 2 layers on 3 GPUs of three device types,
+    where a head-only last stage beats every plan without one by about a fifth."""
+    return random_instance(11)
 
 
 def _layer_splits(total: int, parts: int, empty_first: bool,
@@ -92,6 +89,7 @@ def family_optima(instance: Instance) -> dict[SubProblem, float]:
 
 BOUND_INSTANCES = [
     head_only_wins(),
+    random_instance(76),  # (its optimum has both ends empty)
     _with_empty_ends(tiny_instance(
         devices=[("T4", 3.0), ("A100-80G", 4.0)], groups=[(0, 1, 2), (1, 1, 1)], layers=3,
         hidden=1024, heads=4, seq=256, batch=2, recompute=("none", "full"),
@@ -102,7 +100,8 @@ BOUND_INSTANCES = [
 ]
 
 
-@pytest.mark.parametrize("instance", BOUND_INSTANCES, ids=["head-only", "t4-a100", "v100x3-h100"])
+@pytest.mark.parametrize("instance", BOUND_INSTANCES,
+                         ids=["seed-11", "seed-76", "t4-a100", "v100x3-h100"])
 def test_every_bound_of_an_empty_end_sub_problem_is_below_its_plans(instance: Instance) -> None:
     optima = family_optima(instance)
     assert optima, "the instance has no plan with an empty end stage"

@@ -3,9 +3,10 @@
 
 from __future__ import annotations
 
-import importlib
+import itertools
 import math
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,34 +21,46 @@ from haap_solver.cost.evaluate import CostModel
 from haap_solver.errors import HaapError, InputError
 from haap_solver.instance import instance_from_dict, load_instance
 from haap_solver.plan import load_plan
-from haap_solver.search.space import build_plan, micro_batch_candidates
+from haap_solver.search.space import build_plan, micro_batch_candidates, stage_configs
 from haap_solver.targets import solve_for_target, target_violations
 from haap_solver.validate import plan_violations
 
-bf = importlib.import_module("haap_solver.baselines.bruteforce")  # the module, not its function
 ROOT = Path(__file__).parent.parent
 TOY = ROOT / "instances" / "small" / "toy-gpt-6l-a100x2-t4x2.toml"
 DATA = Path(__file__).parent / "data" / "runtime"
 L1B = ROOT / "instances" / "llama3.2-1b-h100x4-l40sx4.toml"
 
 
+def _compositions(total: int, parts: int) -> Iterator[list[int]]:
+    """Every way to write `total` as an ordered sum of `parts` positive integers."""
+    if parts == 1:
+        yield [total]
+        return
+    for first in range(1, total - parts + 2):
+        for rest in _compositions(total - first, parts - 1):
+            yield [first, *rest]
+
+
 def _target_bruteforce(instance, target: str) -> float:
     """The least iteration time over every plan of the search space (mixed stages included)
-    that `target` can run: the whole space enumerated, each plan checked by target_violations."""
+    that `target` can run: the search's stage configurations in every sequence that fits the
+    GPUs, every layer split, each plan checked by the validator and target_violations."""
     from haap_solver.search.solve import SearchState
 
     cm = CostModel(instance)
     state = SearchState(instance, cm, mixed=True)
     L = instance.model.num_layers
-    budget0 = {g.name: g.num_gpus for g in instance.cluster.node_groups}
+    budget = {g.name: g.num_gpus for g in instance.cluster.node_groups}
     best = math.inf
     for b in micro_batch_candidates(instance):
-        configs = bf._configs(instance, b, state)
+        configs = stage_configs(instance, b) + state.mixed_space(b)
         for schedule in instance.training.schedules:
             for p in range(1, min(L, instance.cluster.num_gpus) + 1):
-                for seq in bf._sequences(configs, p, dict(budget0)):
-                    for layers in bf.compositions(L, p):
-                        plan = build_plan(instance, seq, layers, micro_batch=b,
+                for seq in itertools.product(configs, repeat=p):
+                    if any(sum(c.gpus_in(g) for c in seq) > n for g, n in budget.items()):
+                        continue
+                    for layers in _compositions(L, p):
+                        plan = build_plan(instance, list(seq), layers, micro_batch=b,
                                           schedule=schedule, note="bf")
                         if plan is None:
                             break
