@@ -201,9 +201,12 @@ def test_shipped_docs_match_the_shipped_benchmark_json() -> None:
             assert block == expected, f"{rel}: block {name} is not what haap bench wrote"
 
 
-# Figures a run produces: seconds with decimals or ranges, speed-ups, percentages of a gap or of
-# a speed difference. Settings (a 30 s limit, a 1% gap target) are written without decimals.
+# Figures a run produces: seconds with decimals or ranges, milli- and microseconds, megabytes,
+# speed-ups, percentages of a gap or of a speed difference. Settings (a 30 s limit, a 2 s budget,
+# a 1% gap target) are whole seconds or percents; a setting below a second is written in words
+# ("a half-second budget").
 STALE = re.compile(r"\b\d+\.\d+(-\d+(\.\d+)?)? ?(s|ms|us)\b"  # 1.56 s, 0.2-1.7 s, 7.09 us
+                   r"|\b\d+(-\d+)? ?(ms|us|MB)\b"  # 3-10 ms, 639 MB
                    r"|\b\d+(\.\d+)?x\b"  # 1.16x
                    r"|\b\d+(\.\d+)?% (faster|slower|longer)"
                    r"|\bends at \d+(\.\d+)?%"
@@ -222,14 +225,40 @@ def test_readme_prose_has_no_run_figures() -> None:
     assert not found, f"README.md carries run figures outside its generated blocks: {found}"
 
 
-@pytest.mark.parametrize("start, end", [("## 1. ", "## 2. "), ("**4.7 ", "## 5. ")])
-def test_formulations_sections_have_no_run_figures(start: str, end: str) -> None:
-    """Sec. 1 (search space, search order, two processes) and Sec. 4.7-4.8 (large clusters, the
-    relative gap), where the stale status figures were; the rest of the document still quotes
-    dated development measurements as the reasons for design choices."""
-    text = (ROOT / "formulations" / "stage-assignment.md").read_text()
-    text = outside_blocks(text, BLOCKS["formulations/stage-assignment.md"])
-    first = text.index(start)
-    section = text[first:text.index(end, first)]
-    found = [m.group(0) for m in STALE.finditer(section)]
-    assert not found, f"formulations {start.strip('#* ')} carries run figures: {found}"
+def run_figures(text: str) -> list[str]:
+    """Each run figure of `text` with its line number, for a failure message that finds it."""
+    return [f"line {text.count(chr(10), 0, m.start()) + 1}: {m.group(0)!r}"
+            for m in STALE.finditer(text)]
+
+
+FORMULATIONS = sorted(path.relative_to(ROOT).as_posix()
+                      for path in (ROOT / "formulations").glob("*.md"))
+
+
+def test_formulations_are_found() -> None:
+    assert "formulations/stage-assignment.md" in FORMULATIONS
+
+
+@pytest.mark.parametrize("rel", FORMULATIONS)
+def test_formulations_have_no_run_figures(rel: str) -> None:
+    """Every page of formulations/, whole, outside its generated blocks: the reasons for design
+    choices are given in words, since the development measurements behind them do not reproduce
+    under the current code and cost model. The blocks are blanked in place, so the line numbers
+    are those of the shipped file."""
+    text = (ROOT / rel).read_text()
+    for name in BLOCKS.get(rel, ()):
+        block = marked_block(text, name)
+        assert block is not None, f"{rel} lost its block {name}"
+        text = replace_block(text, name, "\n" * block.count("\n"))
+    found = run_figures(text)
+    assert not found, f"{rel} carries run figures: {found}"
+
+
+def test_stale_pattern_catches_run_figures_and_spares_settings() -> None:
+    """The pattern itself, on figures the documents once carried and on settings they keep."""
+    for figure in ["from 21.0 s to 9.2 s", "in 3-10 ms", "(639 MB, 324 MB)", "1.16x faster",
+                   "9% slower", "ends at 21% at 30 s", "a 1.4% gap", "0.3-2.5 s"]:
+        assert STALE.search(figure), figure
+    for setting in ["a 30 s limit", "a 2 s budget", "a 1% gap", "within 20% of the incumbent",
+                    "1,024 GPUs", "seeds 0-2", "`(p, b) = (26, 12)`", "1e-6 of the bound"]:
+        assert not STALE.search(setting), setting
