@@ -165,8 +165,8 @@ class SearchState:
         self._smallest: dict[tuple[int, bool], int] = {}
         self._without_ends: dict[tuple[bool, bool], SearchState] = {}
         self._floors: dict[tuple[int, bool], tuple[float, float, float] | None] = {}
-        self._end_floors: dict[tuple[int, str, bool, bool], float] = {}
-        """end_stage_floor and end_stage_layers per (micro-batch, schedule or 'layers', ends)."""
+        self._end_floors: dict[tuple[int, bool], tuple[float, float]] = {}
+        """`_end_minima` per (micro-batch, empty end is the first)."""
 
     def without_ends(self, embedding: bool, head: bool) -> SearchState:
         """The search state of the same instance on a cost model where no stage holds the
@@ -206,51 +206,36 @@ class SearchState:
         """The least the empty end stages of `sub` weigh in layers (Sec. 1.2): per empty end,
         the least over the configurations h that fit it of tau_h(0) / s(h), its time per
         micro-batch over its compute time per layer (`_end_work_bound`)."""
-        total = 0.0
-        for empty, first in ((sub.empty_first, True), (sub.empty_last, False)):
-            if not empty:
-                continue
-            key = (sub.micro_batch, "layers", first, not first)
-            hit = self._end_floors.get(key)  # type: ignore[call-overload]
-            if hit is None:
-                b, last = sub.micro_batch, not first
-                mode = self.instance.training.recompute[0]
-                hit = math.inf
-                for c in self.end_configs(b):
-                    if c.recompute != mode or not self.cache.holds_end_only(
-                            c, b, first, last, True, 1):
-                        continue
-                    co = self.cache.coefficients(c, b, first, last, True)
-                    (part,) = self.cache.part_coefficients(c, b, False, False, True)
-                    hit = min(hit, min(co.tau(0), co.fwd(0) + co.bwd(0)) / _layer_slope(part))
-                self._end_floors[key] = hit  # type: ignore[index]
-            total += hit
-        return total
+        return sum(self._end_minima(sub.micro_batch, first)[1] for first in _empty_ends(sub))
 
     def end_stage_floor(self, sub: SubProblem) -> float:
         """The least that the empty end stages of `sub` (Sec. 1.2) add to its objective: each
         adds its own time per micro-batch to the fill and drain of the pipeline, at least the
         least over the single-type configurations that fit it (with one micro-batch in flight,
         the fewest there can be); inf where none fits."""
-        total = 0.0
-        for empty, first in ((sub.empty_first, True), (sub.empty_last, False)):
-            if not empty:
-                continue
-            key = (sub.micro_batch, sub.schedule, first, not first)
-            hit = self._end_floors.get(key)
-            if hit is None:
-                b, last = sub.micro_batch, not first
-                mode = self.instance.training.recompute[0]
-                hit = math.inf
-                for c in self.end_configs(b):
-                    if c.recompute != mode or not self.cache.holds_end_only(
-                            c, b, first, last, True, 1):
-                        continue
-                    co = self.cache.coefficients(c, b, first, last, True)
-                    hit = min(hit, co.tau(0), co.fwd(0) + co.bwd(0))
-                self._end_floors[key] = hit
-            total += hit
-        return total
+        return sum(self._end_minima(sub.micro_batch, first)[0] for first in _empty_ends(sub))
+
+    def _end_minima(self, micro_batch: int, first: bool) -> tuple[float, float]:
+        """(least time per micro-batch, least weight in layers) over the configurations that fit
+        an empty first (`first`) or last stage at `micro_batch` with one micro-batch in flight;
+        (inf, inf) where none fits. Cached."""
+        key = (micro_batch, first)
+        hit = self._end_floors.get(key)
+        if hit is None:
+            b, last = micro_batch, not first
+            mode = self.instance.training.recompute[0]
+            least_time = least_layers = math.inf
+            for c in self.end_configs(b):
+                if c.recompute != mode or not self.cache.holds_end_only(
+                        c, b, first, last, True, 1):
+                    continue
+                co = self.cache.coefficients(c, b, first, last, True)
+                own = min(co.tau(0), co.fwd(0) + co.bwd(0))
+                (part,) = self.cache.part_coefficients(c, b, False, False, True)
+                least_time = min(least_time, own)
+                least_layers = min(least_layers, own / _layer_slope(part))
+            hit = self._end_floors[key] = (least_time, least_layers)
+        return hit
 
     def capacity_bound(self, micro_batch: int, p_max: int) -> CapacityBound:
         key = (micro_batch, p_max, self.mixed)
@@ -1757,6 +1742,12 @@ def _stage_count_cap(instance: Instance, max_stages: int | None) -> int:
     the caller's `max_stages`."""
     layers = instance.model.num_layers
     return min(layers, instance.cluster.num_gpus, max_stages or layers)
+
+
+def _empty_ends(sub: SubProblem) -> tuple[bool, ...]:
+    """Which ends of `sub` are empty stages: True for the first, False for the last."""
+    return tuple(first for empty, first in ((sub.empty_first, True), (sub.empty_last, False))
+                 if empty)
 
 
 EMPTY_ENDS = ((True, False), (False, True), (True, True))
