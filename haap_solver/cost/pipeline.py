@@ -59,9 +59,10 @@ def pipeline_time(schedule: str, stages: Sequence[_HasTimes], num_micro_batches:
                              blocking=blocking)
 
 
-def _around(links: list[float], i: int) -> float:
-    """The link times stage i exchanges over each micro-batch: with its previous and its next
-    stage (0 at the ends)."""
+def links_around(links: list[float], i: int) -> float:
+    """The link times stage i exchanges over each micro-batch with blocking sends: with its
+    previous and its next stage (0 at the ends). The exact layer split (search/dp.py) charges
+    its stages the same."""
     return (links[i - 1] if i > 0 else 0.0) + (links[i] if i < len(links) else 0.0)
 
 
@@ -73,7 +74,7 @@ def pipeline_makespan(schedule: str, fwds: list[float], bwds: list[float], links
     link_max = max(links, default=0.0)
     taus = [f + b for f, b in zip(fwds, bwds, strict=True)]
     max_tau = max(taus)
-    around = [_around(links, i) for i in range(len(taus))]
+    around = [links_around(links, i) for i in range(len(taus))]
     if schedule == "gpipe":
         max_f, max_b = max(fwds), max(bwds)
         if blocking:

@@ -12,6 +12,7 @@ from bisect import bisect_left, bisect_right
 from operator import itemgetter
 from typing import Any
 
+from haap_solver.cost.pipeline import links_around
 from haap_solver.instance import Instance
 from haap_solver.search.coefficients import CoefficientCache
 from haap_solver.search.space import StageConfig, canonical_placement
@@ -146,8 +147,7 @@ def best_layer_split(instance: Instance, cache: CoefficientCache, configs: list[
         if n_max < 1:
             return None
         co = cache.coefficients(c, b, first, last, multi)
-        near = ((links[i - 1] if i > 0 else 0.0) + (links[i] if i < p - 1 else 0.0)
-                if blocking else 0.0)
+        near = links_around(links, i) if blocking else 0.0
         rows = []
         for n in range(1, n_max + 1):
             tail = co.tail(n)

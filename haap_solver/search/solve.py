@@ -915,8 +915,8 @@ def compute_bound(state: SearchState,
 
     `floors_by_b` reuses the load-balance floors a search already computed per micro-batch."""
     if floors_by_b is None:
-        floors_by_b = {b: _layer_rate_bounds(state, b, state.configs(b))
-                       for b in state.micro_batches() if state.configs(b)}
+        floors_by_b = {b: floors for b in state.micro_batches()
+                       if (floors := state.floors(b)) is not None}
     big = state.instance.training.global_batch_size
     return min((floors[0] * (big // b) for b, floors in floors_by_b.items()), default=math.inf)
 
@@ -1860,7 +1860,8 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
             pruned_memory += p_cap * len(instance.training.schedules)
             continue
         p_min = _stage_count_floor(state, b, configs)
-        floors = _layer_rate_bounds(state, b, configs)
+        floors = state.floors(b)
+        assert floors is not None  # (configs is not empty)
         floors_by_b[b] = floors
         for schedule in instance.training.schedules:
             kinds = 1 + len(EMPTY_ENDS) * instance.training.empty_end_stages
