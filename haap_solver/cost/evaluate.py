@@ -577,8 +577,9 @@ class CostModel:
                             for x in (*replicas, *other)) * self.constants.intra_node_efficiency)
                 lat = INTRA_NODE_LATENCY_US * 1e-6
             else:
-                gb_s, lat = self._network_link([self.instance.cluster.group(r.node_group)],
-                                               groups_other, users_a=gpus_per_node(r),
+                group = self.instance.cluster.group(r.node_group)
+                gb_s, lat = self._network_link([group], groups_other,
+                                               users_a=gpus_per_node(r, group.gpus_per_node),
                                                users_b=1)
             worst = max(worst, comm.p2p_s(r.micro_batch_share * per_seq / r.tp, gb_s, lat))
         return worst

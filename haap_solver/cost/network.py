@@ -32,18 +32,23 @@ class _Terms(Protocol):
     def last_bucket_s(self) -> float: ...
 
 
-def gpus_per_node(r: ReplicaGroup) -> int:
-    """GPUs of a replica group on its busiest node: those sharing that node's NICs."""
-    return max(p.replicas for p in r.placement) * r.tp
+def gpus_per_node(r: ReplicaGroup, node_size: int) -> int:
+    """GPUs of a replica group sharing one node's NICs, under the canonical placement
+    (formulations Sec. 1: a sub-node group packed on one node, a whole-node group filling its
+    nodes): min(count x TP, node size). A function of the configuration, never of where the
+    replicas happen to sit: spreading a 2-GPU stage over two nodes would otherwise buy it a NIC
+    per GPU that the search, which places stages canonically, cannot see (a plan outside the
+    search's costs was 0.4% faster on a random instance, seed 2074). Spread placements are
+    therefore costed as if packed, like the data-parallel ring (docs/cost-model.md Sec. 6.2)."""
+    return min(r.count * r.tp, node_size)
 
 
 def p2p_signature(replicas: tuple[ReplicaGroup, ...]) -> tuple[tuple[str, str, int, int, int],
                                                                  ...]:
     """What a stage's point-to-point times depend on: each replica group's node group, device,
-    TP degree, share and GPUs on its busiest node (not its recomputation, nor where exactly it
-    sits). The p2p caches are keyed by it, so stages that differ in nothing else share one
-    computation."""
-    return tuple((r.node_group, r.device, r.tp, r.micro_batch_share, gpus_per_node(r))
+    TP degree, share and replica count (not its recomputation, nor where it sits: Sec. 6.2).
+    The p2p caches are keyed by it, so stages that differ in nothing else share one computation."""
+    return tuple((r.node_group, r.device, r.tp, r.micro_batch_share, r.count)
                  for r in replicas)
 
 
