@@ -77,3 +77,19 @@ def test_the_search_agrees_with_the_brute_force_where_placement_once_mattered(p2
     truth = bruteforce(inst, cost_model=CostModel(inst), mixed=False, empty_end_stages=True)
     assert truth.plan is not None
     assert disagreement(inst, truth, backend="highs", mixed=False) is None
+
+
+BLOCKING_SEEDS = (5, 18, 29, 52, 2074)
+"""Seeds of the CI agreement set with several stages (5, 29, 52), a mixed-stage optimum (18),
+and the placement case above, re-checked with blocking sends (training.pipeline_p2p): the
+generator draws the default ("overlapped") only, and blocking sends change the period every
+model row, layer split and bound must respect (tau_i + c_{i-1} + c_i)."""
+
+
+@pytest.mark.parametrize("seed", BLOCKING_SEEDS)
+@pytest.mark.parametrize("backend", ["highs", "cpsat"])
+def test_search_equals_bruteforce_with_blocking_sends(seed: int, backend: str) -> None:
+    inst = random_instance(seed)
+    inst = replace(inst, training=replace(inst.training, pipeline_p2p="blocking"))
+    truth = bruteforce(inst, cost_model=CostModel(inst), mixed=True, empty_end_stages=True)
+    assert disagreement(inst, truth, backend=backend, mixed=True) is None
