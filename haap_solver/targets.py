@@ -42,7 +42,7 @@ from haap_solver.search.space import StageConfig, tp_candidates
 from haap_solver.training import TARGETS, Recompute, Schedule, Target
 
 if TYPE_CHECKING:
-    from haap_solver.search.solve import SolveResult
+    from haap_solver.result import SolveResult
 
 
 @dataclass(frozen=True, kw_only=True)

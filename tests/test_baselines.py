@@ -21,7 +21,7 @@ from haap_solver.compare import matrix_instances, schedule_events
 from haap_solver.cost.evaluate import CostModel
 from haap_solver.instance import load_instance
 from haap_solver.methods import METHODS
-from haap_solver.search.solve import SolveResult
+from haap_solver.result import SolveResult
 from haap_solver.validate import check_plan
 
 ROOT = Path(__file__).resolve().parent.parent

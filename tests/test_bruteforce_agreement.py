@@ -33,7 +33,8 @@ from haap_solver.cost.evaluate import CostModel, evaluate
 from haap_solver.errors import HaapError
 from haap_solver.instance import Instance, load_instance
 from haap_solver.plan import load_plan
-from haap_solver.search.solve import SolveResult, solve
+from haap_solver.result import SolveResult
+from haap_solver.search.solve import solve
 from haap_solver.validate import check_plan
 
 bf = importlib.import_module("haap_solver.baselines.bruteforce")
@@ -80,7 +81,7 @@ ALLOWED_IMPORTS = {
     "haap_solver.errors": {"HaapError"},
     "haap_solver.instance": {"Instance"},
     "haap_solver.plan": {"Placement", "Plan", "ReplicaGroup", "Stage"},
-    "haap_solver.search.solve": {"SolveResult"},
+    "haap_solver.result": {"SolveResult"},
     "haap_solver.validate": {"check_plan", "plan_violations"},
 }
 
