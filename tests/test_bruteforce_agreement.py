@@ -29,7 +29,8 @@ from random_instances import FEATURES, disagreement, features, random_instance
 from tiny_instances import tiny_instance
 
 from haap_solver.baselines.bruteforce import bruteforce, layer_splits, space_size
-from haap_solver.cost.evaluate import CostModel, evaluate
+from haap_solver.cost.evaluate import CostModel
+from haap_solver.costing import evaluate
 from haap_solver.errors import HaapError
 from haap_solver.instance import Instance, load_instance
 from haap_solver.plan import load_plan
