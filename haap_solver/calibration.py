@@ -25,7 +25,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from haap_solver.cli import _console, command, print_json, styled
+from haap_solver.cli import _console, command, print_json
 from haap_solver.cluster import NodeGroup
 from haap_solver.cost import flops
 from haap_solver.cost.efficiency import DEFAULT_CONSTANTS, CostConstants
@@ -34,6 +34,7 @@ from haap_solver.errors import InputError
 from haap_solver.instance import Instance, make_instance
 from haap_solver.model import ModelSpec
 from haap_solver.plan import Placement, Plan, ReplicaGroup, Stage
+from haap_solver.report import styled
 from haap_solver.training import TrainingSpec
 from haap_solver.validate import plan_violations
 
