@@ -31,6 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 MIXED_WINS = ROOT / "instances" / "llama3.2-1b-h100x4-l40sx4.toml"
 PRESETS = ("A100-80G", "V100-32G", "T4", "A10", "H100", "L40S")
 SEARCH = importlib.import_module("haap_solver.search.solve")  # the module, not the function
+TUNING = importlib.import_module("haap_solver.search.tuning")
 
 
 @st.composite
@@ -287,8 +288,8 @@ def test_single_type_search_yields_once_its_models_stop_paying(
     monkeypatch.setattr(SEARCH, "get_backend", get_backend)
     monkeypatch.setattr(SEARCH, "_solve", search)
     # No dives: their models' budget (DIVE_BUDGET_S) would pass for a later pass's.
-    monkeypatch.setattr(SEARCH, "DIVE_FIRST", 10**9)
-    monkeypatch.setattr(SEARCH, "DIVE_EVERY", 10**9)
+    monkeypatch.setattr(TUNING, "DIVE_FIRST", 10**9)
+    monkeypatch.setattr(TUNING, "DIVE_EVERY", 10**9)
     result = solve(inst, time_limit_s=20)
     assert follow_up_models.get("single") == 1  # yielded at the first one
     assert result.plan is not None
@@ -655,7 +656,7 @@ def test_no_dives_in_the_mixed_search_on_large_clusters(monkeypatch: pytest.Monk
     with_dives = solve(inst, time_limit_s=60)
     assert any(calls)
     calls.clear()
-    monkeypatch.setattr(SEARCH, "MIXED_DIVES_MAX_GPUS", 4)
+    monkeypatch.setattr(TUNING, "MIXED_DIVES_MAX_GPUS", 4)
     without = solve(inst, time_limit_s=60)
     assert not any(calls) and calls  # (the single-type search still ranks)
     assert with_dives.status == without.status == "optimal"

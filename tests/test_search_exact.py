@@ -59,6 +59,7 @@ BACKENDS = ("cpsat", "highs", "cbc")
 PRESETS = ("A100-80G", "V100-32G", "T4", "A10", "H100")
 SMALL_DIR = Path(__file__).resolve().parents[1] / "instances" / "small"
 SEARCH = importlib.import_module("haap_solver.search.solve")  # the module, not the function
+TUNING = importlib.import_module("haap_solver.search.tuning")
 
 
 def examples(n: int) -> settings:
@@ -603,7 +604,7 @@ def test_metis_seed_runs_only_where_the_search_has_not_beaten_the_grid(
 
     monkeypatch.setattr(uniform_module, "uniform", fake_uniform)
     monkeypatch.setattr(metis_module, "metis", counted_metis)
-    monkeypatch.setattr(SEARCH, "SEED_AFTER_SHARE", 0.0)  # Metis's turn comes at once
+    monkeypatch.setattr(TUNING, "SEED_AFTER_SHARE", 0.0)  # Metis's turn comes at once
     res = solve(inst, time_limit_s=30, mixed=False)
     assert res.plan is not None and res.status == "optimal"
     assert calls == (["uniform", "metis"] if grid_has_plan else ["uniform"])
@@ -653,7 +654,7 @@ def test_a_dive_counts_as_its_sub_problem_s_first_pass_model(
 
     monkeypatch.setattr(SEARCH, "build_model", build_model)
     _hook_full_models(monkeypatch, full)
-    monkeypatch.setattr(SEARCH, "DIVE_FIRST", 1)
+    monkeypatch.setattr(TUNING, "DIVE_FIRST", 1)
     result = solve(inst, time_limit_s=30, mixed=False)
     assert full_models, "no full model was solved"
     for sub in {s for s, _ in full_models}:
@@ -805,7 +806,7 @@ def test_positional_seeds_are_valid_and_leave_the_optimum(monkeypatch: pytest.Mo
 
     monkeypatch.setattr(SEARCH, "seed_from_sequence", seed_from_sequence)
     _hook_full_models(monkeypatch, full)
-    monkeypatch.setattr(SEARCH, "DIVE_FULL_MAX_VARS", 0)
+    monkeypatch.setattr(TUNING, "DIVE_FULL_MAX_VARS", 0)
     result = solve(inst, time_limit_s=30, mixed=False)
     assert len(seeds) >= 5
     for plan in seeds:
@@ -953,7 +954,7 @@ def test_warm_start_reaches_the_optimum_sub_problem_the_cheap_bound_ranks_late()
             queue.append(SEARCH._Candidate(sub, SEARCH.lower_bound(state, sub, floors)))
     queue.sort(key=SEARCH._Candidate.rank)
     optimum = SubProblem(4, 8, "1f1b")
-    count = SEARCH.WARM_START_SUBPROBLEMS[0]
+    count = TUNING.WARM_START_SUBPROBLEMS[0]
     assert optimum not in [c.sub for c in queue[:count]]
     assert optimum in [c.sub for c in SEARCH._warm_start_order(queue, count)]
 
@@ -990,9 +991,9 @@ def test_first_dive_waits_for_an_open_sub_problem_not_for_more_strengthenings(
                   max_stages=None, progress=None, seed_with_baselines=True, mixed=False)
     first_model = next(k for k, (kind, _) in enumerate(events) if kind == "model")
     before = events[:first_model]
-    assert len(before) >= SEARCH.DIVE_FIRST
+    assert len(before) >= TUNING.DIVE_FIRST
     opens = [k for k, (_, left_open) in enumerate(before) if left_open]
-    assert opens and opens[0] >= SEARCH.DIVE_FIRST - 1
+    assert opens and opens[0] >= TUNING.DIVE_FIRST - 1
     assert first_model == opens[0] + 1, (opens, first_model)
 
 

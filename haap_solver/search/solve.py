@@ -31,6 +31,7 @@ from haap_solver.errors import HaapError, InfeasibleError
 from haap_solver.instance import Instance
 from haap_solver.plan import Plan
 from haap_solver.result import SolveResult
+from haap_solver.search import tuning
 from haap_solver.search.backends import SolveOptions, get_backend
 from haap_solver.search.bounds import CapacityBound, PositionalBound, first_true
 from haap_solver.search.coefficients import CoefficientCache, StageCoefficients, pieces_max_rows
@@ -43,6 +44,7 @@ from haap_solver.search.space import (
     stage_configs,
     tp_candidates,
 )
+from haap_solver.search.tuning import DEFAULT_BACKEND
 from haap_solver.validate import check_plan, plan_violations
 
 Progress = Callable[[int, int, str], None]
@@ -575,12 +577,6 @@ def _fill_floor(state: SearchState, sub: SubProblem, floors: tuple[float, float,
     return max(L * layer_floor, (math.sqrt(L - p + 1) + p - 1) ** 2 / rate)
 
 
-FLUID_GRID = (1.02, 48)
-"""Bottleneck grid of `bottleneck_costs`: ratio between neighbours and number of steps above the
-floor (up to 2.6x the floor; above, only the fill without a bottleneck cap counts). With the 32
-multipliers below, the cheap bounds of all 1,920 sub-problems of gpt3-175b-4types-x1024 take
-0.18 s and the least is 10.70 s; (1.03, 32) with 16 multipliers: 0.15 s, 10.60 s."""
-
 _FLUID_MULTIPLIERS = np.concatenate([[0.0], np.geomspace(1e-3, 1e3, 31)])
 """Lagrange multipliers tried by `fluid_fill`, in units of T^2 p / L (any one gives a valid
 bound)."""
@@ -660,7 +656,7 @@ def bottleneck_costs(state: SearchState, sub: SubProblem, floors: tuple[float, f
     bottleneck's (m - 1) T."""
     _, layer_floor, rate = floors
     L, p = state.instance.model.num_layers, sub.num_stages
-    ratio, steps = FLUID_GRID
+    ratio, steps = tuning.FLUID_GRID
     grid = t_low * ratio ** np.arange(steps + 1)
     plain = _fill_floor(state, sub, floors)
     ends = np.append(grid[1:], np.inf)
@@ -767,7 +763,7 @@ def strong_lower_bound(state: SearchState, sub: SubProblem, floors: tuple[float,
         bound, bottleneck = _floor_and_tail(state, sub, floors, max(t_floor, t_cap))
     # The positional LP with a tail threshold (Sec. 4.5) raised bounds by up to ~10% in our
     # measurements and costs up to half a second on 16k GPUs: only where it may prune.
-    if TAIL_LP_WITHIN * incumbent_s <= bound < incumbent_s:
+    if tuning.TAIL_LP_WITHIN * incumbent_s <= bound < incumbent_s:
         p = sub.num_stages
         m = sub.num_micro_batches(state.instance)
         fill = _fill_floor(state, sub, floors)
@@ -781,7 +777,7 @@ def strong_lower_bound(state: SearchState, sub: SubProblem, floors: tuple[float,
             return max(fill, t_lo, stages) + (m - 1) * t_lo
 
         def cost_of_interval(t_lo: float, t_hi: float) -> float:
-            return refined_interval_cost(plain_cost, t_values, t_lo, t_hi, REFINE_SPLITS,
+            return refined_interval_cost(plain_cost, t_values, t_lo, t_hi, tuning.REFINE_SPLITS,
                                          incumbent_s)
 
         bound = max(bound, positional.objective_floor(p, cost_of_interval, t_values, bottleneck,
@@ -903,124 +899,6 @@ def any_plan_floor(state: SearchState) -> float:
     return inst.model.num_layers * inst.training.global_batch_size / rate
 
 
-REFINE_SPLITS = 8
-"""Splits of each bottleneck interval of the walk of Sec. 4.5 (refined_interval_cost). At
-16,384 GPUs (8 micro-batches) the least strong bound went from 13.63 s to 14.24 s (a 30 s run's
-gap from 5.7% to 1.5%); at 1,024 GPUs (128 micro-batches) it changed nothing and cost 9% more
-strengthening time."""
-
-TAIL_LP_WITHIN = 0.8
-"""strong_lower_bound runs the tail-threshold LP walk only for sub-problems whose cheaper bound is
-within this factor of the incumbent (a speed heuristic; every bound stays valid)."""
-
-WARM_START_SUBPROBLEMS = (16, 48)
-"""Sub-problems (per schedule) the warm start tries: on clusters of up to WARM_START_LARGE_GPUS
-GPUs, and above. On the smaller ones, the best of each micro-batch size by the cheap bound first,
-then the rest in its order: the cheap bound favours small micro-batches (their bubble is small)
-and ranked the sub-problem of llama3-8b-h100-a100-l40s's optimum (4 stages, micro-batch 8) 22nd,
-past the 16 taken, so that only a dive found the optimum (1.2-1.4 s into a one-thread
-single-type search; 0.5 s with the sizes' leads first, WARM_CONFIGS_PER_GROUP = 3). Where a
-strong bound costs milliseconds, the dives of the first pass find the incumbent sooner than
-more warm-start models do (gpt3-2.7b-a100-40gx8-v100x8: 2.4 s -> 1.6 s in all); on large
-clusters every bound costs 0.1-1 s, and the better incumbent of more sub-problems pays
-(llama3-405b-6types-x16384 at 30 s: 15.65 s with 16, 14.83 s with 32, then with restricted
-models). There the warm start now runs seeds only (about 0.1 s a sub-problem, no model: their
-models are too large), so it affords 48."""
-
-WARM_START_LARGE_GPUS = 256
-
-WARM_CONFIGS_PER_GROUP = 3
-"""Configurations per node group in the warm start's restricted models: the best by
-`_ranked_per_group`. With two, the restricted models of llama3-70b-h100x32-a100x32 could not
-hold its optimum (three H100 configurations), which only a dive's full model found, 1.0 s into a
-one-thread single-type search; with three the warm start finds it at 0.4 s. Four cost more than
-they found (llama3-8b-h100-a100-l40s: the optimum at 1.7-1.9 s against 0.5 s)."""
-
-WARM_RANK_POOL = 200
-"""On clusters above WARM_START_LARGE_GPUS the warm start takes its sub-problems by
-`granular_lower_bound` (no LP, milliseconds) among this many best by the cheap bound, ranked
-within half of its time: the cheap bound ranks the sub-problem of gpt3-175b-4types-x1024's best
-plan, (27, 12), 156th of 1,920, the granular one 34th. Its seed then comes at 6 s instead of
-12-22 s, and a 30 s two-thread run ends at a 0.99% gap instead of 5-13% (two runs each)."""
-
-DIVE_FIRST = 4
-DIVE_EVERY = 32
-"""In the first pass, after DIVE_FIRST strengthenings without a model, then after every
-DIVE_EVERY, the sub-problem with the least strong bound so far is dived into for an early
-incumbent (`DIVE_FULL_MAX_VARS`). With two processes the sooner the first search's optimum, the
-sooner the second can use it (formulations Sec. 4.6)."""
-
-FIRST_PASS_BUDGET_S = 0.5
-"""The time budget of a sub-problem's model in the first pass (Sec. 4.6 Passes)."""
-
-MIXED_DIVES_MAX_GPUS = 256
-"""The search over plans with a mixed stage makes no dives on clusters above this many GPUs (the
-same line as WARM_START_LARGE_GPUS): there its full models are too large for a dive, so a dive
-only runs the warm-start seeds of the least strong bound, which never gave the plan in our runs
-(at 1,024 and 16,384 GPUs every plan found is single-type, found by the first search) and took
-about 1 s of the second process's 16 s at 1,024 GPUs. Without them, two threads with --gap 0.01
-went from 18.1-18.4 s to 17.4-17.5 s there, and without a gap target llama3-405b-6types-x16384
-from 18.7 s to 13.7 s (the same plan and gap: the second process answers sooner)."""
-
-DIVE_BUDGET_S = 2.0
-"""The time budget of a dive's full model in the single-type search (Sec. 4.6 Passes): the dived
-sub-problem is where the optimum tends to be, and a model cut off at FIRST_PASS_BUDGET_S is
-solved again from scratch in the next pass (llama3-8b-h100-a100-l40s: 0.5 s, then 0.6 s more,
-against one model of 0.74 s). The search over plans with a mixed stage keeps the first pass's
-budget: its dived models rarely hold a better plan."""
-
-DIVE_FULL_MAX_VARS = 2000
-"""A dive solves the sub-problem's full model (its first-pass model, 0.5 s) where that model has
-at most this many variables and goes to HiGHS or CP-SAT under `auto`; elsewhere it runs the
-warm-start step (restricted model, the sub-problem stays queued). On the 500-variable models of
-llama3-70b-h100x32-a100x32 the full model finds the optimum where the restricted one (two
-configurations per node group) cannot: the optimum uses three H100 configurations. At 1,024
-GPUs and above the full models have 3,600 variables or more and HiGHS finds no plan in 0.5 s;
-with `cpsat` alone a full-model dive found poor plans (Sec. 4.6).
-
-Nor is a model this large solved anywhere else: the seed and the strong bound of the integer
-capacity program (Sec. 4.4-4.6) stand in for it, and the sub-problem stays open with its bound
-where they do not close it. On gpt3-175b-4types-x1024 and llama3-405b-6types-x16384 these models
-never found a plan (0.5 s each: 25 of them took 12 s of a 30 s run; 60 s on one found none
-either), and HiGHS's root heuristics on them do not look at the clock: a 5,600-variable model
-given 2 s returned after 6.3 s, an 18,002-variable one (plans with a mixed stage) given 38 s
-after 147 s, so that a 120 s run with two threads lost its second process's answer. No model of
-the instances up to 64 GPUs is that large."""
-
-SEED_AFTER_SHARE = 0.5
-"""The Metis-style seed costs seconds on 64 GPUs, more than the exact passes need where they close
-quickly: it runs only once this share of the time limit has passed without a proof, and only if
-the search's own incumbent does not already beat the uniform-grid seed (or that seed found no
-plan). Where it does, Metis has not been seen to help: on gpt3-175b-4types-x1024 (30 s) the
-search had 15.119 s when Metis ran and Metis returned 15.266 s after 7.5 s; on
-llama3-405b-6types-x16384 the search ends at 14.7 s and Metis at 17.3 s.
-
-On clusters above WARM_START_LARGE_GPUS the uniform-grid seed waits for this share too (elsewhere
-it runs right after the warm start): there it enumerates grids of thousands of GPUs (1.8 s at
-1,024 GPUs) and its plan was never the incumbent, the warm start's seeds being better by then
-(gpt3-175b-4types-x1024: 14.537 s at 5.8 s)."""
-
-MIXED_SINGLE_SHARE = 0.75
-"""With mixed-type stages, the share of the time limit the single-type space may take first. It
-only binds where that search is not proven sooner: on large clusters, where a mixed stage (one
-node per part at most) is least likely to pay and the single-type plan improves until late
-(llama3-405b-6types-x16384: 17.21 s at 15 s, 14.83 s at 22.5 s)."""
-
-MIXED_FOLLOW_UP_SHARE = 0.25
-"""With mixed-type stages, the share of the time limit the single-type search may spend after its
-first pass (the passes that solve what stayed open with budgets of 2 s, 15 s, ...); it also
-yields at the first of those models that neither closes its sub-problem nor improves the plan,
-and resumes after the search over plans with a mixed stage. Where those models close, they do so
-in a second or two (llama3-8b-h100-a100-l40s); where they do not (gpt3-175b-4types-x1024: 24
-sub-problems HiGHS does not close in minutes; llama3-405b-6types-x16384, whose plans with a
-mixed stage take 6.5-7 s of the 7.5 s left at a 30 s limit), the time goes to bounding the
-plans with a mixed stage, without which the whole space has no useful bound."""
-
-DEFAULT_BACKEND = "auto"
-"""CP-SAT for small models, HiGHS for large ones (backends.AUTO_CPSAT_MAX_VARS): each closes its
-kind faster in our measurements (docs/benchmarks.md)."""
-
-
 def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: float = 60.0,
           threads: int = 1, seed: int = 0, state: SearchState | None = None,
           max_stages: int | None = None, progress: Progress | None = None,
@@ -1079,11 +957,6 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
     return result
 
 
-PAUSE_COLLECTOR = True
-"""`solve` (and its second process) runs with Python's cyclic garbage collector off
-(`collector_paused`)."""
-
-
 @contextlib.contextmanager
 def collector_paused() -> Iterator[None]:
     """Python's cyclic garbage collector off while the search runs, on again after (where it was
@@ -1094,7 +967,7 @@ def collector_paused() -> Iterator[None]:
     collections during the set-up. Reference counting still frees everything else at once.
     That search: set-up 0.61 s -> 0.49 s, bound tables 0.30 s -> 0.21 s (process time, best of
     four). Where another thread already turned the collector off, this leaves it alone."""
-    if not PAUSE_COLLECTOR or not gc.isenabled():
+    if not tuning.PAUSE_COLLECTOR or not gc.isenabled():
         yield
         return
     gc.disable()
@@ -1125,7 +998,7 @@ def _solve_dispatch(instance: Instance, *, backend: str, time_limit_s: float, th
                 "generated": 0, "fitting_memory": 0, "after_pruning": 0}
             result.wall_s = time.perf_counter() - start
         return result
-    if threads >= 2 and PARALLEL_MIXED:
+    if threads >= 2 and tuning.PARALLEL_MIXED:
         helper = _MixedHelper.start(instance, state.cost_model, backend=backend, seed=seed,
                                     max_stages=max_stages, time_limit_s=time_limit_s,
                                     relative_gap=relative_gap)
@@ -1136,9 +1009,9 @@ def _solve_dispatch(instance: Instance, *, backend: str, time_limit_s: float, th
     try:
         # The seeds get the budgets they would get in a single-type search of the whole limit.
         single: SolveResult | None = _solve(
-            instance, time_limit_s=MIXED_SINGLE_SHARE * time_limit_s, state=state,
+            instance, time_limit_s=tuning.MIXED_SINGLE_SHARE * time_limit_s, state=state,
             seed_with_baselines=seed_with_baselines, mixed=False,
-            seed_time_base_s=time_limit_s, follow_up_s=MIXED_FOLLOW_UP_SHARE * time_limit_s,
+            seed_time_base_s=time_limit_s, follow_up_s=tuning.MIXED_FOLLOW_UP_SHARE * time_limit_s,
             yield_when_stuck=True, bounds_out=single_bounds, **common)  # type: ignore[arg-type]
     except InfeasibleError:
         single = None  # no single-type plan; a mixed one may still fit
@@ -1279,15 +1152,6 @@ def _mixed_not_set_up(single: SolveResult | None, state: SearchState, *, time_li
     single.message = f"{single.message}; {why}" if single.message else why
     single.wall_s = time.perf_counter() - start
     return single
-
-
-PARALLEL_MIXED = True
-"""With threads >= 2, `solve` searches the plans with a mixed stage in a second process beside
-the single-type search (`_solve_beside`), instead of after it."""
-
-HELPER_GRACE_S = 5.0
-"""How long past the time limit `_solve_beside` waits for the second process's answer before it
-stops it and bounds the plans with a mixed stage in its own process."""
 
 
 class _MixedHelper:
@@ -1563,7 +1427,7 @@ def _solve_beside(helper: _MixedHelper, instance: Instance, state: SearchState, 
                 _stage_count_cap(instance, common.get("max_stages")), stop=helper.answered,
                 on_bound=helper.share_bound, bounded_elsewhere=helper.bounds,
                 on_start=helper.help)
-        answer = helper.answer(until_wall=helper.deadline_wall + HELPER_GRACE_S)
+        answer = helper.answer(until_wall=helper.deadline_wall + tuning.HELPER_GRACE_S)
     finally:
         helper.close()
     kind = answer[0]
@@ -1958,7 +1822,7 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
             slots = build_slots(instance, cache, cand.sub, state.configs(cand.sub.micro_batch),
                                 end_configs=state.end_configs(cand.sub.micro_batch))
             hit = slots is not None and 2 * sum(
-                len(s.candidates) for s in slots) > DIVE_FULL_MAX_VARS
+                len(s.candidates) for s in slots) > tuning.DIVE_FULL_MAX_VARS
             model_sizes[cand.sub] = hit
         return hit
 
@@ -2028,19 +1892,19 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
         # the restricted models gave no incumbent, the integer program's seeds all the late ones,
         # and leaving them out starts the first pass 1-2 s sooner.
         if restricted_model and time.perf_counter() < deadline and not too_big_to_dive(cand):
-            restricted = [c for cs in ranked.values() for c in cs[:WARM_CONFIGS_PER_GROUP]]
+            restricted = [c for cs in ranked.values() for c in cs[:tuning.WARM_CONFIGS_PER_GROUP]]
             attempt(cand.sub, restricted, 0.5, cand.lower_bound, restricted=True)
 
     # Warm start: the most promising sub-problems by their cheap bound give a good incumbent
     # quickly, which makes the cap of Sec. 4.2 bite in the exact passes.
     warm_until = start + (0.2 * time_limit_s if incumbent is None and warm_start else 0.0)
-    large = total_gpus > WARM_START_LARGE_GPUS
-    warm_count = WARM_START_SUBPROBLEMS[large] * len(instance.training.schedules)
+    large = total_gpus > tuning.WARM_START_LARGE_GPUS
+    warm_count = tuning.WARM_START_SUBPROBLEMS[large] * len(instance.training.schedules)
     warm_list = _warm_start_order(candidates, warm_count)
     if large and warm_until > start:  # (WARM_RANK_POOL)
         rank_until = start + 0.5 * (warm_until - start)
         pool = []
-        for cand in candidates[:WARM_RANK_POOL]:
+        for cand in candidates[:tuning.WARM_RANK_POOL]:
             if time.perf_counter() >= rank_until:
                 break
             cand.lower_bound = max(cand.lower_bound, granular_lower_bound(
@@ -2102,7 +1966,7 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
 
     def before_each(cand: _Candidate, done: int) -> None:
         absorb()
-        if pending_seeds and time.perf_counter() - start >= SEED_AFTER_SHARE * time_limit_s:
+        if pending_seeds and time.perf_counter() - start >= tuning.SEED_AFTER_SHARE * time_limit_s:
             name, share = pending_seeds.pop(0)
             if not (name == "metis" and best_time < seed_times.get("uniform", math.inf)):
                 run_seed(name, share)
@@ -2154,8 +2018,8 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
     dived = False
     left_open = False  # (whether a strengthening has left its sub-problem open since)
     full_dives = model_dives and backend != "cpsat"  # see DIVE_FULL_MAX_VARS
-    dive_budget = FIRST_PASS_BUDGET_S if state.require_mixed else DIVE_BUDGET_S
-    dives = not (state.require_mixed and total_gpus > MIXED_DIVES_MAX_GPUS)
+    dive_budget = tuning.FIRST_PASS_BUDGET_S if state.require_mixed else tuning.DIVE_BUDGET_S
+    dives = not (state.require_mixed and total_gpus > tuning.MIXED_DIVES_MAX_GPUS)
     while queue:
         entry = heapq.heappop(queue)
         index = entry[3]
@@ -2183,7 +2047,8 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
                 heapq.heappush(queue, (*cand.rank(), index))
             since_model += 1
             left_open = left_open or not closed_by_bound(cand)
-            if dives and left_open and since_model >= (DIVE_EVERY if dived else DIVE_FIRST):
+            if dives and left_open and since_model >= (
+                    tuning.DIVE_EVERY if dived else tuning.DIVE_FIRST):
                 # A dive: the least strong bound so far is where the optimum tends to sit;
                 # its warm-start plans as the incumbent early make the strengthening still to
                 # come cheaper. The sub-problem itself stays in the queue.
@@ -2202,7 +2067,7 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
                     if full_dives:
                         res = attempt(dive.sub, state.configs(dive.sub.micro_batch),
                                       dive_budget, dive.lower_bound,
-                                      max_vars=DIVE_FULL_MAX_VARS)
+                                      max_vars=tuning.DIVE_FULL_MAX_VARS)
                     # Its seeds, and the restricted model where the full one was not solved.
                     warm(dive, restricted_model=res is TOO_BIG)
                     if res is not TOO_BIG:  # its first-pass model, solved now: it leaves the queue
@@ -2211,7 +2076,7 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
                         heapq.heapify(queue)
             continue
         since_model = 0
-        done += solve_one(cand, FIRST_PASS_BUDGET_S, still_open)
+        done += solve_one(cand, tuning.FIRST_PASS_BUDGET_S, still_open)
     # Further passes of growing per-sub-problem time budgets over what stayed open: easy
     # sub-problems close at once and give incumbents whose cap (Sec. 4.2) shrinks the hard ones.
     deadline = min(deadline, time.perf_counter() + follow_up_s)
