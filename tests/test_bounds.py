@@ -38,9 +38,10 @@ from haap_solver.search.coefficients import (
     pieces_below_pairs,
 )
 from haap_solver.search.formulation import SubProblem
-from haap_solver.search.solve import (
+from haap_solver.search.solve import SearchState
+from haap_solver.search.space import StageConfig, build_plan
+from haap_solver.search.subproblem_bounds import (
     BottleneckCosts,
-    SearchState,
     _layer_rate_bounds,
     _stage_time_cap,
     fluid_fill,
@@ -49,7 +50,6 @@ from haap_solver.search.solve import (
     refined_interval_cost,
     strong_lower_bound,
 )
-from haap_solver.search.space import StageConfig, build_plan
 from haap_solver.validate import plan_violations
 
 INSTANCES = Path(__file__).resolve().parent.parent / "instances"

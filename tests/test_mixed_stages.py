@@ -32,6 +32,7 @@ MIXED_WINS = ROOT / "instances" / "llama3.2-1b-h100x4-l40sx4.toml"
 PRESETS = ("A100-80G", "V100-32G", "T4", "A10", "H100", "L40S")
 SEARCH = importlib.import_module("haap_solver.search.solve")  # the module, not the function
 TUNING = importlib.import_module("haap_solver.search.tuning")
+BOUNDS = importlib.import_module("haap_solver.search.subproblem_bounds")
 
 
 @st.composite
@@ -373,7 +374,7 @@ def test_stage_time_is_at_least_every_replica_s_layer_time(instance: Instance) -
     space advances more sequence-layers per GPU-second than its node group's peak rate; the
     floor is below the search's optimum."""
     state = SearchState(instance, mixed=True)
-    peak = SEARCH.peak_layer_rates(state)
+    peak = BOUNDS.peak_layer_rates(state)
     L = instance.model.num_layers
     checked = 0
     for b in state.micro_batches():
@@ -391,7 +392,7 @@ def test_stage_time_is_at_least_every_replica_s_layer_time(instance: Instance) -
                     assert co.tau(n) >= n * per_layer * (1 - 1e-12), (c, role, n)
                 checked += 1
     assume(checked)
-    floor = SEARCH.any_plan_floor(SearchState(instance))
+    floor = BOUNDS.any_plan_floor(SearchState(instance))
     best = solve(instance, time_limit_s=30)
     assume(best.status == "optimal")
     assert floor <= best.iteration_time_s * (1 + 1e-12)
@@ -451,7 +452,7 @@ def test_mixed_set_up_cut_by_the_time_limit(monkeypatch: pytest.MonkeyPatch) -> 
     assert result.iteration_time_s == pytest.approx(single.iteration_time_s, rel=1e-9)
     assert result.best_bound_s <= reference.iteration_time_s
     assert result.best_bound_s == pytest.approx(
-        min(single.best_bound_s, SEARCH.any_plan_floor(SearchState(inst))), rel=1e-12)
+        min(single.best_bound_s, BOUNDS.any_plan_floor(SearchState(inst))), rel=1e-12)
     assert result.status == "feasible" and result.gap > 0
     assert result.search_space["mixed_phase"]["set_up"] is False
     assert "bounded only by the cluster's compute" in result.message

@@ -60,6 +60,7 @@ PRESETS = ("A100-80G", "V100-32G", "T4", "A10", "H100")
 SMALL_DIR = Path(__file__).resolve().parents[1] / "instances" / "small"
 SEARCH = importlib.import_module("haap_solver.search.solve")  # the module, not the function
 TUNING = importlib.import_module("haap_solver.search.tuning")
+BOUNDS = importlib.import_module("haap_solver.search.subproblem_bounds")
 
 
 def examples(n: int) -> settings:
@@ -843,12 +844,12 @@ def test_bounds_sent_by_the_other_search_are_taken_in_order() -> None:
     p_cap = min(instance.model.num_layers, instance.cluster.num_gpus)
     ranked = []
     for b in state.micro_batches():
-        floors = SEARCH._layer_rate_bounds(state, b, state.configs(b))
+        floors = BOUNDS._layer_rate_bounds(state, b, state.configs(b))
         for p in range(1, p_cap + 1):
             sub = SubProblem(p, b, "1f1b")
-            ranked.append((SEARCH.lower_bound(state, sub, floors), p, b, sub, floors))
+            ranked.append((BOUNDS.lower_bound(state, sub, floors), p, b, sub, floors))
     ranked.sort(key=lambda entry: entry[:3])
-    strong = {sub: SEARCH.strong_lower_bound(state, sub, floors, p_cap)
+    strong = {sub: BOUNDS.strong_lower_bound(state, sub, floors, p_cap)
               for *_, sub, floors in ranked[:20]}
     assert sum(bound >= worse.iteration_time_s for bound in strong.values()) > 10
     sent = [strong]
@@ -948,10 +949,10 @@ def test_warm_start_reaches_the_optimum_sub_problem_the_cheap_bound_ranks_late()
         configs = state.configs(b)
         if not configs:
             continue
-        floors = SEARCH._layer_rate_bounds(state, b, configs)
+        floors = BOUNDS._layer_rate_bounds(state, b, configs)
         for p in range(SEARCH._stage_count_floor(state, b, configs), p_cap + 1):
             sub = SubProblem(p, b, "1f1b")
-            queue.append(SEARCH._Candidate(sub, SEARCH.lower_bound(state, sub, floors)))
+            queue.append(SEARCH._Candidate(sub, BOUNDS.lower_bound(state, sub, floors)))
     queue.sort(key=SEARCH._Candidate.rank)
     optimum = SubProblem(4, 8, "1f1b")
     count = TUNING.WARM_START_SUBPROBLEMS[0]

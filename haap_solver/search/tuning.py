@@ -11,8 +11,9 @@ from __future__ import annotations
 FLUID_GRID = (1.02, 48)
 """Bottleneck grid of `bottleneck_costs`: ratio between neighbours and number of steps above the
 floor (up to 2.6x the floor; above, only the fill without a bottleneck cap counts). With the 32
-multipliers of `_FLUID_MULTIPLIERS`, the cheap bounds of all 1,920 sub-problems of gpt3-175b-4types-x1024 take
-0.18 s and the least is 10.70 s; (1.03, 32) with 16 multipliers: 0.15 s, 10.60 s."""
+multipliers of `_FLUID_MULTIPLIERS`, the cheap bounds of all 1,920 sub-problems of
+gpt3-175b-4types-x1024 take 0.18 s and the least is 10.70 s; (1.03, 32) with 16 multipliers:
+0.15 s, 10.60 s."""
 
 REFINE_SPLITS = 8
 """Splits of each bottleneck interval of the walk of Sec. 4.5 (refined_interval_cost). At
