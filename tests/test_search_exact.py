@@ -61,6 +61,7 @@ SMALL_DIR = Path(__file__).resolve().parents[1] / "instances" / "small"
 SEARCH = importlib.import_module("haap_solver.search.solve")  # the module, not the function
 TUNING = importlib.import_module("haap_solver.search.tuning")
 BOUNDS = importlib.import_module("haap_solver.search.subproblem_bounds")
+SUBPROBLEMS = importlib.import_module("haap_solver.search.subproblems")
 
 
 def examples(n: int) -> settings:
@@ -874,7 +875,7 @@ def test_warm_start_ranks_configurations_that_fit_only_at_the_back() -> None:
     recomputation, as in the optimum."""
     inst = load_instance(SMALL_DIR.parent / "llama3-70b-h100x32-a100x32.toml")
     state = SearchState(inst)
-    p_cap = SEARCH._stage_count_cap(inst, None)
+    p_cap = SUBPROBLEMS._stage_count_cap(inst, None)
     only_at_the_back = 0
     for p in range(2, 9):
         one_f_one_b = SEARCH._ranked_per_group(state, SubProblem(p, 4, "1f1b"), p_cap)
@@ -943,14 +944,14 @@ def test_warm_start_reaches_the_optimum_sub_problem_the_cheap_bound_ranks_late()
     micro-batch 8) past the 16 the warm start takes; taking each size's first does reach it."""
     inst = load_instance(SMALL_DIR.parent / "llama3-8b-h100-a100-l40s.toml")
     state = SearchState(inst)
-    p_cap = SEARCH._stage_count_cap(inst, None)
+    p_cap = SUBPROBLEMS._stage_count_cap(inst, None)
     queue = []
     for b in state.micro_batches():
         configs = state.configs(b)
         if not configs:
             continue
         floors = BOUNDS._layer_rate_bounds(state, b, configs)
-        for p in range(SEARCH._stage_count_floor(state, b, configs), p_cap + 1):
+        for p in range(SUBPROBLEMS._stage_count_floor(state, b, configs), p_cap + 1):
             sub = SubProblem(p, b, "1f1b")
             queue.append(SEARCH._Candidate(sub, BOUNDS.lower_bound(state, sub, floors)))
     queue.sort(key=SEARCH._Candidate.rank)
