@@ -16,7 +16,7 @@ from typing import Any
 from haap_solver.cost.evaluate import CostModel
 from haap_solver.instance import Instance
 from haap_solver.result import SolveResult
-from haap_solver.search.solve import SearchState
+from haap_solver.search.state import SearchState
 
 Method = Callable[..., SolveResult]
 

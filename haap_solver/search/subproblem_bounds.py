@@ -24,7 +24,7 @@ from haap_solver.search.formulation import SubProblem
 from haap_solver.search.space import StageConfig, tp_candidates
 
 if TYPE_CHECKING:
-    from haap_solver.search.solve import SearchState
+    from haap_solver.search.state import SearchState
 
 
 def _layer_rate_bounds(state: SearchState, b: int,

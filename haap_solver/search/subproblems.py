@@ -14,7 +14,7 @@ from haap_solver.search.formulation import SubProblem
 from haap_solver.search.space import StageConfig
 
 if TYPE_CHECKING:
-    from haap_solver.search.solve import SearchState
+    from haap_solver.search.state import SearchState
 
 
 def _stage_count_cap(instance: Instance, max_stages: int | None) -> int:
