@@ -892,7 +892,7 @@ def test_seed_of_the_integer_program_at_1024_gpus() -> None:
     bounds (LP and integer walks, computed independently of it), and faster than the
     Metis-style search's 15.266 s (docs/benchmarks.md)."""
     from haap_solver.search.heuristic import seed_from_sequence
-    from haap_solver.search.solve import positional_seed_sequence
+    from haap_solver.search.warm_start import positional_seed_sequence
 
     inst = load_instance(INSTANCES / "gpt3-175b-4types-x1024.toml")
     # (The Metis-style figure was measured with overlapped pipeline sends.)

@@ -62,6 +62,7 @@ SEARCH = importlib.import_module("haap_solver.search.solve")  # the module, not 
 TUNING = importlib.import_module("haap_solver.search.tuning")
 BOUNDS = importlib.import_module("haap_solver.search.subproblem_bounds")
 SUBPROBLEMS = importlib.import_module("haap_solver.search.subproblems")
+WARM = importlib.import_module("haap_solver.search.warm_start")
 
 
 def examples(n: int) -> settings:
@@ -929,9 +930,9 @@ def test_warm_start_takes_each_micro_batch_size_first(
         subs: list[tuple[int, int, float]], count: int) -> None:
     """The warm start's order (_warm_start_order): the first sub-problem of every micro-batch size
     in the queue's order, then the others in that order; none twice, at most `count`."""
-    queue = sorted((SEARCH._Candidate(SubProblem(p, b, "1f1b"), bound) for p, b, bound in subs),
-                   key=SEARCH._Candidate.rank)
-    got = SEARCH._warm_start_order(queue, count)
+    queue = sorted((SUBPROBLEMS._Candidate(SubProblem(p, b, "1f1b"), bound) for p, b, bound in subs),
+                   key=SUBPROBLEMS._Candidate.rank)
+    got = WARM._warm_start_order(queue, count)
     sizes = sorted({c.sub.micro_batch for c in queue},
                    key=lambda b: next(k for k, c in enumerate(queue) if c.sub.micro_batch == b))
     leads = [next(c for c in queue if c.sub.micro_batch == b) for b in sizes]
@@ -953,12 +954,12 @@ def test_warm_start_reaches_the_optimum_sub_problem_the_cheap_bound_ranks_late()
         floors = BOUNDS._layer_rate_bounds(state, b, configs)
         for p in range(SUBPROBLEMS._stage_count_floor(state, b, configs), p_cap + 1):
             sub = SubProblem(p, b, "1f1b")
-            queue.append(SEARCH._Candidate(sub, BOUNDS.lower_bound(state, sub, floors)))
-    queue.sort(key=SEARCH._Candidate.rank)
+            queue.append(SUBPROBLEMS._Candidate(sub, BOUNDS.lower_bound(state, sub, floors)))
+    queue.sort(key=SUBPROBLEMS._Candidate.rank)
     optimum = SubProblem(4, 8, "1f1b")
     count = TUNING.WARM_START_SUBPROBLEMS[0]
     assert optimum not in [c.sub for c in queue[:count]]
-    assert optimum in [c.sub for c in SEARCH._warm_start_order(queue, count)]
+    assert optimum in [c.sub for c in WARM._warm_start_order(queue, count)]
 
 
 def test_first_dive_waits_for_an_open_sub_problem_not_for_more_strengthenings(

@@ -19,18 +19,16 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from haap_solver.cost.evaluate import CostModel, Evaluation
-from haap_solver.cost.memory import GIB
 from haap_solver.errors import HaapError, InfeasibleError
 from haap_solver.instance import Instance
 from haap_solver.plan import Plan
 from haap_solver.result import SolveResult
 from haap_solver.search import tuning
 from haap_solver.search.backends import SolveOptions, get_backend
-from haap_solver.search.bounds import first_true
 from haap_solver.search.formulation import SubProblem, build_model, build_slots
 from haap_solver.search.heuristic import construct, seed_from_capacity, seed_from_sequence
 from haap_solver.search.space import (
@@ -52,34 +50,21 @@ from haap_solver.search.subproblem_bounds import (
 )
 from haap_solver.search.subproblems import (
     EMPTY_ENDS,
+    _Candidate,
     _stage_count_cap,
     _stage_count_floor,
     _subproblems,
+    explain_infeasible,
 )
 from haap_solver.search.tuning import DEFAULT_BACKEND
+from haap_solver.search.warm_start import (
+    _ranked_per_group,
+    _warm_start_order,
+    positional_seed_sequence,
+)
 from haap_solver.validate import check_plan, plan_violations
 
 Progress = Callable[[int, int, str], None]
-
-
-@dataclass
-class _Candidate:
-    sub: SubProblem
-    lower_bound: float
-    strengthened_with: float | None = None
-    """The threshold the strong bound was computed against (None: not yet): the incumbent, less
-    the gap the caller accepts (`relative_gap`). The bound's incumbent-dependent parts (Sec. 4.2,
-    4.5) are redone once a clearly better plan is found."""
-
-    def raise_bound(self, bound: float, threshold: float) -> None:
-        """The lower bound raised to `bound`, a bound computed against `threshold` (it says no
-        plan of the sub-problem lies below `threshold`, or that none lies below `bound`): so
-        the sub-problem's optimum is at least the lesser of the two."""
-        self.lower_bound = max(self.lower_bound, min(bound, threshold))
-
-    def rank(self) -> tuple[float, int, int]:
-        """Best bound first; ties to fewer stages, then to the smaller micro-batch."""
-        return self.lower_bound, self.sub.num_stages, self.sub.micro_batch
 
 
 def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: float = 60.0,
@@ -1301,85 +1286,6 @@ TOO_BIG = object()
 """`attempt`'s answer for a model above its size limit (not solved)."""
 
 
-def positional_seed_sequence(state: SearchState, sub: SubProblem,
-                             p_max: int) -> list[StageConfig] | None:
-    """The stage sequence of a seed (it proves nothing): at the sub-problem's positional
-    bottleneck floor T (Sec. 4.4), the least tail threshold R at which the capacity model with
-    integer stage counts holds every layer (`PositionalBound.integer_sequence`), and its
-    sequence holding the most layers there. The LP's least R at T is a floor for it (the LP
-    relaxes it), so the bisection starts there. On gpt3-175b-4types-x1024, (p, b) = (27, 12),
-    this gives a 14.537 s plan where the search had found 14.890 s: the full models are too
-    large for HiGHS there, and the restricted ones miss the few slow, low-tail stages."""
-    t = state.bottleneck_floor(sub, p_max)
-    if not math.isfinite(t):
-        return None
-    positional = state.positional_bound(sub.micro_batch, sub.schedule)
-    p = sub.num_stages
-    r_values = positional.tail_values()
-    if len(r_values) == 0 or positional.integer_sequence(
-            p, t, math.inf, most_layers=False) is None:
-        return None
-    # The integer program holds at R = inf, so the LP holds at the largest tail of all.
-    top = len(r_values) - 1
-    lo = first_true(lambda i: positional.holds_all_layers(p, t, float(r_values[i])), 0, top)
-    lo = first_true(lambda i: positional.integer_sequence(
-        p, t, float(r_values[i]), most_layers=False) is not None, lo, top + 1)
-    return positional.integer_sequence(p, t, float(r_values[lo]) if lo <= top else math.inf)
-
-
-def _warm_start_order(candidates: list[_Candidate], count: int) -> list[_Candidate]:
-    """The first `count` sub-problems the warm start tries (WARM_START_SUBPROBLEMS), from
-    `candidates` in the queue's order: each micro-batch size's first, then the rest."""
-    leads: list[_Candidate] = []
-    rest: list[_Candidate] = []
-    sizes: set[int] = set()
-    for c in candidates:
-        (rest if c.sub.micro_batch in sizes else leads).append(c)
-        sizes.add(c.sub.micro_batch)
-    return (leads + rest)[:count]
-
-
-def _ranked_per_group(state: SearchState, sub: SubProblem,
-                      p_cap: int) -> dict[str, list[StageConfig]]:
-    """Warm-start candidates: per node group, its configurations ranked by how many layers the
-    whole group hosts with them (min(floor(G_g / gpus), p) stages of N_c(T) layers each: a
-    p-stage plan has no more stages) at a bottleneck just above the sub-problem's bound T_LB(p),
-    as the capacity bound would use them.
-
-    Memory is taken with the first stage's micro-batches in flight or the last stage's (one
-    under 1F1B), whichever is fewer: a configuration without recomputation that holds few
-    layers at the front of the pipeline holds many at the back. Ranked by the first stage
-    alone, llama3-70b-h100x32-a100x32's optimum (three H100 configurations without
-    recomputation) lay outside the two best per group, and only a dive's full model found it.
-    (The layers hosted grow with the bottleneck and shrink with the micro-batches in flight, so
-    the fewest in flight at the larger bottleneck give each configuration its best count.)"""
-    b = sub.micro_batch
-    t_lb = state.capacity_bound(b, p_cap).bottleneck_floor(sub.num_stages)
-    if not math.isfinite(t_lb):
-        return {}
-    m = sub.num_micro_batches(state.instance)
-    in_flight = min(min(sub.num_stages, m),  # the first stage's, the last stage's
-                    state.cache.in_flight(sub.schedule, 0, sub.num_stages, m))
-    t_try = 1.1 * t_lb
-    budget = {g.name: g.num_gpus for g in state.instance.cluster.node_groups}
-    scores: dict[StageConfig, float] = {}
-    for c in state.configs(b):
-        if c.mixed:  # warm start: single-type stages only
-            continue
-        co = state.cache.coefficients(c, b, False, False, True)
-        n_mem = state.cache.max_layers(c, b, False, False, True, in_flight)
-        n = 0
-        while n < n_mem and co.tau(n + 1) <= t_try:
-            n += 1
-        hosted = min(budget[c.node_group] // c.gpus, sub.num_stages) * n
-        if hosted > 0:
-            scores[c] = hosted
-    ranked: dict[str, list[StageConfig]] = {}
-    for c in sorted(scores, key=lambda c: (-scores[c], c)):
-        ranked.setdefault(c.node_group, []).append(c)
-    return ranked
-
-
 def _time_ub(slots: list[Any], sub: SubProblem, instance: Instance) -> float:
     """A safe upper bound on every time variable of the model (for finite CP-SAT domains)."""
     worst = 0.0
@@ -1389,39 +1295,3 @@ def _time_ub(slots: list[Any], sub: SubProblem, instance: Instance) -> float:
     return 4.0 * worst + 1.0
 
 
-def explain_infeasible(state: SearchState) -> str:
-    """Why no plan exists, with numbers: which resource is short and by how much."""
-    inst = state.instance
-    m, t = inst.model, inst.training
-    L = m.num_layers
-    lines = [f"no plan fits {inst.name}: {m.name} ({m.total_params / 1e9:.2f}B parameters, "
-             f"{L} layers) on {inst.cluster.num_gpus} GPUs"]
-    if not state.micro_batches():
-        lines.append(f"  no micro-batch size works: global_batch_size {t.global_batch_size} with "
-                     f"max_micro_batch_size {t.max_micro_batch_size}")
-        return "\n".join(lines)
-    best_layers = 0
-    best_desc = ""
-    for b in state.micro_batches():
-        for c in stage_configs(inst, b):
-            n = state.cache.max_layers(c, b, False, False, True, 1)
-            if n > best_layers:
-                best_layers, best_desc = n, f"{c.label()} at micro-batch {b}"
-    per_layer_states = m.params_per_layer * 16 / GIB
-    usable = sum(g.num_gpus * (inst.device(g.device).memory_gib - t.reserved_memory_gib)
-                 for g in inst.cluster.node_groups)
-    need = m.total_params * 16 / GIB
-    short = f", short by {need - usable:,.1f} GiB" if need > usable else ""
-    lines.append(f"  model states alone need {need:,.1f} GiB "
-                 f"(16 B/parameter, {per_layer_states:.2f} GiB per layer before sharding); "
-                 f"the cluster has {usable:,.1f} GiB usable{short}")
-    if best_layers == 0:
-        lines.append("  no stage configuration holds even one layer (largest per-GPU memory "
-                     f"{max(d.memory_gib for d in inst.cluster.devices.values()):.0f} GiB)")
-    else:
-        lines.append(f"  the roomiest stage configuration ({best_desc}) holds {best_layers} "
-                     f"layer(s); all GPUs together cannot hold the {L} layers with their "
-                     "activations")
-    lines.append("  try: more or larger GPUs, a smaller global batch or micro-batch, ZeRO "
-                 "(training.zero_stage), or full recomputation")
-    return "\n".join(lines)
