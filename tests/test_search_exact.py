@@ -930,8 +930,8 @@ def test_warm_start_takes_each_micro_batch_size_first(
         subs: list[tuple[int, int, float]], count: int) -> None:
     """The warm start's order (_warm_start_order): the first sub-problem of every micro-batch size
     in the queue's order, then the others in that order; none twice, at most `count`."""
-    queue = sorted((SUBPROBLEMS._Candidate(SubProblem(p, b, "1f1b"), bound) for p, b, bound in subs),
-                   key=SUBPROBLEMS._Candidate.rank)
+    queue = sorted((SUBPROBLEMS._Candidate(SubProblem(p, b, "1f1b"), bound)
+                    for p, b, bound in subs), key=SUBPROBLEMS._Candidate.rank)
     got = WARM._warm_start_order(queue, count)
     sizes = sorted({c.sub.micro_batch for c in queue},
                    key=lambda b: next(k for k, c in enumerate(queue) if c.sub.micro_batch == b))
