@@ -1032,14 +1032,13 @@ def test_sub_problem_bounds_with_a_relative_gap_are_valid(instance: Instance, re
 
     from haap_solver.errors import InfeasibleError
 
-    solve_module = importlib.import_module("haap_solver.search.solve")
+    bnb = importlib.import_module("haap_solver.search.branch_and_bound")
     state = SearchState(instance)
     bounds: dict[SubProblem, tuple[float, float | None]] = {}
     try:
-        solve_module._solve(instance, backend=backend, time_limit_s=30, threads=1, seed=0,
-                            state=state, max_stages=None, progress=None,
-                            seed_with_baselines=False, mixed=False, bounds_out=bounds,
-                            relative_gap=relative_gap)
+        bnb.search(instance, backend=backend, time_limit_s=30, threads=1, seed=0,
+                   state=state, max_stages=None, progress=None, seed_with_baselines=False,
+                   mixed=False, bounds_out=bounds, relative_gap=relative_gap)
     except InfeasibleError:
         assume(False)
     checked = 0

@@ -32,6 +32,7 @@ MIXED_WINS = ROOT / "instances" / "llama3.2-1b-h100x4-l40sx4.toml"
 PRESETS = ("A100-80G", "V100-32G", "T4", "A10", "H100", "L40S")
 SEARCH = importlib.import_module("haap_solver.search.solve")  # the module, not the function
 TUNING = importlib.import_module("haap_solver.search.tuning")
+BNB = importlib.import_module("haap_solver.search.branch_and_bound")
 BOUNDS = importlib.import_module("haap_solver.search.subproblem_bounds")
 
 
@@ -213,7 +214,7 @@ def test_single_type_bound_combines_with_the_mixed_one(monkeypatch: pytest.Monke
     inst = load_instance(MIXED_WINS)
     reference = solve(inst, time_limit_s=60)
     assert reference.status == "optimal"
-    real = SEARCH._solve
+    real = BNB.search
     calls: list[tuple[bool, bool]] = []
 
     given: list[dict[str, object]] = []
@@ -228,7 +229,7 @@ def test_single_type_bound_combines_with_the_mixed_one(monkeypatch: pytest.Monke
             result.best_bound_s = 0.5 * result.iteration_time_s
         return result
 
-    monkeypatch.setattr(SEARCH, "_solve", search)
+    monkeypatch.setattr(BNB, "search", search)
     result = solve(inst, time_limit_s=60)
     # single-type, then (M) only, then the single-type sub-problems again, from the first
     # search's bounds (every sub-problem's; it proved its optimum, so all are closed: none
@@ -268,7 +269,7 @@ def test_single_type_search_yields_once_its_models_stop_paying(
 
     inst = load_instance(MIXED_WINS)
     reference = solve(inst, time_limit_s=60)
-    real_get, real_solve = SEARCH.get_backend, SEARCH._solve
+    real_get, real_solve = BNB.get_backend, BNB.search
     phase = {"name": ""}
     follow_up_models: dict[str, int] = {}
 
@@ -286,8 +287,8 @@ def test_single_type_search_yields_once_its_models_stop_paying(
                          "resumed" if kwargs.get("known_bounds") else "single")
         return real_solve(*args, **kwargs)
 
-    monkeypatch.setattr(SEARCH, "get_backend", get_backend)
-    monkeypatch.setattr(SEARCH, "_solve", search)
+    monkeypatch.setattr(BNB, "get_backend", get_backend)
+    monkeypatch.setattr(BNB, "search", search)
     # No dives: their models' budget (DIVE_BUDGET_S) would pass for a later pass's.
     monkeypatch.setattr(TUNING, "DIVE_FIRST", 10**9)
     monkeypatch.setattr(TUNING, "DIVE_EVERY", 10**9)
@@ -465,14 +466,14 @@ def test_no_single_type_plan_and_no_time_to_set_up_mixed_ones(
     from haap_solver.errors import HaapError, InfeasibleError
 
     inst = load_instance(MIXED_WINS)
-    real = SEARCH._solve
+    real = BNB.search
 
     def search(*args: object, **kwargs: object) -> object:
         if not kwargs["mixed"]:
             raise InfeasibleError("no single-type plan (faked)")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(SEARCH, "_solve", search)
+    monkeypatch.setattr(BNB, "search", search)
     monkeypatch.setattr(SearchState, "prepare_mixed", lambda self, deadline: False)
     with pytest.raises(HaapError, match="no plan with single-type stages fits") as caught:
         solve(inst, time_limit_s=10)
@@ -647,13 +648,13 @@ def test_no_dives_in_the_mixed_search_on_large_clusters(monkeypatch: pytest.Monk
     way (one process: the mixed search has no warm start, so only dives rank)."""
     inst = load_instance(MIXED_WINS)
     calls: list[bool] = []
-    ranked = SEARCH._ranked_per_group
+    ranked = BNB._ranked_per_group
 
     def counting(state: SearchState, *args: object) -> object:
         calls.append(state.require_mixed)
         return ranked(state, *args)
 
-    monkeypatch.setattr(SEARCH, "_ranked_per_group", counting)
+    monkeypatch.setattr(BNB, "_ranked_per_group", counting)
     with_dives = solve(inst, time_limit_s=60)
     assert any(calls)
     calls.clear()
