@@ -919,7 +919,7 @@ def test_bounds_from_the_top_are_valid(instance: Instance) -> None:
     """The first process's bounds on plans with a mixed stage (_bound_mixed_from_the_top, with
     two processes) never exceed a sub-problem's best such plan, and leave the state as it was
     (no mixed stages required, its own mixed setting)."""
-    from haap_solver.search.solve import _bound_mixed_from_the_top
+    from haap_solver.search.second_process import _bound_mixed_from_the_top
 
     state = SearchState(instance, mixed=False)
     p_max = min(instance.model.num_layers, instance.cluster.num_gpus)
@@ -941,7 +941,7 @@ def test_bounds_from_the_top_skip_what_the_second_process_bounded() -> None:
     """The first process skips the sub-problems the second has sent bounds for (here every
     other one), one micro-batch size at a time; what it bounds is what it would have bounded
     alone, and it sends each bound as it comes (on_bound)."""
-    from haap_solver.search.solve import _bound_mixed_from_the_top
+    from haap_solver.search.second_process import _bound_mixed_from_the_top
 
     instance = load_instance(INSTANCES / "llama3.2-1b-h100x4-l40sx4.toml")
     p_max = min(instance.model.num_layers, instance.cluster.num_gpus)
@@ -997,7 +997,8 @@ def test_mixed_bounds_are_the_same_without_the_dominance_filter() -> None:
 def test_raise_bound_takes_the_larger_bound_per_sub_problem() -> None:
     """_raise_bound: the least over sub-problems of the larger of two bounds, never above the
     plan, with gap and status following."""
-    from haap_solver.search.solve import SolveResult, _raise_bound
+    from haap_solver.result import SolveResult
+    from haap_solver.search.second_process import _raise_bound
 
     a, b, c = SubProblem(2, 1, "1f1b"), SubProblem(3, 1, "1f1b"), SubProblem(4, 1, "1f1b")
 

@@ -30,9 +30,9 @@ from haap_solver.validate import plan_violations
 ROOT = Path(__file__).resolve().parent.parent
 MIXED_WINS = ROOT / "instances" / "llama3.2-1b-h100x4-l40sx4.toml"
 PRESETS = ("A100-80G", "V100-32G", "T4", "A10", "H100", "L40S")
-SEARCH = importlib.import_module("haap_solver.search.solve")  # the module, not the function
 TUNING = importlib.import_module("haap_solver.search.tuning")
 BNB = importlib.import_module("haap_solver.search.branch_and_bound")
+SECOND = importlib.import_module("haap_solver.search.second_process")
 BOUNDS = importlib.import_module("haap_solver.search.subproblem_bounds")
 
 
@@ -510,9 +510,9 @@ def test_second_process_failing_falls_back_to_one(monkeypatch: pytest.MonkeyPatc
     inst = load_instance(MIXED_WINS)
     reference = solve(inst, time_limit_s=60)
     if answer is None:
-        monkeypatch.setattr(SEARCH._MixedHelper, "start", classmethod(lambda cls, *a, **k: None))
+        monkeypatch.setattr(SECOND._MixedHelper, "start", classmethod(lambda cls, *a, **k: None))
     else:
-        monkeypatch.setattr(SEARCH._MixedHelper, "answer", lambda self, until_wall: answer)
+        monkeypatch.setattr(SECOND._MixedHelper, "answer", lambda self, until_wall: answer)
     result = solve(inst, time_limit_s=60, threads=2)
     assert result.status == "optimal"
     assert result.iteration_time_s == pytest.approx(reference.iteration_time_s, rel=1e-12)
@@ -523,7 +523,7 @@ def test_second_process_not_set_up_in_time(monkeypatch: pytest.MonkeyPatch) -> N
     stage are bounded by the compute floor, as in one process."""
     inst = load_instance(MIXED_WINS)
     reference = solve(inst, time_limit_s=60)
-    monkeypatch.setattr(SEARCH._MixedHelper, "answer",
+    monkeypatch.setattr(SECOND._MixedHelper, "answer",
                         lambda self, until_wall: ("not_set_up", 0.5, 1))
     result = solve(inst, time_limit_s=60, threads=2)
     assert result.search_space["mixed_phase"]["set_up"] is False
@@ -591,7 +591,7 @@ def test_main_module_hidden_while_the_second_process_starts(
     spec = object()
     main.__spec__ = spec  # type: ignore[assignment]
     monkeypatch.setitem(sys.modules, "__main__", main)
-    with SEARCH._main_module_hidden():
+    with SECOND._main_module_hidden():
         assert not hasattr(main, "__file__")
         assert main.__spec__ is None
     assert main.__file__ == "/somewhere/script.py"
@@ -606,7 +606,7 @@ def test_two_processes_with_the_first_helping_prove_what_one_proves(
     bounds: the same proven optimum as one process."""
     inst = load_instance(ROOT / "instances" / name)
     one = solve(inst, time_limit_s=60)
-    monkeypatch.setattr(SEARCH, "_helps_from_the_top", lambda single: True)
+    monkeypatch.setattr(SECOND, "_helps_from_the_top", lambda single: True)
     two = solve(inst, time_limit_s=60, threads=2)
     assert one.status == two.status == "optimal"
     assert two.iteration_time_s == pytest.approx(one.iteration_time_s, rel=1e-12)
@@ -626,7 +626,7 @@ def test_helper_keeps_bounds_apart_from_its_answer() -> None:
             return True
 
     here, there = multiprocessing.Pipe()
-    helper = SEARCH._MixedHelper(Alive(), here, deadline_wall=math.inf)
+    helper = SECOND._MixedHelper(Alive(), here, deadline_wall=math.inf)
     a, b = SubProblem(3, 4, "1f1b"), SubProblem(5, 4, "1f1b")
     helper.help()
     assert there.recv() == ("helping",)
