@@ -34,7 +34,7 @@ from haap_solver.errors import InputError
 from haap_solver.instance import Instance, make_instance
 from haap_solver.model import ModelSpec
 from haap_solver.plan import Placement, Plan, ReplicaGroup, Stage
-from haap_solver.report import styled
+from haap_solver.report.tables import styled
 from haap_solver.training import TrainingSpec
 from haap_solver.validate import plan_violations
 

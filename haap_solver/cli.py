@@ -17,7 +17,7 @@ from typing import Any
 
 from haap_solver._fields import Range
 from haap_solver.errors import HaapError, InputError
-from haap_solver.report import styled
+from haap_solver.report.tables import styled
 
 # Rich wraps tables to the terminal; without one (a pipe, a file, a CI log) it would assume 80
 # columns and squeeze them, so it gets at least this many.
@@ -132,7 +132,7 @@ def _cfg_evaluate(p: argparse.ArgumentParser) -> None:
 def cmd_evaluate(args: argparse.Namespace) -> int:
     from haap_solver.cost.evaluate import CostModel
     from haap_solver.plan import load_plan
-    from haap_solver.report import render_evaluation
+    from haap_solver.report.tables import render_evaluation
     from haap_solver.validate import check_plan
 
     instance = load_with_options(args)

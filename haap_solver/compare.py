@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from haap_solver import bench_docs, limits
+from haap_solver import limits
 from haap_solver._fields import Range
 from haap_solver.cli import (
     SEED,
@@ -34,6 +34,7 @@ from haap_solver.cli import (
 )
 from haap_solver.errors import HaapError, InfeasibleError
 from haap_solver.instance import Instance
+from haap_solver.report import bench_docs
 
 DEFAULT_METHODS = ("haap", "uniform", "proportional", "metis", "bruteforce")
 BASELINES = ("uniform", "proportional", "metis")

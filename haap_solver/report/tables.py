@@ -1,4 +1,4 @@
-"""Human-readable tables (rich, on stderr) for evaluations and plans."""
+"""Human-readable tables (rich, on stderr) for evaluations and plans, and `styled` text."""
 
 from __future__ import annotations
 
