@@ -17,7 +17,8 @@ instance the search proves optimal within the time limit gets the same iteration
 is accepted when both runs prove it optimal with the same time. Where the time limit ends a
 search, its plan, bound and counts depend on how far it got in the time, so those differences are
 reported as timing-dependent rather than as failures. The wall-time ratio (B / A) is printed per
-instance and as a geometric mean over the instances both runs proved optimal.
+instance and as a geometric mean over the instances both runs proved optimal, and so is the ratio
+of process (CPU) times, which depends less on what else runs on a shared host.
 """
 
 from __future__ import annotations
@@ -46,16 +47,17 @@ def run_one(path: Path, time_limit_s: float) -> dict[str, Any]:
     from haap_solver.errors import InfeasibleError
 
     instance = load_instance(path)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     try:
         res = solve(instance, time_limit_s=time_limit_s, threads=1, seed=0)
     except InfeasibleError as exc:
         return {"instance": path.name, "status": "infeasible", "message": str(exc),
-                "wall_s": time.perf_counter() - start}
+                "wall_s": time.perf_counter() - start, "cpu_s": time.process_time() - cpu}
     return {
         "instance": path.name, "status": res.status, "iteration_time_s": res.iteration_time_s,
         "best_bound_s": res.best_bound_s, "gap": res.gap, "plan": res.plan.to_dict()
         if res.plan else None, "wall_s": res.wall_s, "call_s": time.perf_counter() - start,
+        "cpu_s": time.process_time() - cpu,
         "subproblems": res.subproblems, "solved": res.solved,
         "pruned_by_bound": res.pruned_by_bound, "pruned_by_memory": res.pruned_by_memory,
         "plans_costed": res.plans_costed, "message": res.message,
@@ -101,6 +103,7 @@ def compare_files(path_a: Path, path_b: Path) -> int:
     runs_b = {r["instance"]: r for r in json.loads(path_b.read_text())["runs"]}
     failures = 0
     ratios = []
+    cpu_ratios = []
     for name in sorted(runs_a.keys() | runs_b.keys()):
         if name not in runs_a or name not in runs_b:
             print(f"{name}: only in {path_a if name in runs_a else path_b}")
@@ -108,12 +111,18 @@ def compare_files(path_a: Path, path_b: Path) -> int:
         a, b = runs_a[name], runs_b[name]
         bad, timing = compare(a, b)
         ratio = b["wall_s"] / a["wall_s"] if a["wall_s"] > 0 else math.nan
+        cpu = ""
+        if a.get("cpu_s") and b.get("cpu_s"):
+            cpu_ratio = b["cpu_s"] / a["cpu_s"]
+            cpu = f", process time {a['cpu_s']:.2f} s -> {b['cpu_s']:.2f} s (x{cpu_ratio:.2f})"
         if a["status"] == b["status"] == "optimal":
             ratios.append(ratio)
+            if cpu:
+                cpu_ratios.append(cpu_ratio)
         verdict = "DIFFERENT" if bad else ("same (proven)" if a["status"] == "optimal" == b[
             "status"] and not timing else "same where deterministic")
         print(f"{name}: {verdict}; {a['status']}/{b['status']}; wall {a['wall_s']:.2f} s -> "
-              f"{b['wall_s']:.2f} s (x{ratio:.2f})")
+              f"{b['wall_s']:.2f} s (x{ratio:.2f}){cpu}")
         for line in bad:
             print(f"    MUST NOT DIFFER: {line}")
         for line in timing:
@@ -123,6 +132,10 @@ def compare_files(path_a: Path, path_b: Path) -> int:
         geo = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
         print(f"wall-time ratio B/A over {len(ratios)} instances proven optimal in both: "
               f"geometric mean x{geo:.3f}, min x{min(ratios):.2f}, max x{max(ratios):.2f}")
+    if cpu_ratios:
+        geo = math.exp(sum(math.log(r) for r in cpu_ratios) / len(cpu_ratios))
+        print(f"process-time ratio B/A over the same: geometric mean x{geo:.3f}, "
+              f"min x{min(cpu_ratios):.2f}, max x{max(cpu_ratios):.2f}")
     print(f"{failures} instance(s) with a difference that must not happen")
     return 1 if failures else 0
 
