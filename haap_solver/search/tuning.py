@@ -3,7 +3,7 @@
 None of them changes what the search proves: they set budgets, orders and thresholds, so they
 change how soon it finds and proves a plan (and, where the time limit ends a search, how far it
 got). Modules read them as ``tuning.NAME`` at the time of use, so a test or an experiment may set
-one on this module.
+one on this module (except DEFAULT_BACKEND, the default of `solve`'s signature, read once).
 """
 
 from __future__ import annotations
