@@ -67,7 +67,7 @@ MUTATIONS: tuple[Mutation, ...] = (
     # -- the four bugs of issue 25 ---------------------------------------------------------------
     Mutation(
         name="load-balance-rate-min", area="bounds", planted=True,
-        path="haap_solver/search/solve.py",
+        path="haap_solver/search/subproblem_bounds.py",
         old="rho[part.node_group] = max(rho.get(part.node_group, 0.0),",
         new="rho[part.node_group] = min(rho.get(part.node_group, 0.0),",
         tests=BOUNDS_TESTS,

@@ -1,7 +1,8 @@
 """haap_solver: exact heterogeneity-aware parallelism planning for LLM training."""
 
 from haap_solver.cluster import Cluster, NodeGroup
-from haap_solver.cost import CostModel, Evaluation, evaluate
+from haap_solver.cost import CostModel, Evaluation
+from haap_solver.costing import evaluate
 from haap_solver.devices import DEVICE_PRESETS, DeviceType, device_preset
 from haap_solver.errors import HaapError, InfeasibleError, InputError, PlanValidationError
 from haap_solver.instance import (

@@ -17,6 +17,7 @@ from typing import Any
 
 from haap_solver._fields import Range
 from haap_solver.errors import HaapError, InputError
+from haap_solver.report.tables import styled
 
 # Rich wraps tables to the terminal; without one (a pipe, a file, a CI log) it would assume 80
 # columns and squeeze them, so it gets at least this many.
@@ -52,13 +53,6 @@ def _console(min_width: int = MIN_CONSOLE_WIDTH) -> Any:
     if not console.is_terminal and console.width < min_width:
         console = Console(**options, width=min_width)
     return console
-
-
-def styled(*parts: str | tuple[str, str]) -> Any:
-    """Rich text from plain strings and (string, style) pairs, none of it read as markup."""
-    from rich.text import Text
-
-    return Text.assemble(*parts)
 
 
 # What the numeric options of every command allow. NaN and infinities never pass a Range (a NaN
@@ -138,7 +132,7 @@ def _cfg_evaluate(p: argparse.ArgumentParser) -> None:
 def cmd_evaluate(args: argparse.Namespace) -> int:
     from haap_solver.cost.evaluate import CostModel
     from haap_solver.plan import load_plan
-    from haap_solver.report import render_evaluation
+    from haap_solver.report.tables import render_evaluation
     from haap_solver.validate import check_plan
 
     instance = load_with_options(args)
@@ -200,7 +194,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # Modules that register further subcommands with @command when imported.
-PLUGIN_MODULES: tuple[str, ...] = ("haap_solver.calibration", "haap_solver.search.cli",
+PLUGIN_MODULES: tuple[str, ...] = ("haap_solver.calibrate", "haap_solver.search.cli",
                                    "haap_solver.compare", "haap_solver.export",
                                    "haap_solver.runtime.cli")
 

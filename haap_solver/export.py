@@ -31,7 +31,7 @@ from haap_solver.cli import add_profile_option, command
 from haap_solver.errors import HaapError
 from haap_solver.instance import Instance
 from haap_solver.plan import Plan
-from haap_solver.targets import rules_of, target_violations
+from haap_solver.target_rules import rules_of, target_violations
 
 FORMATS = ("megatron", "deepspeed", "torchtitan", "flagscale", "pipelining")
 RULES_OF_FORMAT = {"megatron": "megatron", "deepspeed": "deepspeed", "torchtitan": "torchtitan",

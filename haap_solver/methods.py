@@ -15,7 +15,8 @@ from typing import Any
 
 from haap_solver.cost.evaluate import CostModel
 from haap_solver.instance import Instance
-from haap_solver.search.solve import SearchState, SolveResult
+from haap_solver.result import SolveResult
+from haap_solver.search.state import SearchState
 
 Method = Callable[..., SolveResult]
 

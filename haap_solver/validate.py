@@ -147,7 +147,7 @@ def plan_violations(instance: Instance, plan: Plan, *,
 
     # What the instance's target engine cannot express (docs/targets.md).
     if training.target != "any" and structurally_ok:
-        from haap_solver.targets import target_violations
+        from haap_solver.target_rules import target_violations
 
         out.extend(f"target {training.target}: {v}"
                    for v in target_violations(instance, plan, training.target))

@@ -33,7 +33,8 @@ from haap_solver.errors import InfeasibleError
 from haap_solver.instance import Instance, make_instance
 from haap_solver.model import ModelSpec
 from haap_solver.plan import Plan
-from haap_solver.search.solve import SolveResult, solve
+from haap_solver.result import SolveResult
+from haap_solver.search.solve import solve
 from haap_solver.training import TrainingSpec
 from haap_solver.validate import check_plan
 

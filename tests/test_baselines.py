@@ -17,11 +17,12 @@ import pytest
 from haap_solver.baselines.common import gpu_line, proportional_split
 from haap_solver.baselines.metis import group_sizes
 from haap_solver.cli import main
-from haap_solver.compare import matrix_instances, schedule_events
+from haap_solver.compare import matrix_instances
 from haap_solver.cost.evaluate import CostModel
 from haap_solver.instance import load_instance
 from haap_solver.methods import METHODS
-from haap_solver.search.solve import SolveResult
+from haap_solver.report.plots import schedule_events
+from haap_solver.result import SolveResult
 from haap_solver.validate import check_plan
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -108,7 +109,8 @@ def test_bench_report_states_the_time_to_a_proven_gap(tmp_path: Path) -> None:
     """haap-1pct is the search with relative_gap=0.01: its plan within 1% of haap's proven
     optimum; the report's "Time to a proof" row gives both searches' status and gap (two
     decimals: 0.99% must not read 1.0%)."""
-    from haap_solver.compare import bench_report, compare_instance
+    from haap_solver.compare import compare_instance
+    from haap_solver.report.bench import bench_report
 
     inst = load_instance(TOY)
     methods = ["haap", "haap-1pct", "uniform"]

@@ -38,9 +38,10 @@ from haap_solver.search.coefficients import (
     pieces_below_pairs,
 )
 from haap_solver.search.formulation import SubProblem
-from haap_solver.search.solve import (
+from haap_solver.search.solve import SearchState
+from haap_solver.search.space import StageConfig, build_plan
+from haap_solver.search.subproblem_bounds import (
     BottleneckCosts,
-    SearchState,
     _layer_rate_bounds,
     _stage_time_cap,
     fluid_fill,
@@ -49,7 +50,6 @@ from haap_solver.search.solve import (
     refined_interval_cost,
     strong_lower_bound,
 )
-from haap_solver.search.space import StageConfig, build_plan
 from haap_solver.validate import plan_violations
 
 INSTANCES = Path(__file__).resolve().parent.parent / "instances"
@@ -892,7 +892,7 @@ def test_seed_of_the_integer_program_at_1024_gpus() -> None:
     bounds (LP and integer walks, computed independently of it), and faster than the
     Metis-style search's 15.266 s (docs/benchmarks.md)."""
     from haap_solver.search.heuristic import seed_from_sequence
-    from haap_solver.search.solve import positional_seed_sequence
+    from haap_solver.search.warm_start import positional_seed_sequence
 
     inst = load_instance(INSTANCES / "gpt3-175b-4types-x1024.toml")
     # (The Metis-style figure was measured with overlapped pipeline sends.)
@@ -919,7 +919,7 @@ def test_bounds_from_the_top_are_valid(instance: Instance) -> None:
     """The first process's bounds on plans with a mixed stage (_bound_mixed_from_the_top, with
     two processes) never exceed a sub-problem's best such plan, and leave the state as it was
     (no mixed stages required, its own mixed setting)."""
-    from haap_solver.search.solve import _bound_mixed_from_the_top
+    from haap_solver.search.second_process import _bound_mixed_from_the_top
 
     state = SearchState(instance, mixed=False)
     p_max = min(instance.model.num_layers, instance.cluster.num_gpus)
@@ -941,7 +941,7 @@ def test_bounds_from_the_top_skip_what_the_second_process_bounded() -> None:
     """The first process skips the sub-problems the second has sent bounds for (here every
     other one), one micro-batch size at a time; what it bounds is what it would have bounded
     alone, and it sends each bound as it comes (on_bound)."""
-    from haap_solver.search.solve import _bound_mixed_from_the_top
+    from haap_solver.search.second_process import _bound_mixed_from_the_top
 
     instance = load_instance(INSTANCES / "llama3.2-1b-h100x4-l40sx4.toml")
     p_max = min(instance.model.num_layers, instance.cluster.num_gpus)
@@ -997,7 +997,8 @@ def test_mixed_bounds_are_the_same_without_the_dominance_filter() -> None:
 def test_raise_bound_takes_the_larger_bound_per_sub_problem() -> None:
     """_raise_bound: the least over sub-problems of the larger of two bounds, never above the
     plan, with gap and status following."""
-    from haap_solver.search.solve import SolveResult, _raise_bound
+    from haap_solver.result import SolveResult
+    from haap_solver.search.second_process import _raise_bound
 
     a, b, c = SubProblem(2, 1, "1f1b"), SubProblem(3, 1, "1f1b"), SubProblem(4, 1, "1f1b")
 
@@ -1032,14 +1033,13 @@ def test_sub_problem_bounds_with_a_relative_gap_are_valid(instance: Instance, re
 
     from haap_solver.errors import InfeasibleError
 
-    solve_module = importlib.import_module("haap_solver.search.solve")
+    bnb = importlib.import_module("haap_solver.search.branch_and_bound")
     state = SearchState(instance)
     bounds: dict[SubProblem, tuple[float, float | None]] = {}
     try:
-        solve_module._solve(instance, backend=backend, time_limit_s=30, threads=1, seed=0,
-                            state=state, max_stages=None, progress=None,
-                            seed_with_baselines=False, mixed=False, bounds_out=bounds,
-                            relative_gap=relative_gap)
+        bnb.search(instance, backend=backend, time_limit_s=30, threads=1, seed=0,
+                   state=state, max_stages=None, progress=None, seed_with_baselines=False,
+                   mixed=False, bounds_out=bounds, relative_gap=relative_gap)
     except InfeasibleError:
         assume(False)
     checked = 0

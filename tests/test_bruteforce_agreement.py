@@ -29,11 +29,13 @@ from random_instances import FEATURES, disagreement, features, random_instance
 from tiny_instances import tiny_instance
 
 from haap_solver.baselines.bruteforce import bruteforce, layer_splits, space_size
-from haap_solver.cost.evaluate import CostModel, evaluate
+from haap_solver.cost.evaluate import CostModel
+from haap_solver.costing import evaluate
 from haap_solver.errors import HaapError
 from haap_solver.instance import Instance, load_instance
 from haap_solver.plan import load_plan
-from haap_solver.search.solve import SolveResult, solve
+from haap_solver.result import SolveResult
+from haap_solver.search.solve import solve
 from haap_solver.validate import check_plan
 
 bf = importlib.import_module("haap_solver.baselines.bruteforce")
@@ -80,7 +82,7 @@ ALLOWED_IMPORTS = {
     "haap_solver.errors": {"HaapError"},
     "haap_solver.instance": {"Instance"},
     "haap_solver.plan": {"Placement", "Plan", "ReplicaGroup", "Stage"},
-    "haap_solver.search.solve": {"SolveResult"},
+    "haap_solver.result": {"SolveResult"},
     "haap_solver.validate": {"check_plan", "plan_violations"},
 }
 

@@ -12,6 +12,7 @@ import pytest
 from haap_solver import calibration as cal
 from haap_solver.cli import main
 from haap_solver.cost.efficiency import DEFAULT_CONSTANTS
+from haap_solver.report import calibration as report_cal
 from haap_solver.validate import check_plan
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -184,7 +185,7 @@ def _tables(text: str) -> list[str]:
 
 def test_validation_doc_is_up_to_date(tmp_path: Path, prepared: list[cal.PreparedRun]) -> None:
     assert DOC.exists(), "run: haap calibrate --write docs/validation.md"
-    fresh = cal.write_validation_doc(tmp_path / "validation.md", DEFAULT_CONSTANTS, prepared)
+    fresh = report_cal.write_validation_doc(tmp_path / "validation.md", DEFAULT_CONSTANTS, prepared)
     committed, regenerated = DOC.read_text(), fresh.read_text()
     assert _tables(committed) == _tables(regenerated), (
         "docs/validation.md is stale: run haap calibrate --write docs/validation.md")

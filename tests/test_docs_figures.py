@@ -1,11 +1,11 @@
 """Figures in README.md and formulations/ come from the benchmark run, or are not there.
 
 `haap bench` writes docs/benchmarks.json and regenerates the marked blocks of the docs from it
-(haap_solver.bench_docs). Checked here: the renderers against figures worked out by hand from a
-tiny fake run; `haap bench`'s glue (JSON written, blocks updated) with the methods faked (the real
+(haap_solver.report.bench_docs). Checked here: the renderers against figures worked out by hand from
+a tiny fake run; `haap bench`'s glue (JSON written, blocks updated) with the methods faked (the real
 benchmark is not run in tests); that every block of the shipped docs is what the shipped JSON
-renders (or the placeholder, before the first run); and that the prose around the blocks carries
-no timing or speed-up figure that would go stale.
+renders (or the placeholder, before the first run); and that the prose around the blocks carries no
+timing or speed-up figure that would go stale.
 """
 
 from __future__ import annotations
@@ -19,8 +19,9 @@ from typing import Any
 
 import pytest
 
-from haap_solver import bench_docs
-from haap_solver.bench_docs import (
+from haap_solver.errors import InputError
+from haap_solver.report import bench_docs
+from haap_solver.report.bench_docs import (
     BLOCKS,
     RENDERERS,
     bench_record,
@@ -32,7 +33,6 @@ from haap_solver.bench_docs import (
     replace_block,
     update_docs,
 )
-from haap_solver.errors import InputError
 
 ROOT = Path(__file__).resolve().parents[1]
 PLACEHOLDER = ("(Written by `haap bench` from docs/benchmarks.json; no run since the figures moved "

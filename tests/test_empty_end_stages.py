@@ -22,17 +22,15 @@ from tiny_instances import tiny_instance
 from haap_solver.cost.evaluate import CostModel
 from haap_solver.instance import Instance
 from haap_solver.search.formulation import SubProblem
-from haap_solver.search.solve import (
-    SearchState,
+from haap_solver.search.solve import SearchState, solve
+from haap_solver.search.space import build_plan, micro_batch_candidates, stage_configs
+from haap_solver.search.subproblem_bounds import (
     _layer_rate_bounds,
-    _stage_count_cap,
-    _subproblems,
     granular_lower_bound,
     lower_bound,
-    solve,
     strong_lower_bound,
 )
-from haap_solver.search.space import build_plan, micro_batch_candidates, stage_configs
+from haap_solver.search.subproblems import _stage_count_cap, _subproblems
 from haap_solver.validate import check_plan, plan_violations
 
 

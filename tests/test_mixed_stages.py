@@ -30,7 +30,10 @@ from haap_solver.validate import plan_violations
 ROOT = Path(__file__).resolve().parent.parent
 MIXED_WINS = ROOT / "instances" / "llama3.2-1b-h100x4-l40sx4.toml"
 PRESETS = ("A100-80G", "V100-32G", "T4", "A10", "H100", "L40S")
-SEARCH = importlib.import_module("haap_solver.search.solve")  # the module, not the function
+TUNING = importlib.import_module("haap_solver.search.tuning")
+BNB = importlib.import_module("haap_solver.search.branch_and_bound")
+SECOND = importlib.import_module("haap_solver.search.second_process")
+BOUNDS = importlib.import_module("haap_solver.search.subproblem_bounds")
 
 
 @st.composite
@@ -211,7 +214,7 @@ def test_single_type_bound_combines_with_the_mixed_one(monkeypatch: pytest.Monke
     inst = load_instance(MIXED_WINS)
     reference = solve(inst, time_limit_s=60)
     assert reference.status == "optimal"
-    real = SEARCH._solve
+    real = BNB.search
     calls: list[tuple[bool, bool]] = []
 
     given: list[dict[str, object]] = []
@@ -226,7 +229,7 @@ def test_single_type_bound_combines_with_the_mixed_one(monkeypatch: pytest.Monke
             result.best_bound_s = 0.5 * result.iteration_time_s
         return result
 
-    monkeypatch.setattr(SEARCH, "_solve", search)
+    monkeypatch.setattr(BNB, "search", search)
     result = solve(inst, time_limit_s=60)
     # single-type, then (M) only, then the single-type sub-problems again, from the first
     # search's bounds (every sub-problem's; it proved its optimum, so all are closed: none
@@ -266,7 +269,7 @@ def test_single_type_search_yields_once_its_models_stop_paying(
 
     inst = load_instance(MIXED_WINS)
     reference = solve(inst, time_limit_s=60)
-    real_get, real_solve = SEARCH.get_backend, SEARCH._solve
+    real_get, real_solve = BNB.get_backend, BNB.search
     phase = {"name": ""}
     follow_up_models: dict[str, int] = {}
 
@@ -284,11 +287,11 @@ def test_single_type_search_yields_once_its_models_stop_paying(
                          "resumed" if kwargs.get("known_bounds") else "single")
         return real_solve(*args, **kwargs)
 
-    monkeypatch.setattr(SEARCH, "get_backend", get_backend)
-    monkeypatch.setattr(SEARCH, "_solve", search)
+    monkeypatch.setattr(BNB, "get_backend", get_backend)
+    monkeypatch.setattr(BNB, "search", search)
     # No dives: their models' budget (DIVE_BUDGET_S) would pass for a later pass's.
-    monkeypatch.setattr(SEARCH, "DIVE_FIRST", 10**9)
-    monkeypatch.setattr(SEARCH, "DIVE_EVERY", 10**9)
+    monkeypatch.setattr(TUNING, "DIVE_FIRST", 10**9)
+    monkeypatch.setattr(TUNING, "DIVE_EVERY", 10**9)
     result = solve(inst, time_limit_s=20)
     assert follow_up_models.get("single") == 1  # yielded at the first one
     assert result.plan is not None
@@ -372,7 +375,7 @@ def test_stage_time_is_at_least_every_replica_s_layer_time(instance: Instance) -
     space advances more sequence-layers per GPU-second than its node group's peak rate; the
     floor is below the search's optimum."""
     state = SearchState(instance, mixed=True)
-    peak = SEARCH.peak_layer_rates(state)
+    peak = BOUNDS.peak_layer_rates(state)
     L = instance.model.num_layers
     checked = 0
     for b in state.micro_batches():
@@ -390,7 +393,7 @@ def test_stage_time_is_at_least_every_replica_s_layer_time(instance: Instance) -
                     assert co.tau(n) >= n * per_layer * (1 - 1e-12), (c, role, n)
                 checked += 1
     assume(checked)
-    floor = SEARCH.any_plan_floor(SearchState(instance))
+    floor = BOUNDS.any_plan_floor(SearchState(instance))
     best = solve(instance, time_limit_s=30)
     assume(best.status == "optimal")
     assert floor <= best.iteration_time_s * (1 + 1e-12)
@@ -450,7 +453,7 @@ def test_mixed_set_up_cut_by_the_time_limit(monkeypatch: pytest.MonkeyPatch) -> 
     assert result.iteration_time_s == pytest.approx(single.iteration_time_s, rel=1e-9)
     assert result.best_bound_s <= reference.iteration_time_s
     assert result.best_bound_s == pytest.approx(
-        min(single.best_bound_s, SEARCH.any_plan_floor(SearchState(inst))), rel=1e-12)
+        min(single.best_bound_s, BOUNDS.any_plan_floor(SearchState(inst))), rel=1e-12)
     assert result.status == "feasible" and result.gap > 0
     assert result.search_space["mixed_phase"]["set_up"] is False
     assert "bounded only by the cluster's compute" in result.message
@@ -463,14 +466,14 @@ def test_no_single_type_plan_and_no_time_to_set_up_mixed_ones(
     from haap_solver.errors import HaapError, InfeasibleError
 
     inst = load_instance(MIXED_WINS)
-    real = SEARCH._solve
+    real = BNB.search
 
     def search(*args: object, **kwargs: object) -> object:
         if not kwargs["mixed"]:
             raise InfeasibleError("no single-type plan (faked)")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(SEARCH, "_solve", search)
+    monkeypatch.setattr(BNB, "search", search)
     monkeypatch.setattr(SearchState, "prepare_mixed", lambda self, deadline: False)
     with pytest.raises(HaapError, match="no plan with single-type stages fits") as caught:
         solve(inst, time_limit_s=10)
@@ -507,9 +510,9 @@ def test_second_process_failing_falls_back_to_one(monkeypatch: pytest.MonkeyPatc
     inst = load_instance(MIXED_WINS)
     reference = solve(inst, time_limit_s=60)
     if answer is None:
-        monkeypatch.setattr(SEARCH._MixedHelper, "start", classmethod(lambda cls, *a, **k: None))
+        monkeypatch.setattr(SECOND._MixedHelper, "start", classmethod(lambda cls, *a, **k: None))
     else:
-        monkeypatch.setattr(SEARCH._MixedHelper, "answer", lambda self, until_wall: answer)
+        monkeypatch.setattr(SECOND._MixedHelper, "answer", lambda self, until_wall: answer)
     result = solve(inst, time_limit_s=60, threads=2)
     assert result.status == "optimal"
     assert result.iteration_time_s == pytest.approx(reference.iteration_time_s, rel=1e-12)
@@ -520,7 +523,7 @@ def test_second_process_not_set_up_in_time(monkeypatch: pytest.MonkeyPatch) -> N
     stage are bounded by the compute floor, as in one process."""
     inst = load_instance(MIXED_WINS)
     reference = solve(inst, time_limit_s=60)
-    monkeypatch.setattr(SEARCH._MixedHelper, "answer",
+    monkeypatch.setattr(SECOND._MixedHelper, "answer",
                         lambda self, until_wall: ("not_set_up", 0.5, 1))
     result = solve(inst, time_limit_s=60, threads=2)
     assert result.search_space["mixed_phase"]["set_up"] is False
@@ -588,7 +591,7 @@ def test_main_module_hidden_while_the_second_process_starts(
     spec = object()
     main.__spec__ = spec  # type: ignore[assignment]
     monkeypatch.setitem(sys.modules, "__main__", main)
-    with SEARCH._main_module_hidden():
+    with SECOND._main_module_hidden():
         assert not hasattr(main, "__file__")
         assert main.__spec__ is None
     assert main.__file__ == "/somewhere/script.py"
@@ -603,7 +606,7 @@ def test_two_processes_with_the_first_helping_prove_what_one_proves(
     bounds: the same proven optimum as one process."""
     inst = load_instance(ROOT / "instances" / name)
     one = solve(inst, time_limit_s=60)
-    monkeypatch.setattr(SEARCH, "_helps_from_the_top", lambda single: True)
+    monkeypatch.setattr(SECOND, "_helps_from_the_top", lambda single: True)
     two = solve(inst, time_limit_s=60, threads=2)
     assert one.status == two.status == "optimal"
     assert two.iteration_time_s == pytest.approx(one.iteration_time_s, rel=1e-12)
@@ -623,7 +626,7 @@ def test_helper_keeps_bounds_apart_from_its_answer() -> None:
             return True
 
     here, there = multiprocessing.Pipe()
-    helper = SEARCH._MixedHelper(Alive(), here, deadline_wall=math.inf)
+    helper = SECOND._MixedHelper(Alive(), here, deadline_wall=math.inf)
     a, b = SubProblem(3, 4, "1f1b"), SubProblem(5, 4, "1f1b")
     helper.help()
     assert there.recv() == ("helping",)
@@ -645,17 +648,17 @@ def test_no_dives_in_the_mixed_search_on_large_clusters(monkeypatch: pytest.Monk
     way (one process: the mixed search has no warm start, so only dives rank)."""
     inst = load_instance(MIXED_WINS)
     calls: list[bool] = []
-    ranked = SEARCH._ranked_per_group
+    ranked = BNB._ranked_per_group
 
     def counting(state: SearchState, *args: object) -> object:
         calls.append(state.require_mixed)
         return ranked(state, *args)
 
-    monkeypatch.setattr(SEARCH, "_ranked_per_group", counting)
+    monkeypatch.setattr(BNB, "_ranked_per_group", counting)
     with_dives = solve(inst, time_limit_s=60)
     assert any(calls)
     calls.clear()
-    monkeypatch.setattr(SEARCH, "MIXED_DIVES_MAX_GPUS", 4)
+    monkeypatch.setattr(TUNING, "MIXED_DIVES_MAX_GPUS", 4)
     without = solve(inst, time_limit_s=60)
     assert not any(calls) and calls  # (the single-type search still ranks)
     assert with_dives.status == without.status == "optimal"

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from haap_solver.cost import flops
-from haap_solver.cost.evaluate import CostModel, evaluate
+from haap_solver.cost.evaluate import CostModel
 from haap_solver.cost.profile import Profile, load_profile
+from haap_solver.costing import evaluate
 from haap_solver.errors import InputError
 from haap_solver.instance import Instance, load_instance
 from haap_solver.plan import Placement, Plan, ReplicaGroup, Stage

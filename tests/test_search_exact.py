@@ -59,6 +59,11 @@ BACKENDS = ("cpsat", "highs", "cbc")
 PRESETS = ("A100-80G", "V100-32G", "T4", "A10", "H100")
 SMALL_DIR = Path(__file__).resolve().parents[1] / "instances" / "small"
 SEARCH = importlib.import_module("haap_solver.search.solve")  # the module, not the function
+TUNING = importlib.import_module("haap_solver.search.tuning")
+BNB = importlib.import_module("haap_solver.search.branch_and_bound")
+BOUNDS = importlib.import_module("haap_solver.search.subproblem_bounds")
+SUBPROBLEMS = importlib.import_module("haap_solver.search.subproblems")
+WARM = importlib.import_module("haap_solver.search.warm_start")
 
 
 def examples(n: int) -> settings:
@@ -603,7 +608,7 @@ def test_metis_seed_runs_only_where_the_search_has_not_beaten_the_grid(
 
     monkeypatch.setattr(uniform_module, "uniform", fake_uniform)
     monkeypatch.setattr(metis_module, "metis", counted_metis)
-    monkeypatch.setattr(SEARCH, "SEED_AFTER_SHARE", 0.0)  # Metis's turn comes at once
+    monkeypatch.setattr(TUNING, "SEED_AFTER_SHARE", 0.0)  # Metis's turn comes at once
     res = solve(inst, time_limit_s=30, mixed=False)
     assert res.plan is not None and res.status == "optimal"
     assert calls == (["uniform", "metis"] if grid_has_plan else ["uniform"])
@@ -613,7 +618,7 @@ def _hook_full_models(monkeypatch: pytest.MonkeyPatch,
                       full: Callable[..., BackendResult]) -> None:
     """Route the search's full models (backend `auto`; the restricted models of the warm start
     and the dives go to HiGHS) through full(lp, opts, floor, real backend)."""
-    real_get = SEARCH.get_backend
+    real_get = BNB.get_backend
 
     def get_backend(name: str) -> object:
         real = real_get(name)
@@ -621,7 +626,7 @@ def _hook_full_models(monkeypatch: pytest.MonkeyPatch,
             return real
         return lambda lp, opts, floor: full(lp, opts, floor, real)
 
-    monkeypatch.setattr(SEARCH, "get_backend", get_backend)
+    monkeypatch.setattr(BNB, "get_backend", get_backend)
 
 
 def test_a_dive_counts_as_its_sub_problem_s_first_pass_model(
@@ -633,7 +638,7 @@ def test_a_dive_counts_as_its_sub_problem_s_first_pass_model(
     full model gives up without an answer."""
     inst = load_instance(SMALL_DIR.parent / "gpt3-1.3b-t4x4-a100x12.toml")
     reference = solve(inst, time_limit_s=30, mixed=False)
-    real_build = SEARCH.build_model
+    real_build = BNB.build_model
     building: list[SubProblem] = []
     full_models: list[tuple[SubProblem, float]] = []  # (sub-problem, time limit)
 
@@ -651,9 +656,9 @@ def test_a_dive_counts_as_its_sub_problem_s_first_pass_model(
             return BackendResult("unknown", None, None, -math.inf, 0.0)
         return real(lp, opts, floor)
 
-    monkeypatch.setattr(SEARCH, "build_model", build_model)
+    monkeypatch.setattr(BNB, "build_model", build_model)
     _hook_full_models(monkeypatch, full)
-    monkeypatch.setattr(SEARCH, "DIVE_FIRST", 1)
+    monkeypatch.setattr(TUNING, "DIVE_FIRST", 1)
     result = solve(inst, time_limit_s=30, mixed=False)
     assert full_models, "no full model was solved"
     for sub in {s for s, _ in full_models}:
@@ -788,7 +793,7 @@ def test_positional_seeds_are_valid_and_leave_the_optimum(monkeypatch: pytest.Mo
     inst = replace(inst, training=replace(inst.training, pipeline_p2p="overlapped"))
     reference = solve(inst, time_limit_s=30, mixed=False)
     assert reference.status == "optimal"
-    real_seed = SEARCH.seed_from_sequence
+    real_seed = BNB.seed_from_sequence
     seeds: list[object] = []
     full_models: list[int] = []
 
@@ -803,9 +808,9 @@ def test_positional_seeds_are_valid_and_leave_the_optimum(monkeypatch: pytest.Mo
         full_models.append(len(lp.vars))
         return real(lp, opts, floor)
 
-    monkeypatch.setattr(SEARCH, "seed_from_sequence", seed_from_sequence)
+    monkeypatch.setattr(BNB, "seed_from_sequence", seed_from_sequence)
     _hook_full_models(monkeypatch, full)
-    monkeypatch.setattr(SEARCH, "DIVE_FULL_MAX_VARS", 0)
+    monkeypatch.setattr(TUNING, "DIVE_FULL_MAX_VARS", 0)
     result = solve(inst, time_limit_s=30, mixed=False)
     assert len(seeds) >= 5
     for plan in seeds:
@@ -834,7 +839,7 @@ def test_bounds_sent_by_the_other_search_are_taken_in_order() -> None:
     instance = load_instance(SMALL_DIR.parent / "gpt3-175b-a100x64.toml")
     common = dict(backend="auto", time_limit_s=60, threads=1, seed=0, max_stages=None,
                   progress=None, seed_with_baselines=False, mixed=False)
-    optimum = SEARCH._solve(instance, state=SearchState(instance), **common)
+    optimum = BNB.search(instance, state=SearchState(instance), **common)
     assert optimum.status == "optimal"
     worse = METHODS["uniform"](instance, time_limit_s=60)
     assert worse.iteration_time_s > optimum.iteration_time_s * 1.01
@@ -842,12 +847,12 @@ def test_bounds_sent_by_the_other_search_are_taken_in_order() -> None:
     p_cap = min(instance.model.num_layers, instance.cluster.num_gpus)
     ranked = []
     for b in state.micro_batches():
-        floors = SEARCH._layer_rate_bounds(state, b, state.configs(b))
+        floors = BOUNDS._layer_rate_bounds(state, b, state.configs(b))
         for p in range(1, p_cap + 1):
             sub = SubProblem(p, b, "1f1b")
-            ranked.append((SEARCH.lower_bound(state, sub, floors), p, b, sub, floors))
+            ranked.append((BOUNDS.lower_bound(state, sub, floors), p, b, sub, floors))
     ranked.sort(key=lambda entry: entry[:3])
-    strong = {sub: SEARCH.strong_lower_bound(state, sub, floors, p_cap)
+    strong = {sub: BOUNDS.strong_lower_bound(state, sub, floors, p_cap)
               for *_, sub, floors in ranked[:20]}
     assert sum(bound >= worse.iteration_time_s for bound in strong.values()) > 10
     sent = [strong]
@@ -855,7 +860,7 @@ def test_bounds_sent_by_the_other_search_are_taken_in_order() -> None:
     def bounds_feed() -> dict[SubProblem, float]:
         return sent.pop() if sent else {}
 
-    result = SEARCH._solve(instance, state=SearchState(instance), incumbent=worse,
+    result = BNB.search(instance, state=SearchState(instance), incumbent=worse,
                                  bounds_feed=bounds_feed, **common)
     assert not sent
     assert result.search_space["bounds_from_the_other_search"] > 10
@@ -872,17 +877,17 @@ def test_warm_start_ranks_configurations_that_fit_only_at_the_back() -> None:
     recomputation, as in the optimum."""
     inst = load_instance(SMALL_DIR.parent / "llama3-70b-h100x32-a100x32.toml")
     state = SearchState(inst)
-    p_cap = SEARCH._stage_count_cap(inst, None)
+    p_cap = SUBPROBLEMS._stage_count_cap(inst, None)
     only_at_the_back = 0
     for p in range(2, 9):
-        one_f_one_b = SEARCH._ranked_per_group(state, SubProblem(p, 4, "1f1b"), p_cap)
-        gpipe = SEARCH._ranked_per_group(state, SubProblem(p, 4, "gpipe"), p_cap)
+        one_f_one_b = BNB._ranked_per_group(state, SubProblem(p, 4, "1f1b"), p_cap)
+        gpipe = BNB._ranked_per_group(state, SubProblem(p, 4, "gpipe"), p_cap)
         ranked = {c for cs in one_f_one_b.values() for c in cs}
         front_only = {c for cs in gpipe.values() for c in cs}
         assert front_only <= ranked
         only_at_the_back += len(ranked - front_only)
     assert only_at_the_back > 0
-    best = SEARCH._ranked_per_group(state, SubProblem(5, 4, "1f1b"), p_cap)["dgx-h100"][0]
+    best = BNB._ranked_per_group(state, SubProblem(5, 4, "1f1b"), p_cap)["dgx-h100"][0]
     assert best.recompute == "none", best.label()
 
 
@@ -926,9 +931,9 @@ def test_warm_start_takes_each_micro_batch_size_first(
         subs: list[tuple[int, int, float]], count: int) -> None:
     """The warm start's order (_warm_start_order): the first sub-problem of every micro-batch size
     in the queue's order, then the others in that order; none twice, at most `count`."""
-    queue = sorted((SEARCH._Candidate(SubProblem(p, b, "1f1b"), bound) for p, b, bound in subs),
-                   key=SEARCH._Candidate.rank)
-    got = SEARCH._warm_start_order(queue, count)
+    queue = sorted((SUBPROBLEMS._Candidate(SubProblem(p, b, "1f1b"), bound)
+                    for p, b, bound in subs), key=SUBPROBLEMS._Candidate.rank)
+    got = WARM._warm_start_order(queue, count)
     sizes = sorted({c.sub.micro_batch for c in queue},
                    key=lambda b: next(k for k, c in enumerate(queue) if c.sub.micro_batch == b))
     leads = [next(c for c in queue if c.sub.micro_batch == b) for b in sizes]
@@ -941,21 +946,21 @@ def test_warm_start_reaches_the_optimum_sub_problem_the_cheap_bound_ranks_late()
     micro-batch 8) past the 16 the warm start takes; taking each size's first does reach it."""
     inst = load_instance(SMALL_DIR.parent / "llama3-8b-h100-a100-l40s.toml")
     state = SearchState(inst)
-    p_cap = SEARCH._stage_count_cap(inst, None)
+    p_cap = SUBPROBLEMS._stage_count_cap(inst, None)
     queue = []
     for b in state.micro_batches():
         configs = state.configs(b)
         if not configs:
             continue
-        floors = SEARCH._layer_rate_bounds(state, b, configs)
-        for p in range(SEARCH._stage_count_floor(state, b, configs), p_cap + 1):
+        floors = BOUNDS._layer_rate_bounds(state, b, configs)
+        for p in range(SUBPROBLEMS._stage_count_floor(state, b, configs), p_cap + 1):
             sub = SubProblem(p, b, "1f1b")
-            queue.append(SEARCH._Candidate(sub, SEARCH.lower_bound(state, sub, floors)))
-    queue.sort(key=SEARCH._Candidate.rank)
+            queue.append(SUBPROBLEMS._Candidate(sub, BOUNDS.lower_bound(state, sub, floors)))
+    queue.sort(key=SUBPROBLEMS._Candidate.rank)
     optimum = SubProblem(4, 8, "1f1b")
-    count = SEARCH.WARM_START_SUBPROBLEMS[0]
+    count = TUNING.WARM_START_SUBPROBLEMS[0]
     assert optimum not in [c.sub for c in queue[:count]]
-    assert optimum in [c.sub for c in SEARCH._warm_start_order(queue, count)]
+    assert optimum in [c.sub for c in WARM._warm_start_order(queue, count)]
 
 
 def test_first_dive_waits_for_an_open_sub_problem_not_for_more_strengthenings(
@@ -965,7 +970,7 @@ def test_first_dive_waits_for_an_open_sub_problem_not_for_more_strengthenings(
     that leaves its sub-problem open (there the optimum sat), not DIVE_EVERY strengthenings on."""
     inst = load_instance(SMALL_DIR.parent / "gpt3-175b-a100x64.toml")
     events: list[tuple[str, bool]] = []
-    strong = SEARCH.strong_lower_bound
+    strong = BNB.strong_lower_bound
 
     def recorded(state: SearchState, sub: SubProblem, floors: tuple[float, float, float],
                  p_max: int, incumbent_s: float = math.inf, **kw: bool) -> float:
@@ -973,7 +978,7 @@ def test_first_dive_waits_for_an_open_sub_problem_not_for_more_strengthenings(
         events.append(("strengthen", bound < incumbent_s * (1 - 1e-12)))
         return bound
 
-    backend = SEARCH.get_backend
+    backend = BNB.get_backend
 
     def recorded_backend(name: str) -> Callable[..., BackendResult]:
         solve_model = backend(name)
@@ -984,15 +989,15 @@ def test_first_dive_waits_for_an_open_sub_problem_not_for_more_strengthenings(
             return solve_model(lp, opts, floor)  # type: ignore[no-any-return]
         return run
 
-    monkeypatch.setattr(SEARCH, "strong_lower_bound", recorded)
-    monkeypatch.setattr(SEARCH, "get_backend", recorded_backend)
-    SEARCH._solve(inst, backend="auto", time_limit_s=30, threads=1, seed=0, state=None,
+    monkeypatch.setattr(BNB, "strong_lower_bound", recorded)
+    monkeypatch.setattr(BNB, "get_backend", recorded_backend)
+    BNB.search(inst, backend="auto", time_limit_s=30, threads=1, seed=0, state=None,
                   max_stages=None, progress=None, seed_with_baselines=True, mixed=False)
     first_model = next(k for k, (kind, _) in enumerate(events) if kind == "model")
     before = events[:first_model]
-    assert len(before) >= SEARCH.DIVE_FIRST
+    assert len(before) >= TUNING.DIVE_FIRST
     opens = [k for k, (_, left_open) in enumerate(before) if left_open]
-    assert opens and opens[0] >= SEARCH.DIVE_FIRST - 1
+    assert opens and opens[0] >= TUNING.DIVE_FIRST - 1
     assert first_model == opens[0] + 1, (opens, first_model)
 
 

@@ -76,7 +76,7 @@ from haap_solver.cost.memory import in_flight_micro_batches
 from haap_solver.errors import HaapError
 from haap_solver.instance import Instance
 from haap_solver.plan import Placement, Plan, ReplicaGroup, Stage
-from haap_solver.search.solve import SolveResult
+from haap_solver.result import SolveResult
 from haap_solver.validate import check_plan, plan_violations
 
 METHOD = "bruteforce"

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from haap_solver.cost.evaluate import CostModel, Evaluation
 from haap_solver.cost.memory import in_flight_micro_batches
 from haap_solver.instance import Instance
+from haap_solver.parallelism import tp_candidates
 from haap_solver.plan import Placement, Plan, ReplicaGroup, Stage
-from haap_solver.search.solve import SolveResult
-from haap_solver.search.space import tp_candidates
+from haap_solver.result import SolveResult
 from haap_solver.validate import check_plan
 
 CHEAPEST_FIRST = ("none", "selective", "full")

@@ -29,7 +29,7 @@ from haap_solver.baselines.common import (
 from haap_solver.baselines.uniform import uniform
 from haap_solver.cost.evaluate import CostModel
 from haap_solver.instance import Instance
-from haap_solver.search.solve import SolveResult
+from haap_solver.result import SolveResult
 
 METHOD = "proportional"
 

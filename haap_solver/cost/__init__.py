@@ -3,6 +3,6 @@
 Every formula is written down, with its source, in ``docs/cost-model.md``.
 """
 
-from haap_solver.cost.evaluate import CostModel, Evaluation, evaluate
+from haap_solver.cost.evaluate import CostModel, Evaluation
 
-__all__ = ["CostModel", "Evaluation", "evaluate"]
+__all__ = ["CostModel", "Evaluation"]

@@ -28,7 +28,7 @@ from haap_solver.instance import Instance
 from haap_solver.plan import Plan, ReplicaGroup, Stage
 
 __all__ = ["BREAKDOWN_KEYS", "CostModel", "EndCost", "Evaluation", "LayerCost", "MemoryReport",
-           "ReplicaReport", "ReplicaTerms", "StageReport", "end_exposed_s", "evaluate",
+           "ReplicaReport", "ReplicaTerms", "StageReport", "end_exposed_s",
            "pipeline_time", "zero_exposed_s"]
 
 BREAKDOWN_KEYS = ("compute_s", "tp_comm_s", "bubble_s", "p2p_s", "dp_comm_s", "optimizer_s")
@@ -750,13 +750,3 @@ class _StageEntry(NamedTuple):
     tail_s: float
     memory_ok: bool
     peak_memory_fraction: float
-
-
-def evaluate(instance: Instance, plan: Plan, *, constants: CostConstants = DEFAULT_CONSTANTS,
-             profile: Profile | None = None, validate: bool = True) -> Evaluation:
-    """Validate `plan` against `instance` and cost it. Raises PlanValidationError if invalid."""
-    if validate:
-        from haap_solver.validate import check_plan
-
-        check_plan(instance, plan)
-    return CostModel(instance, constants=constants, profile=profile).evaluate(plan)

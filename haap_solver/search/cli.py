@@ -62,8 +62,9 @@ def _cfg_solve(p: argparse.ArgumentParser) -> None:
 
 @command("solve", "find the fastest plan, with a proof of optimality or a proven gap", _cfg_solve)
 def cmd_solve(args: argparse.Namespace) -> int:
-    from haap_solver.report import render_evaluation
-    from haap_solver.search.solve import SolveResult, solve
+    from haap_solver.report.tables import render_evaluation
+    from haap_solver.result import SolveResult
+    from haap_solver.search.solve import solve
     from haap_solver.targets import solve_for_target
 
     check_option(args.time_limit, "--time-limit", TIME_LIMIT_S)

@@ -24,6 +24,7 @@ from typing import Any, Generic, TypeVar
 
 from haap_solver.cluster import NodeGroup
 from haap_solver.instance import Instance
+from haap_solver.parallelism import tp_candidates
 from haap_solver.plan import Placement, Plan, ReplicaGroup, Stage
 from haap_solver.training import Recompute, Schedule
 
@@ -196,19 +197,6 @@ def mixed_shapes(instance: Instance, micro_batch: int) -> list[tuple[tuple[str, 
 
 def _is_pow2(n: int) -> bool:
     return n >= 1 and (n & (n - 1)) == 0
-
-
-def tp_candidates(instance: Instance, group: NodeGroup) -> list[int]:
-    """Powers of two up to the node size and training.max_tp that divide heads, KV heads and FFN."""
-    m = instance.model
-    out = []
-    t = 1
-    while t <= min(group.gpus_per_node, instance.training.max_tp):
-        if (group.gpus_per_node % t == 0 and m.num_attention_heads % t == 0
-                and m.kv_heads % t == 0 and m.ffn_hidden_size % t == 0):
-            out.append(t)
-        t *= 2
-    return out
 
 
 def shape_allowed(group: NodeGroup, gpus: int) -> bool:

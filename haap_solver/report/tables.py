@@ -1,13 +1,19 @@
-"""Human-readable tables (rich, on stderr) for evaluations and plans."""
+"""Human-readable tables (rich, on stderr) for evaluations and plans, and `styled` text."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from haap_solver.cli import styled
 from haap_solver.cost.evaluate import Evaluation
 from haap_solver.instance import Instance
 from haap_solver.plan import Plan
+
+
+def styled(*parts: str | tuple[str, str]) -> Any:
+    """Rich text from plain strings and (string, style) pairs, none of it read as markup."""
+    from rich.text import Text
+
+    return Text.assemble(*parts)
 
 
 def _ms(seconds: float) -> str:

@@ -1,0 +1,20 @@
+"""The tensor-parallel degrees a node group allows for a model: shared by the search's space and
+the baselines, below both (the baselines must not import the search, which seeds from them)."""
+
+from __future__ import annotations
+
+from haap_solver.cluster import NodeGroup
+from haap_solver.instance import Instance
+
+
+def tp_candidates(instance: Instance, group: NodeGroup) -> list[int]:
+    """Powers of two up to the node size and training.max_tp that divide heads, KV heads and FFN."""
+    m = instance.model
+    out = []
+    t = 1
+    while t <= min(group.gpus_per_node, instance.training.max_tp):
+        if (group.gpus_per_node % t == 0 and m.num_attention_heads % t == 0
+                and m.kv_heads % t == 0 and m.ffn_hidden_size % t == 0):
+            out.append(t)
+        t *= 2
+    return out

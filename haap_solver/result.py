@@ -1,0 +1,66 @@
+"""The result of a search or a baseline: a plan with its proof (status, bound, gap) and what the
+method did to find it. Its own module, below both the search and the baselines, so that neither
+imports the other for it."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from haap_solver.cost.evaluate import Evaluation
+from haap_solver.plan import Plan
+
+
+@dataclass
+class SolveResult:
+    """A plan with its proof: status, bound, gap and what the search did."""
+
+    instance: str
+    method: str
+    plan: Plan | None
+    evaluation: Evaluation | None
+    status: str
+    """optimal (proven within `gap`), feasible (time limit; `gap` says how far), infeasible."""
+    iteration_time_s: float
+    """evaluate()'s iteration time of `plan` (inf when infeasible)."""
+    best_bound_s: float
+    """Proven lower bound on the optimal iteration time over the search space."""
+    gap: float
+    """(iteration_time - bound) / iteration_time."""
+    wall_s: float
+    subproblems: int = 0
+    solved: int = 0
+    """Models handed to a solver backend (warm-start restricted models included)."""
+    pruned_by_bound: int = 0
+    pruned_by_memory: int = 0
+    search_space: dict[str, Any] = field(default_factory=dict)
+    cache: dict[str, Any] = field(default_factory=dict)
+    compute_bound_s: float = 0.0
+    """Total FLOPs over the aggregate effective FLOP/s of the cluster (no bubble, no comm)."""
+    options: dict[str, Any] = field(default_factory=dict)
+    plans_costed: int = 0
+    """Plans (or stage candidates) the method costed with the cost model."""
+    model_mismatch_s: float = 0.0
+    """Largest |model objective - evaluate()| seen (the scaling bound for CP-SAT; 0 for MILP)."""
+    message: str = ""
+
+    @property
+    def ratio_to_compute_bound(self) -> float:
+        return self.iteration_time_s / self.compute_bound_s if self.compute_bound_s else math.inf
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "instance": self.instance, "method": self.method, "status": self.status,
+            "iteration_time_s": self.iteration_time_s, "best_bound_s": self.best_bound_s,
+            "gap": self.gap, "wall_s": self.wall_s, "subproblems": self.subproblems,
+            "solved": self.solved, "pruned_by_bound": self.pruned_by_bound,
+            "pruned_by_memory": self.pruned_by_memory, "search_space": self.search_space,
+            "cache": self.cache, "compute_bound_s": self.compute_bound_s,
+            "ratio_to_compute_bound": self.ratio_to_compute_bound, "options": self.options,
+            "model_mismatch_s": self.model_mismatch_s, "message": self.message,
+            "plans_costed": self.plans_costed,
+            "tokens_per_s": self.evaluation.tokens_per_s if self.evaluation else None,
+            "mfu": self.evaluation.mfu if self.evaluation else None,
+            "plan": self.plan.to_dict() if self.plan else None,
+        }

@@ -1,0 +1,716 @@
+"""The branch-and-bound over sub-problems (formulations/stage-assignment.md Sec. 4.6): one search
+of the single-type space, or of the whole space with mixed-type stages, as the steps of
+`BranchAndBound`.
+
+1. `build_queue`: memory-aware initialization; every sub-problem (stage count, micro-batch,
+   schedule, empty ends) with its cheap load-balance bound, best first.
+2. `warm_start`: heuristic plans (seeds, restricted models) for the most promising sub-problems,
+   so that the incumbent makes the stage-time cap of Sec. 4.2 bite from the start; then the
+   uniform-grid baseline as a seed (`run_seed`; the Metis-style one later, if the search
+   lingers: tuning.SEED_AFTER_SHARE).
+3. `first_pass`: best bound first with lazy strengthening: the sub-problem with the least bound is
+   strengthened (`strengthen`, Sec. 4.3-4.6) and goes back in the queue; once the least bound in
+   the queue is a strong one, its model is solved (`solve_one`, `attempt`, `settle`). Now and
+   then a `dive` solves the sub-problem with the least strong bound early, for an incumbent.
+4. `follow_up_passes`: what stayed open, with growing per-sub-problem time budgets.
+5. `result`: the best plan, the least bound over what stayed open, gap and status.
+
+`search(instance, **options)` runs all five; the parameters are `BranchAndBound`'s.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from haap_solver.cost.evaluate import Evaluation
+from haap_solver.errors import HaapError, InfeasibleError
+from haap_solver.instance import Instance
+from haap_solver.plan import Plan
+from haap_solver.result import SolveResult
+from haap_solver.search import tuning
+from haap_solver.search.backends import SolveOptions, get_backend
+from haap_solver.search.formulation import SubProblem, build_model, build_slots
+from haap_solver.search.heuristic import construct, seed_from_capacity, seed_from_sequence
+from haap_solver.search.space import StageConfig, build_plan, stage_configs
+from haap_solver.search.state import SearchState
+from haap_solver.search.subproblem_bounds import (
+    _stage_time_cap,
+    compute_bound,
+    granular_lower_bound,
+    lower_bound,
+    strong_lower_bound,
+)
+from haap_solver.search.subproblems import (
+    EMPTY_ENDS,
+    _Candidate,
+    _stage_count_cap,
+    _stage_count_floor,
+    _subproblems,
+    explain_infeasible,
+)
+from haap_solver.search.warm_start import (
+    _ranked_per_group,
+    _warm_start_order,
+    positional_seed_sequence,
+)
+from haap_solver.validate import check_plan, plan_violations
+
+Progress = Callable[[int, int, str], None]
+
+TOO_BIG = object()
+"""`attempt`'s answer for a model above its size limit (not solved)."""
+
+
+def search(instance: Instance, **options: Any) -> SolveResult:
+    """One branch-and-bound over the sub-problems of `instance` (`BranchAndBound`'s options)."""
+    return BranchAndBound(instance, **options).run()
+
+
+class BranchAndBound:
+    """One search over the single-type (or, with `mixed`, the whole) space; `incumbent` is a
+    plan already found (its warm start is then skipped: it covered the single-type stages).
+    The baseline seeds' budgets are shares of `seed_time_base_s` (default: the time limit);
+    the passes after the first may take `follow_up_s` at most, and with `yield_when_stuck` they
+    end at the first model that neither closes its sub-problem nor improves the plan.
+
+    `bounds_out` receives every sub-problem's bound at the end, with the incumbent it was
+    strengthened against (a sub-problem closed by its model: the incumbent then), and
+    `known_bounds` gives a later search of the same space those bounds to start from.
+
+    With a search running beside this one (`solve` with threads >= 2): `share_incumbent` is
+    called with every plan that improves the incumbent, and `incumbent_feed` returns the best
+    plan the other search has shared since (or None), taken as the incumbent where it is
+    better; `warm_start=False` skips the warm start, and `model_dives=False` the models of the
+    first pass's dives (their seeds stay). `bounds_feed` returns the sub-problem bounds the
+    other search has computed since (valid lower bounds), which raise this one's;
+    `share_bound` is called with each sub-problem's bound once strengthened, so that the other
+    search need not compute it again.
+
+    `relative_gap` (see `solve`): a sub-problem is closed once its bound reaches the incumbent
+    less that share (`threshold`), and the models are solved to that gap."""
+
+    def __init__(self, instance: Instance, *, backend: str, time_limit_s: float, threads: int,
+                 seed: int, state: SearchState | None, max_stages: int | None,
+                 progress: Progress | None, seed_with_baselines: bool, mixed: bool,
+                 incumbent: SolveResult | None = None,
+                 seed_time_base_s: float | None = None,
+                 follow_up_s: float = math.inf,
+                 yield_when_stuck: bool = False,
+                 known_bounds: dict[SubProblem, tuple[float, float | None]] | None = None,
+                 bounds_out: dict[SubProblem, tuple[float, float | None]] | None = None,
+                 share_incumbent: Callable[[Plan, Evaluation], None] | None = None,
+                 incumbent_feed: Callable[[], tuple[Plan, Evaluation] | None] | None = None,
+                 warm_start: bool = True,
+                 model_dives: bool = True,
+                 relative_gap: float = 0.0,
+                 bounds_feed: Callable[[], dict[SubProblem, float]] | None = None,
+                 share_bound: Callable[[SubProblem, float], None] | None = None):
+        self.start = time.perf_counter()
+        self.deadline = self.start + time_limit_s
+        """When the search stops; the follow-up passes may bring it forward."""
+        self.instance = instance
+        self.backend, self.time_limit_s, self.threads, self.seed = (backend, time_limit_s,
+                                                                    threads, seed)
+        self.max_stages, self.progress = max_stages, progress
+        self.seed_with_baselines, self.mixed = seed_with_baselines, mixed
+        self.incumbent, self.seed_time_base_s = incumbent, seed_time_base_s
+        self.follow_up_s, self.yield_when_stuck = follow_up_s, yield_when_stuck
+        self.known_bounds, self.bounds_out = known_bounds, bounds_out
+        self.share_incumbent, self.incumbent_feed = share_incumbent, incumbent_feed
+        self.use_warm_start, self.model_dives = warm_start, model_dives
+        self.relative_gap = relative_gap
+        self.bounds_feed, self.share_bound = bounds_feed, share_bound
+
+        state = state or SearchState(instance)
+        if state.instance is not instance:
+            raise HaapError("the search state belongs to another instance")
+        state.mixed = mixed
+        self.state = state
+        self.backend_fn = get_backend(backend)
+        # The warm start's restricted models (two configurations per node group, a few hundred
+        # variables): HiGHS under `auto`, whatever their size. It solved them in a third of
+        # CP-SAT's time on llama3-8b-h100-a100-l40s (17 models, 0.06 s against 0.19 s) and as
+        # fast elsewhere, and spares loading OR-Tools (0.3 s) where no full model is small
+        # enough for CP-SAT.
+        self.restricted_fn = get_backend("highs") if backend == "auto" else self.backend_fn
+        self.cm, self.cache = state.cost_model, state.cache
+        self.hits0 = self.cache.hits + self.cm.cache_hits
+        self.misses0 = self.cache.misses + self.cm.cache_misses
+        self.total_gpus = instance.cluster.num_gpus
+        self.p_cap = _stage_count_cap(instance, max_stages)
+
+        self.candidates: list[_Candidate] = []
+        self.floors_by_b: dict[int, tuple[float, float, float]] = {}
+        self.pruned_memory = 0
+        self.space: dict[str, Any] = {}
+        self.build_queue()
+
+        self.best_plan: Plan | None = None
+        self.best_eval: Evaluation | None = None
+        self.best_time = math.inf
+        if incumbent is not None and incumbent.plan is not None:
+            self.best_plan, self.best_eval = incumbent.plan, incumbent.evaluation
+            self.best_time = incumbent.iteration_time_s
+        self.open_bounds: list[float] = []  # lower bounds of sub-problems not closed
+        self.solved = self.pruned_bound = self.infeasible_memory = 0
+        self.mismatch = 0.0
+        self.plans_costed = 0
+        self.opts_base = SolveOptions(time_limit_s=time_limit_s, threads=threads, seed=seed,
+                                      relative_gap=max(relative_gap, SolveOptions.relative_gap))
+        self.by_sub = {c.sub: c for c in self.candidates}
+        self.fed_bounds = 0
+        self.positional_seeded: set[SubProblem] = set()
+        self.model_sizes: dict[SubProblem, bool] = {}
+        self.integer_walks = 0
+        self.integer_strengthened: dict[SubProblem, float] = {}
+        self.large = self.total_gpus > tuning.WARM_START_LARGE_GPUS
+        self.seeded = ""
+        self.seed_plans: list[Plan] = []
+        self.seed_times: dict[str, float] = {}  # each baseline seed's best time (inf: none)
+        self.pending_seeds: list[tuple[str, float]] = []
+        self.done = 0
+
+    def run(self) -> SolveResult:
+        """The search: warm start, seeds, first pass, follow-up passes, result."""
+        self.warm_start()
+        if self.seed_with_baselines:  # uniform now (cheap); Metis-style only if the search lingers
+            self.pending_seeds = [("uniform", 0.10), ("metis", 0.25)]
+        if self.pending_seeds and not self.large:  # (on large clusters: SEED_AFTER_SHARE)
+            self.run_seed(*self.pending_seeds.pop(0))
+        still_open = self.first_pass()
+        open_list = self.follow_up_passes(still_open)
+        return self.result(open_list)
+
+    # -- 1. the queue ---------------------------------------------------------------------------
+    def build_queue(self) -> None:
+        """Memory-aware initialization and the sub-problem list, best cheap bound first."""
+        instance, state, mixed = self.instance, self.state, self.mixed
+        raw_configs = 0
+        kept_configs = 0
+        fitting_configs = 0
+        candidates = self.candidates
+        pruned_memory = 0
+        for b in state.micro_batches():
+            raw = stage_configs(instance, b)
+            configs = state.configs(b)
+            raw_configs += len(raw)
+            kept_configs += len(configs)
+            fitting_configs += state.fitting.get(b, 0)
+            if mixed:  # (generated, fitting memory, kept) mixed configurations
+                raw_configs += state.mixed_counts.get(b, (0, 0, 0))[0]
+                fitting_configs += state.mixed_counts.get(b, (0, 0, 0))[1]
+            if not configs:
+                pruned_memory += self.p_cap * len(instance.training.schedules)
+                continue
+            p_min = _stage_count_floor(state, b, configs)
+            floors = state.floors(b)
+            assert floors is not None  # (configs is not empty)
+            self.floors_by_b[b] = floors
+            for schedule in instance.training.schedules:
+                kinds = 1 + len(EMPTY_ENDS) * instance.training.empty_end_stages
+                pruned_memory += kinds * (p_min - 1)
+                for sub in _subproblems(instance, b, schedule, p_min, self.max_stages,
+                                        empty_ends=instance.training.empty_end_stages):
+                    cand = _Candidate(sub, lower_bound(state, sub, floors))
+                    if self.known_bounds and sub in self.known_bounds:
+                        known, against = self.known_bounds[sub]
+                        if known > cand.lower_bound:
+                            cand.lower_bound, cand.strengthened_with = known, against
+                    candidates.append(cand)
+        candidates.sort(key=_Candidate.rank)
+        self.pruned_memory = pruned_memory
+        self.space = {
+            "micro_batch_sizes": len(state.micro_batches()),
+            "stage_configs_before_pruning": raw_configs,
+            "stage_configs_fitting_memory": fitting_configs,
+            "stage_configs_after_pruning": kept_configs,
+            "subproblems_before_pruning": len(candidates) + pruned_memory,
+            "subproblems_after_memory_pruning": len(candidates),
+        }
+        if mixed:
+            self.space["mixed_stage_configs"] = {
+                key: sum(v[i] for v in state.mixed_counts.values())
+                for i, key in enumerate(("generated", "fitting_memory", "after_pruning"))}
+
+    # -- the incumbent --------------------------------------------------------------------------
+    def threshold(self) -> float:
+        """Sub-problems whose bound reaches this are closed (and every bound and model aims at
+        it): the incumbent, less the share of it the caller accepts as a gap (`relative_gap`;
+        0: a proof of the optimum). Plans between it and the incumbent are still taken when
+        found: the gap bounds what is left out, not what is kept."""
+        return self.best_time * (1.0 - self.relative_gap)
+
+    def improved(self, plan: Plan, ev: Evaluation) -> None:
+        """A better incumbent (found here): kept, and shared with a search running beside."""
+        self.best_time, self.best_plan, self.best_eval = ev.iteration_time_s, plan, ev
+        if self.share_incumbent is not None:
+            self.share_incumbent(plan, ev)
+
+    def absorb(self) -> None:
+        """The best plan a search running beside has shared, where it beats the incumbent, and
+        the sub-problem bounds it has sent (queued sub-problems go back in order when popped)."""
+        got = self.incumbent_feed() if self.incumbent_feed is not None else None
+        if got is not None and got[1].iteration_time_s < self.best_time:
+            self.best_plan, self.best_eval = got
+            self.best_time = got[1].iteration_time_s
+        for sub, bound in (self.bounds_feed() if self.bounds_feed is not None else {}).items():
+            cand = self.by_sub.get(sub)
+            if cand is not None and bound > cand.lower_bound:
+                cand.lower_bound = bound
+                self.fed_bounds += 1
+
+    def try_seed(self, plan: Plan | None) -> None:
+        """Validate and cost a heuristic plan; keep it if it beats the incumbent."""
+        if plan is None or plan_violations(self.instance, plan, cost_model=self.cm):
+            return
+        ev = self.cm.evaluate(plan)
+        self.plans_costed += 1
+        if ev.iteration_time_s < self.best_time:
+            self.improved(plan, ev)
+
+    # -- models ---------------------------------------------------------------------------------
+    # Sub-problems are attacked in passes of growing per-sub-problem time budgets: easy ones close
+    # at once and give incumbents whose bound (Sec. 4.2) then shrinks the hard ones.
+    def attempt(self, sub: SubProblem, configs: list[StageConfig], budget: float,
+                floor: float, restricted: bool = False, max_vars: int | None = None) -> Any:
+        """Build and solve one model; keep its plan if it beats the incumbent. A model of more
+        than `max_vars` variables is not solved (TOO_BIG)."""
+        instance, state = self.instance, self.state
+        floors = self.floors_by_b[sub.micro_batch]
+        # Sec. 4.2: a plan better than the threshold has no stage slower than this.
+        at = self.threshold()
+        cap = _stage_time_cap(state, sub, floors, at)
+        slots = build_slots(instance, self.cache, sub, configs, stage_time_cap_s=cap,
+                            end_configs=state.end_configs(sub.micro_batch))
+        if slots is None or (state.require_mixed and not any(
+                c.mixed for slot in slots for c in slot.candidates)):
+            return None
+        if max_vars is not None and 2 * sum(len(s.candidates) for s in slots) > max_vars:
+            return TOO_BIG  # (a binary and a layer count per candidate, before the rest)
+        t_lb = state.bottleneck_floor(sub, self.p_cap)
+        if not math.isfinite(t_lb):
+            return None  # no plan of the sub-problem holds every layer (Sec. 4.3, 4.4)
+        sm = build_model(instance, self.cache, sub, slots,
+                         time_upper_bound_s=_time_ub(slots, sub, instance),
+                         load_balance_floor_s=max(t_lb, floors[0]),
+                         objective_cutoff_s=at if math.isfinite(at) else None,
+                         require_mixed=state.require_mixed)
+
+        # With a search beside this one, a plan the solver finds goes to it at once, not when
+        # the model ends: on llama3-8b-h100-a100-l40s the dive's model finds the optimum 0.29 s
+        # into its 0.84 s, and the search over plans with a mixed stage, which waits for it,
+        # strengthens its bounds against a 6% worse plan meanwhile.
+        on_solution = None if self.share_incumbent is None else (
+            lambda values: self.take(sm, sub, values, sm.lp.value(values)))
+        remaining = self.deadline - time.perf_counter()
+        opts = replace(self.opts_base, time_limit_s=max(min(remaining, budget), 0.01),
+                       on_solution=on_solution)
+        res = (self.restricted_fn if restricted else self.backend_fn)(sm.lp, opts, floor)
+        self.solved += 1
+        if res.values is not None:
+            assert res.objective_s is not None
+            self.take(sm, sub, res.values, res.objective_s)
+        return res
+
+    def take(self, sm: Any, sub: SubProblem, values: list[float], objective_s: float) -> None:
+        """The plan of model `sm` at `values`: validated, costed, kept if it beats the
+        incumbent."""
+        chosen, layers = sm.extract(values)
+        plan = build_plan(self.instance, chosen, layers, micro_batch=sub.micro_batch,
+                          schedule=sub.schedule,  # type: ignore[arg-type]
+                          note=f"haap_solver {self.backend}")
+        if plan is None:
+            raise HaapError("internal error: the solver chose stages that do not fit nodes")
+        check_plan(self.instance, plan, cost_model=self.cm)
+        ev = self.cm.evaluate(plan)
+        self.plans_costed += 1
+        self.mismatch = max(self.mismatch, abs(ev.iteration_time_s - objective_s))
+        if ev.iteration_time_s < self.best_time:
+            self.improved(plan, ev)
+
+    def too_big_to_dive(self, cand: _Candidate) -> bool:
+        """Whether the sub-problem's full model (without the cap of Sec. 4.2, so the answer
+        does not change with the incumbent) has more than DIVE_FULL_MAX_VARS variables."""
+        hit = self.model_sizes.get(cand.sub)
+        if hit is None:
+            state = self.state
+            slots = build_slots(self.instance, self.cache, cand.sub,
+                                state.configs(cand.sub.micro_batch),
+                                end_configs=state.end_configs(cand.sub.micro_batch))
+            hit = slots is not None and 2 * sum(
+                len(s.candidates) for s in slots) > tuning.DIVE_FULL_MAX_VARS
+            self.model_sizes[cand.sub] = hit
+        return hit
+
+    # -- bounds ---------------------------------------------------------------------------------
+    def strengthen(self, cand: _Candidate) -> None:
+        """The strong bound (Sec. 4.3-4.6) against the current threshold."""
+        self.absorb()
+        at = self.threshold()
+        cand.strengthened_with = at
+        cand.raise_bound(strong_lower_bound(
+            self.state, cand.sub, self.floors_by_b[cand.sub.micro_batch], self.p_cap, at), at)
+        if self.share_bound is not None:
+            self.share_bound(cand.sub, cand.lower_bound)
+
+    def strengthen_integer(self, cand: _Candidate) -> None:
+        """The strong bound with integer stage counts (strong_lower_bound(integer=True)),
+        before the model of a sub-problem too large for a dive, once per incumbent: there the
+        backend's own bound rarely passes it, and closing the sub-problem here saves its
+        model."""
+        at = self.threshold()
+        if not self.too_big_to_dive(cand) or time.perf_counter() >= self.deadline \
+                or self.integer_strengthened.get(cand.sub, math.inf) <= at:
+            return
+        self.integer_strengthened[cand.sub] = at
+        self.integer_walks += 1
+        cand.raise_bound(strong_lower_bound(
+            self.state, cand.sub, self.floors_by_b[cand.sub.micro_batch], self.p_cap, at,
+            integer=True), at)
+
+    def closed_by_bound(self, cand: _Candidate) -> bool:
+        return cand.lower_bound >= self.threshold() * (1 - 1e-12)
+
+    def stale(self, cand: _Candidate) -> bool:
+        """Not strengthened yet, or against a threshold the search has since lowered by 0.1%."""
+        return cand.strengthened_with is None \
+            or self.threshold() < 0.999 * cand.strengthened_with
+
+    # -- 2. warm start and seeds ----------------------------------------------------------------
+    def positional_seed(self, cand: _Candidate) -> None:
+        """The seed of the integer capacity program (positional_seed_sequence), once per
+        sub-problem (in the warm start, the dives and before its first model) where its full
+        model is too large for a dive (DIVE_FULL_MAX_VARS): there the backend rarely finds a
+        plan in time, and elsewhere the model finds what the seed would, for less than the
+        seed's integer programs cost (gpt3-1.3b-a100x8: 0.2 s -> 0.8 s with a seed for every
+        sub-problem)."""
+        if cand.sub in self.positional_seeded or time.perf_counter() >= self.deadline \
+                or cand.sub.empty_ends:  # (its capacity program knows no empty stage)
+            return
+        self.positional_seeded.add(cand.sub)
+        if not self.too_big_to_dive(cand):
+            return
+        sequence = positional_seed_sequence(self.state, cand.sub, self.p_cap)
+        if sequence is not None:
+            self.try_seed(seed_from_sequence(self.cache, sequence, cand.sub,
+                                             note=f"haap_solver {self.backend}"))
+
+    def warm(self, cand: _Candidate, restricted_model: bool = True) -> None:
+        """Heuristic plans for one sub-problem (they prove nothing): capacity-bound seeds,
+        constructed plans, the integer capacity program's seed (positional_seed) and
+        (`restricted_model`) a model restricted to the two best configurations per node group,
+        which solves in a fraction of the full model's time. None for a sub-problem with an
+        empty end stage (Sec. 1.2): the seeds know no empty stage, and its full model is small
+        where such plans matter."""
+        if cand.sub.empty_ends:
+            return
+        cache, backend = self.cache, self.backend
+        ranked = _ranked_per_group(self.state, cand.sub, self.p_cap)
+        if not ranked:
+            return
+        bound = self.state.capacity_bound(cand.sub.micro_batch, self.p_cap)
+        t_lb = bound.bottleneck_floor(cand.sub.num_stages)  # (cheap; seeds prove nothing)
+        seeds = []
+        for factor in (1.0, 1.02, 1.05, 1.1, 1.2):
+            selection = bound.selection(t_lb * factor, cand.sub.num_stages)
+            if selection:
+                seeds.append(seed_from_capacity(cache, cand.sub, selection,
+                                                note=f"haap_solver {backend}"))
+        best_each = {g: cs[0] for g, cs in ranked.items()}
+        for chosen in [best_each] + [{g: c for g, c in best_each.items() if g != drop}
+                                     for drop in best_each if len(best_each) > 1]:
+            seeds.append(construct(cache, cand.sub, chosen, note=f"haap_solver {backend}"))
+        for plan in seeds:
+            self.try_seed(plan)
+        self.positional_seed(cand)
+        # Not where the full model is too large for a dive: at 1,024 and 16,384 GPUs (30 s runs)
+        # the restricted models gave no incumbent, the integer program's seeds all the late ones,
+        # and leaving them out starts the first pass 1-2 s sooner.
+        if restricted_model and time.perf_counter() < self.deadline \
+                and not self.too_big_to_dive(cand):
+            restricted = [c for cs in ranked.values() for c in cs[:tuning.WARM_CONFIGS_PER_GROUP]]
+            self.attempt(cand.sub, restricted, 0.5, cand.lower_bound, restricted=True)
+
+    def warm_start(self) -> None:
+        """The most promising sub-problems by their cheap bound give a good incumbent quickly,
+        which makes the cap of Sec. 4.2 bite in the exact passes."""
+        start, candidates = self.start, self.candidates
+        warm_until = start + (0.2 * self.time_limit_s
+                              if self.incumbent is None and self.use_warm_start else 0.0)
+        large = self.large
+        warm_count = tuning.WARM_START_SUBPROBLEMS[large] * len(self.instance.training.schedules)
+        warm_list = _warm_start_order(candidates, warm_count)
+        if large and warm_until > start:  # (WARM_RANK_POOL)
+            rank_until = start + 0.5 * (warm_until - start)
+            pool = []
+            for cand in candidates[:tuning.WARM_RANK_POOL]:
+                if time.perf_counter() >= rank_until:
+                    break
+                cand.lower_bound = max(cand.lower_bound, granular_lower_bound(
+                    self.state, cand.sub, self.floors_by_b[cand.sub.micro_batch], self.p_cap))
+                pool.append(cand)
+            candidates.sort(key=_Candidate.rank)  # (the raised bounds are valid: queue's order)
+            warm_list = sorted(pool, key=_Candidate.rank)[:warm_count]
+        for cand in warm_list:
+            if time.perf_counter() >= warm_until:
+                break
+            self.warm(cand)
+
+    def run_seed(self, name: str, share: float) -> None:
+        """A baseline's best plan as a seed (`share` of the seed time base), kept where it beats
+        the incumbent."""
+        from haap_solver.baselines.metis import metis
+        from haap_solver.baselines.uniform import uniform
+
+        method = {"uniform": uniform, "metis": metis}[name]
+        budget = min(share * (self.seed_time_base_s or self.time_limit_s),
+                     self.deadline - time.perf_counter())
+        if budget <= 0:
+            return
+        base = method(self.instance, time_limit_s=max(0.05, budget), threads=self.threads,
+                      seed=self.seed, cost_model=self.cm)
+        self.plans_costed += base.plans_costed
+        self.seed_times[name] = base.iteration_time_s if base.plan is not None else math.inf
+        if base.plan is not None and base.evaluation is not None \
+                and base.iteration_time_s < self.best_time:
+            check_plan(self.instance, base.plan, cost_model=self.cm)
+            self.improved(base.plan, base.evaluation)
+            self.seeded = name
+            self.seed_plans.append(base.plan)
+
+    def before_each(self, cand: _Candidate, done: int) -> None:
+        """Before each sub-problem: what the search beside sent, a baseline seed whose turn has
+        come, progress."""
+        self.absorb()
+        if self.pending_seeds and time.perf_counter() - self.start \
+                >= tuning.SEED_AFTER_SHARE * self.time_limit_s:
+            name, share = self.pending_seeds.pop(0)
+            if not (name == "metis" and self.best_time < self.seed_times.get("uniform", math.inf)):
+                self.run_seed(name, share)
+            # else: the search's own plan already beats the best uniform grid, which the
+            # Metis-style search refines: its share of the time goes to the proof instead.
+        if self.progress:
+            self.progress(done, len(self.candidates),
+                          f"p={cand.sub.num_stages} b={cand.sub.micro_batch} "
+                          f"best={self.best_time:.4g}s")
+
+    # -- 3. and 4. the passes -------------------------------------------------------------------
+    def solve_one(self, cand: _Candidate, budget: float, still_open: list[_Candidate]) -> int:
+        """Solve the model of one sub-problem; 1 if that closed it, else 0 (kept open)."""
+        self.positional_seed(cand)
+        self.strengthen_integer(cand)
+        if self.closed_by_bound(cand):  # by the seed's plan or the integer bound
+            return 1
+        if self.too_big_to_dive(cand):
+            still_open.append(cand)  # its full model is never solved (DIVE_FULL_MAX_VARS)
+            return 0
+        res = self.attempt(cand.sub, self.state.configs(cand.sub.micro_batch), budget,
+                           cand.lower_bound)
+        return self.settle(cand, res, still_open)
+
+    def settle(self, cand: _Candidate, res: Any, still_open: list[_Candidate]) -> int:
+        """Book the answer of a sub-problem's model: 1 if it closed the sub-problem, else 0 (its
+        bound raised to the model's, kept in `still_open`)."""
+        # (The model covered the plans below the threshold then, at least today's.)
+        if res is not None and res.status in ("feasible", "unknown"):
+            cand.raise_bound(res.bound_s, self.threshold())
+            still_open.append(cand)
+            return 0
+        if res is None:  # no plan of it fits memory, or beats the threshold (Sec. 4.2-4.4)
+            self.infeasible_memory += 1
+        # Closed: none of its plans lies below the threshold (the model's own optimum, within
+        # the gap, is one now: the incumbent is at most that).
+        cand.raise_bound(self.threshold(), self.threshold())
+        return 1
+
+    def first_pass(self) -> list[_Candidate]:
+        """Best bound first with lazy strengthening: the sub-problem with the least bound is
+        strengthened (Sec. 4.3-4.6) and goes back in the queue; once the least bound in the
+        queue is a strong one, its model is solved (0.5 s budget; a dive's, DIVE_BUDGET_S). The
+        optimum tends to sit in the sub-problem with the least strong bound, and once it is the
+        incumbent the others are strengthened against it (cheaper, the walk stops there) or
+        pruned on their cheap bound. Returns the sub-problems left open."""
+        candidates, state = self.candidates, self.state
+        queue = [(*c.rank(), k) for k, c in enumerate(candidates)]
+        heapq.heapify(queue)
+        still_open: list[_Candidate] = []
+        since_model = 0
+        dived = False
+        left_open = False  # (whether a strengthening has left its sub-problem open since)
+        full_dives = self.model_dives and self.backend != "cpsat"  # see DIVE_FULL_MAX_VARS
+        dive_budget = tuning.FIRST_PASS_BUDGET_S if state.require_mixed else tuning.DIVE_BUDGET_S
+        dives = not (state.require_mixed and self.total_gpus > tuning.MIXED_DIVES_MAX_GPUS)
+        while queue:
+            entry = heapq.heappop(queue)
+            index = entry[3]
+            cand = candidates[index]
+            self.before_each(cand, self.done)
+            if cand.lower_bound > entry[0]:  # raised by a bound the other search sent: re-queued
+                heapq.heappush(queue, (*cand.rank(), index))
+                continue
+            if self.closed_by_bound(cand):  # so is every sub-problem still queued
+                self.pruned_bound += 1 + len(queue)
+                self.done += 1 + len(queue)
+                break
+            if time.perf_counter() >= self.deadline:
+                still_open.append(cand)
+                still_open.extend(candidates[entry[3]] for entry in queue)
+                break
+            if self.stale(cand):
+                self.strengthen(cand)
+                if not self.closed_by_bound(cand):
+                    self.positional_seed(cand)
+                if self.closed_by_bound(cand):
+                    self.pruned_bound += 1
+                    self.done += 1
+                else:
+                    heapq.heappush(queue, (*cand.rank(), index))
+                since_model += 1
+                left_open = left_open or not self.closed_by_bound(cand)
+                if dives and left_open and since_model >= (
+                        tuning.DIVE_EVERY if dived else tuning.DIVE_FIRST):
+                    # A dive: the least strong bound so far is where the optimum tends to sit;
+                    # its warm-start plans as the incumbent early make the strengthening still
+                    # to come cheaper. The sub-problem itself stays in the queue.
+                    strong = [entry for entry in queue if not self.stale(candidates[entry[3]])
+                              and not self.closed_by_bound(candidates[entry[3]])]
+                    # Where none is left open, the dive waits for the next strengthening that
+                    # leaves one, not for DIVE_EVERY more (gpt3-175b-a100x64: its first 54 all
+                    # closed theirs, the 55th was the optimum's, dived into 13 later).
+                    left_open = bool(strong)
+                    if strong:
+                        dived = True
+                        since_model = 0
+                        self.dive(queue, min(strong), full_dives, dive_budget, still_open)
+                continue
+            since_model = 0
+            self.done += self.solve_one(cand, tuning.FIRST_PASS_BUDGET_S, still_open)
+        return still_open
+
+    def dive(self, queue: list[tuple[float, int, int, int]], target: tuple[float, int, int, int],
+             full_dives: bool, dive_budget: float, still_open: list[_Candidate]) -> None:
+        """The dive into the queue's entry `target`: its full model where small enough
+        (`full_dives`, DIVE_FULL_MAX_VARS; then it leaves the queue, settled), its seeds, and the
+        restricted model where the full one was not solved."""
+        dive = self.candidates[target[3]]
+        res = TOO_BIG
+        if full_dives:
+            res = self.attempt(dive.sub, self.state.configs(dive.sub.micro_batch),
+                               dive_budget, dive.lower_bound,
+                               max_vars=tuning.DIVE_FULL_MAX_VARS)
+        # Its seeds, and the restricted model where the full one was not solved.
+        self.warm(dive, restricted_model=res is TOO_BIG)
+        if res is not TOO_BIG:  # its first-pass model, solved now: it leaves the queue
+            self.done += self.settle(dive, res, still_open)
+            queue.remove(target)
+            heapq.heapify(queue)
+
+    def follow_up_passes(self, still_open: list[_Candidate]) -> list[_Candidate]:
+        """Further passes of growing per-sub-problem time budgets over what stayed open: easy
+        sub-problems close at once and give incumbents whose cap (Sec. 4.2) shrinks the hard
+        ones. Returns the sub-problems still open."""
+        self.deadline = min(self.deadline, time.perf_counter() + self.follow_up_s)
+        open_list = sorted((c for c in still_open if not self.closed_by_bound(c)),
+                           key=_Candidate.rank)
+        self.pruned_bound += len(still_open) - len(open_list)
+        for budget in [2.0, 15.0, math.inf]:
+            if not open_list or time.perf_counter() >= self.deadline:
+                break
+            still_open = []
+            for cand in open_list:
+                self.before_each(cand, self.done)
+                if self.closed_by_bound(cand):
+                    self.pruned_bound += 1
+                    self.done += 1
+                    continue
+                if self.stale(cand) and time.perf_counter() < self.deadline:
+                    self.strengthen(cand)
+                    if self.closed_by_bound(cand):
+                        self.pruned_bound += 1
+                        self.done += 1
+                        continue
+                if self.deadline - time.perf_counter() <= 0:
+                    still_open.append(cand)
+                    continue
+                before = self.best_time
+                closed = self.solve_one(cand, budget, still_open)
+                self.done += closed
+                if self.yield_when_stuck and not closed and self.best_time >= before:
+                    # its models stopped paying: yield (Sec. 1.1)
+                    self.deadline = time.perf_counter()
+            open_list = [c for c in still_open if not self.closed_by_bound(c)]
+            self.pruned_bound += len(still_open) - len(open_list)
+        return open_list
+
+    # -- 5. the result --------------------------------------------------------------------------
+    def result(self, open_list: list[_Candidate]) -> SolveResult:
+        """The best plan with the least bound over what stayed open, its gap and status."""
+        instance, state, candidates, space = self.instance, self.state, self.candidates, self.space
+        open_bounds = self.open_bounds
+        open_bounds.extend(c.lower_bound for c in open_list)
+        if self.relative_gap > 0:
+            # A closed sub-problem's bound may lie between the threshold and the incumbent.
+            open_bounds.extend(c.lower_bound for c in candidates)
+        model_sizes = self.model_sizes
+        if any(model_sizes.values()):
+            # Sub-problems that came to need a model whose full model was too large to solve
+            # (Sec. 4.6), and what stood in for it.
+            space["too_large_for_a_model"] = {
+                "subproblems": sum(model_sizes.values()),
+                "integer_program_seeds": sum(model_sizes[sub] for sub in self.positional_seeded),
+                "integer_walks": self.integer_walks}
+        if self.bounds_feed is not None:
+            space["bounds_from_the_other_search"] = self.fed_bounds
+        if self.bounds_out is not None:
+            self.bounds_out.update((c.sub, (c.lower_bound, c.strengthened_with))
+                                   for c in candidates)
+        if self.progress:
+            self.progress(len(candidates), len(candidates), "done")
+
+        wall = time.perf_counter() - self.start
+        cache, cm = self.cache, self.cm
+        hits = cache.hits + cm.cache_hits - self.hits0
+        misses = cache.misses + cm.cache_misses - self.misses0
+        cache_stats = {"hits": hits, "misses": misses,
+                       "hit_rate": hits / (hits + misses) if hits + misses else 0.0}
+        options = {"backend": self.backend, "time_limit_s": self.time_limit_s,
+                   "threads": self.threads, "seed": self.seed, "mixed": self.mixed}
+        common = dict(instance=instance.name, method=f"haap:{self.backend}", wall_s=wall,
+                      subproblems=len(candidates), solved=self.solved,
+                      pruned_by_bound=self.pruned_bound,
+                      pruned_by_memory=self.pruned_memory + self.infeasible_memory,
+                      search_space=space, cache=cache_stats,
+                      compute_bound_s=compute_bound(state, self.floors_by_b), options=options,
+                      model_mismatch_s=self.mismatch, plans_costed=self.plans_costed)
+        best_plan, best_time = self.best_plan, self.best_time
+        if best_plan is None:
+            if open_bounds:
+                return SolveResult(plan=None, evaluation=None, status="unknown",
+                                   iteration_time_s=math.inf, best_bound_s=min(open_bounds),
+                                   gap=math.inf, message="time limit reached before any plan "
+                                   "was found", **common)  # type: ignore[arg-type]
+            raise InfeasibleError(explain_infeasible(state))
+        bound = min([best_time, *open_bounds])
+        gap = max(0.0, (best_time - bound) / best_time)
+        status = "optimal" if gap <= 1e-6 else "feasible"
+        message = ""
+        if self.seeded and any(best_plan is p for p in self.seed_plans):
+            message = (f"the best plan is the {self.seeded} baseline's seed; the bound and gap "
+                       "refer to the search space of formulations/stage-assignment.md")
+        return SolveResult(plan=best_plan, evaluation=self.best_eval, status=status,
+                           iteration_time_s=best_time, best_bound_s=bound, gap=gap,
+                           message=message, **common)  # type: ignore[arg-type]
+
+
+def _time_ub(slots: list[Any], sub: SubProblem, instance: Instance) -> float:
+    """A safe upper bound on every time variable of the model (for finite CP-SAT domains)."""
+    worst = 0.0
+    for s in slots:
+        for co, n in zip(s.coeffs, s.max_layers, strict=True):
+            worst = max(worst, co.tau(n), co.tail(n), co.fwd(n) + co.bwd(n))
+    return 4.0 * worst + 1.0

@@ -1,0 +1,469 @@
+"""The second process (`solve` with threads >= 2, tuning.PARALLEL_MIXED): the search over plans
+with a mixed stage runs in a child process beside the single-type search (formulations/
+stage-assignment.md Sec. 1.1 and 4.6). `_solve_beside` is the first process's side,
+`_MixedHelper` its handle on the child, `_mixed_worker` the child's entry point.
+
+The child is started with the "spawn" method (a fresh interpreter: no fork of a process whose
+solver threads may hold locks), as a daemon that dies with its parent (`_die_with_parent`),
+and with the caller's ``__main__`` hidden while it starts (`_main_module_hidden`). It gets the
+instance, the cost model's constants and profile, the backend, seed, stage cap, relative gap and
+a deadline in wall-clock time (time.time(): the two processes share no perf_counter).
+
+The protocol: tuples over one duplex Pipe.
+
+first -> second
+    ("incumbent", Plan, Evaluation)
+        every plan that improves the first search's incumbent, as it is found
+        (`_MixedHelper.share`). The second waits for the first of these before it strengthens
+        any bound, and takes the best one it has received as its incumbent before each step.
+    ("helping",)
+        the first process, its single-type search over, now bounds the plans with a mixed stage
+        too, from the other end (`_bound_mixed_from_the_top`; only where models are too large
+        to solve, `_helps_from_the_top`). From then on the second sends its bounds.
+    ("bounds", {SubProblem: float})
+        a lower bound on the plans with a mixed stage of each sub-problem, computed by the first
+        (`_MixedHelper.share_bound`); the second raises its own with them and skips what they
+        close.
+
+second -> first
+    ("bounds", {SubProblem: float})
+        after "helping": every bound it has strengthened so far, then each one as it comes; the
+        first skips those sub-problems. Never before "helping", lest they fill the pipe while
+        the first does not read.
+    the answer, once, last:
+        ("result", SolveResult, set-up seconds, {SubProblem: bound})  its search's result
+        ("not_set_up", set-up seconds, micro-batch sizes built)     the deadline cut its set-up
+        ("infeasible", why)                                         no plan with a mixed stage
+        ("error", why)                                              any other failure
+
+The first process waits for the answer until HELPER_GRACE_S past the deadline (then
+`_MixedHelper.answer` gives ("timeout",)); where the answer is an error or a timeout, or no
+second process can start, it searches the plans with a mixed stage itself (`_then_mixed`).
+Every message is a valid bound or a valid plan, so whichever arrives when changes only how soon
+the search ends, never what it proves.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from haap_solver.cost.evaluate import CostModel, Evaluation
+from haap_solver.errors import InfeasibleError
+from haap_solver.instance import Instance
+from haap_solver.plan import Plan
+from haap_solver.result import SolveResult
+from haap_solver.search import branch_and_bound, tuning
+from haap_solver.search.formulation import SubProblem
+from haap_solver.search.phases import (
+    _merge_phases,
+    _mixed_not_set_up,
+    _set_bound,
+    _then_mixed,
+    collector_paused,
+)
+from haap_solver.search.state import SearchState
+from haap_solver.search.subproblem_bounds import (
+    _layer_rate_bounds,
+    lower_bound,
+    strong_lower_bound,
+)
+from haap_solver.search.subproblems import _stage_count_cap, _stage_count_floor
+
+
+class _MixedHelper:
+    """The search over plans with a mixed stage in a second process (`_mixed_worker`), started
+    with the "spawn" method (a fresh interpreter: no fork of a process with solver threads). It
+    is sent every plan that improves the first search's incumbent and answers once, with its
+    result."""
+
+    def __init__(self, process: Any, conn: Any, deadline_wall: float):
+        self.process, self.conn, self.deadline_wall = process, conn, deadline_wall
+        self._answer: tuple[Any, ...] | None = None
+        self.bounds: dict[SubProblem, float] = {}
+        """Its strengthened sub-problem bounds, sent once this process helps (`help`)."""
+
+    @classmethod
+    def start(cls, instance: Instance, cost_model: CostModel, *, backend: str, seed: int,
+              max_stages: int | None, time_limit_s: float,
+              relative_gap: float) -> _MixedHelper | None:
+        """The helper, running, with a cost model of the same constants and profile as
+        `cost_model`; None where no second process can be started."""
+        import multiprocessing
+
+        deadline_wall = time.time() + time_limit_s
+        try:
+            ctx = multiprocessing.get_context("spawn")
+            conn, child = ctx.Pipe()
+            process = ctx.Process(target=_mixed_worker, daemon=True, name="haap-mixed",
+                                  args=(instance, cost_model.constants, cost_model.profile,
+                                        backend, seed, max_stages, deadline_wall, relative_gap,
+                                        child))
+            with _main_module_hidden():
+                process.start()
+            child.close()
+        except Exception:  # e.g. inside a daemonic process, which may not have children
+            return None
+        return cls(process, conn, deadline_wall)
+
+    def share(self, plan: Plan, evaluation: Evaluation) -> None:
+        # Where it has ended, its answer (or its absence) tells the rest.
+        with contextlib.suppress(OSError, ValueError):
+            self.conn.send(("incumbent", plan, evaluation))
+
+    def share_bound(self, sub: SubProblem, bound: float) -> None:
+        """A lower bound on the plans with a mixed stage of `sub`, which this process computed:
+        the second search takes it and skips what it closes."""
+        with contextlib.suppress(OSError, ValueError):
+            self.conn.send(("bounds", {sub: bound}))
+
+    def help(self) -> None:
+        """Tell it that this process now bounds its sub-problems too (from the top): from then
+        on it sends the bounds it has strengthened (`bounds`), which this process skips."""
+        with contextlib.suppress(OSError, ValueError):
+            self.conn.send(("helping",))
+
+    def _receive(self, timeout: float = 0.0) -> None:
+        """What it has sent, until its answer: bounds go to `bounds`, the answer is kept."""
+        while self._answer is None and self.conn.poll(timeout):
+            message = tuple(self.conn.recv())
+            if message[0] == "bounds":
+                _merge_bounds(self.bounds, message[1])
+            else:
+                self._answer = message
+            timeout = 0.0
+
+    def answered(self) -> bool:
+        """Whether its answer is waiting (or it has ended)."""
+        try:
+            self._receive()
+            return self._answer is not None or not self.process.is_alive()
+        except (EOFError, OSError):
+            return True
+
+    def answer(self, until_wall: float) -> tuple[Any, ...]:
+        """Its answer: ("result", SolveResult, set-up s, {sub-problem: its bound}),
+        ("not_set_up", set-up s, micro-batch sizes built), ("infeasible", why) or ("error", why);
+        ("timeout",) after `until_wall`."""
+        while True:
+            left = until_wall - time.time()
+            try:
+                self._receive(max(0.0, min(left, 0.05)))
+                if self._answer is not None:
+                    return self._answer
+            except (EOFError, OSError):
+                return ("error", "the second process ended without an answer")
+            if not self.process.is_alive() and not self.conn.poll():
+                return ("error", f"the second process exited with code {self.process.exitcode}")
+            if left <= 0:
+                return ("timeout",)
+
+    def close(self) -> None:
+        if self.process.is_alive():
+            self.process.terminate()
+        self.process.join(timeout=2.0)
+        self.conn.close()
+
+
+def _merge_bounds(into: dict[SubProblem, float], bounds: dict[SubProblem, float]) -> None:
+    """Sub-problem bounds the other process sent ("bounds" messages, both ways), each kept at
+    the larger of it and what `into` has: all are valid lower bounds."""
+    for sub, bound in bounds.items():
+        into[sub] = max(bound, into.get(sub, -math.inf))
+
+
+def _mixed_worker(instance: Instance, constants: Any, profile: Any, backend: str, seed: int,
+                  max_stages: int | None, deadline_wall: float, relative_gap: float,
+                  conn: Any) -> None:
+    """The second process of `_solve_beside`: set-up of the plans with a mixed stage, then their
+    search (row (M)) against the best plan the first search has shared so far, one thread. It
+    answers once (`_MixedHelper.answer`); interrupted (Ctrl-C reaches both processes), it ends
+    quietly and the first process decides."""
+    answer: tuple[Any, ...]
+    _die_with_parent()
+    try:
+        with collector_paused():
+            answer = _mixed_search(instance, constants, profile, backend, seed, max_stages,
+                                   deadline_wall, relative_gap, conn)
+    except KeyboardInterrupt:
+        return
+    except InfeasibleError as exc:
+        answer = ("infeasible", str(exc))
+    except Exception as exc:  # reported to the first process, which goes on without it
+        answer = ("error", f"{type(exc).__name__}: {exc}")
+    with contextlib.suppress(OSError):  # the first process has stopped listening
+        conn.send(answer)
+
+
+@contextlib.contextmanager
+def _main_module_hidden() -> Iterator[None]:
+    """While a "spawn" child starts: no __file__ or __spec__ on the caller's __main__, so that
+    the child does not import it. It needs nothing from there, and a script that calls solve at
+    top level, without `if __name__ == "__main__"`, would otherwise run again in the child (the
+    whole solve, before the child's own work)."""
+    main = sys.modules.get("__main__")
+    missing = object()
+    saved = {name: getattr(main, name, missing) for name in ("__file__", "__spec__")}
+    try:
+        if main is not None:
+            main.__spec__ = None
+            if saved["__file__"] is not missing:
+                del main.__file__
+        yield
+    finally:
+        if main is not None:
+            for name, value in saved.items():
+                if value is not missing:
+                    setattr(main, name, value)
+
+
+def _die_with_parent() -> None:
+    """The second process must not run on to its deadline (minutes, with a long time limit)
+    where the first one is killed without stopping it: on Linux the kernel kills it with its
+    parent (PR_SET_PDEATHSIG); elsewhere a thread looks every half second (it needs the GIL,
+    which a long solver call may hold)."""
+    import multiprocessing
+    import signal
+    import threading
+
+    parent = multiprocessing.parent_process()
+    if parent is None:
+        return
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            pr_set_pdeathsig = 1
+            if ctypes.CDLL(None).prctl(pr_set_pdeathsig, signal.SIGKILL) == 0:
+                if not parent.is_alive():  # it died before the request
+                    os._exit(0)
+                return
+        except (OSError, AttributeError):
+            pass
+
+    def watch() -> None:
+        while parent.is_alive():
+            time.sleep(0.5)
+        os._exit(0)
+
+    threading.Thread(target=watch, daemon=True, name="haap-parent-watch").start()
+
+
+def _mixed_search(instance: Instance, constants: Any, profile: Any, backend: str, seed: int,
+                  max_stages: int | None, deadline_wall: float, relative_gap: float,
+                  conn: Any) -> tuple[Any, ...]:
+    start = time.perf_counter()
+    deadline = start + (deadline_wall - time.time())
+    state = SearchState(instance, CostModel(instance, constants=constants, profile=profile))
+    ready = state.prepare_mixed(deadline)
+    setup_s = time.perf_counter() - start
+    if not ready:
+        return ("not_set_up", setup_s, len(state.mixed_counts))
+
+    best: list[tuple[Plan, Evaluation]] = []  # the best plan sent and not yet taken
+    sent_bounds: dict[SubProblem, float] = {}  # bounds sent and not yet taken
+    # Its own strengthened bounds, and whether the first process helps (and so reads them: not
+    # before, lest they fill the pipe while it searches).
+    own_bounds: dict[SubProblem, float] = {}
+    helped = [False]
+
+    def send(message: tuple[Any, ...]) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            conn.send(message)
+
+    def read() -> None:
+        while conn.poll():
+            message = conn.recv()
+            if message[0] == "incumbent":
+                plan, evaluation = message[1], message[2]
+                if not best or evaluation.iteration_time_s < best[0][1].iteration_time_s:
+                    best[:] = [(plan, evaluation)]
+            elif message[0] == "bounds":
+                _merge_bounds(sent_bounds, message[1])
+            elif message[0] == "helping" and not helped[0]:
+                helped[0] = True
+                send(("bounds", dict(own_bounds)))
+
+    def share_bound(sub: SubProblem, bound: float) -> None:
+        own_bounds[sub] = bound
+        if helped[0]:
+            send(("bounds", {sub: bound}))
+
+    def feed() -> tuple[Plan, Evaluation] | None:
+        read()
+        return best.pop() if best else None
+
+    def bounds_feed() -> dict[SubProblem, float]:
+        read()
+        taken = dict(sent_bounds)
+        sent_bounds.clear()
+        return taken
+
+    # The first shared plan (the first search's seeds come within a second or so): bounds
+    # strengthened against no incumbent at all would cost much more.
+    while not conn.poll(0.02) and time.perf_counter() < deadline:
+        pass
+    state.require_mixed = True
+    bounds: dict[SubProblem, tuple[float, float | None]] = {}
+    # No models in its dives: they come while the first search's plan is still a poor one, and
+    # hold no better plan in their 0.5 s (llama3-70b-h100x32-a100x32: a 1,062-variable dive
+    # ended unknown after the optimum had arrived; two threads 2.1-2.25 s -> 1.8 s,
+    # llama3.2-1b-h100x4-l40sx4, where a mixed stage wins, 0.7 s -> 0.45-0.6 s). After the
+    # single-type search, in one process, they still pay (the optimum known by then).
+    result = branch_and_bound.search(
+        instance, backend=backend, time_limit_s=max(0.01, deadline - time.perf_counter()),
+        threads=1, seed=seed, state=state, max_stages=max_stages, progress=None,
+        seed_with_baselines=False, mixed=True, incumbent_feed=feed, warm_start=False,
+        model_dives=False, bounds_out=bounds, relative_gap=relative_gap, bounds_feed=bounds_feed,
+        share_bound=share_bound)
+    return ("result", result, setup_s, {sub: bound for sub, (bound, _) in bounds.items()})
+
+
+def _solve_beside(helper: _MixedHelper, instance: Instance, state: SearchState, *, start: float,
+                  time_limit_s: float, seed_with_baselines: bool,
+                  common: dict[str, Any]) -> SolveResult:
+    """`solve` with threads >= 2: the single-type search here, with the whole time limit and
+    threads - 1 threads, sharing every better plan with the search over plans with a mixed stage
+    in the second process; then both results as one. Where the second process fails, this one
+    searches the plans with a mixed stage itself in the time left."""
+    here = {**common, "threads": max(1, common["threads"] - 1)}
+    try:
+        try:
+            single: SolveResult | None = branch_and_bound.search(
+                instance, time_limit_s=time_limit_s, state=state,
+                seed_with_baselines=seed_with_baselines, mixed=False,
+                share_incumbent=helper.share, **here)
+        except InfeasibleError:
+            single = None
+        from_the_top: dict[SubProblem, float] = {}
+        if single is not None and _helps_from_the_top(single) and not helper.answered():
+            from_the_top = _bound_mixed_from_the_top(
+                instance, state, single.iteration_time_s * (1.0 - common["relative_gap"]),
+                start + time_limit_s,
+                _stage_count_cap(instance, common.get("max_stages")), stop=helper.answered,
+                on_bound=helper.share_bound, bounded_elsewhere=helper.bounds,
+                on_start=helper.help)
+        answer = helper.answer(until_wall=helper.deadline_wall + tuning.HELPER_GRACE_S)
+    finally:
+        helper.close()
+    kind = answer[0]
+    if kind == "result":
+        both, setup_s = answer[1], answer[2]
+        if from_the_top:
+            _raise_bound(both, answer[3], from_the_top)
+        if single is None:
+            both.wall_s = time.perf_counter() - start
+            return both  # type: ignore[no-any-return]
+        merged = _merge_phases(single, both, None, setup_s=setup_s, start=start)
+        merged.search_space["mixed_phase"]["second_process"] = True
+        return merged
+    if kind == "not_set_up":
+        return _mixed_not_set_up(single, state, time_limit_s=time_limit_s, start=start,
+                                 setup_s=answer[1], built=answer[2])
+    if kind == "infeasible":  # no plan with a mixed stage exists
+        if single is None:
+            raise InfeasibleError(answer[1])
+        single.wall_s = time.perf_counter() - start
+        return single
+    # It failed or did not answer in time: the plans with a mixed stage are searched here.
+    return _then_mixed(instance, single, {}, state, start=start, time_limit_s=time_limit_s,
+                       common=common)
+
+
+def _helps_from_the_top(single: SolveResult) -> bool:
+    """Whether the first process, its single-type search over, helps bound the plans with a
+    mixed stage (_bound_mixed_from_the_top): only where models are too large to solve (at 1,024
+    GPUs and above), where the second search takes long; on llama3-8b-h100-a100-l40s it answers
+    within 0.5 s of the first and this set-up only delayed the answer (by 0.05-0.15 s over
+    three runs)."""
+    return "too_large_for_a_model" in single.search_space
+
+
+def _bound_mixed_from_the_top(instance: Instance, state: SearchState, threshold_s: float,
+                              deadline: float, p_max: int, stop: Callable[[], bool],
+                              on_bound: Callable[[SubProblem, float], None] | None = None,
+                              bounded_elsewhere: Mapping[SubProblem, float] | None = None,
+                              on_start: Callable[[], None] | None = None,
+                              ) -> dict[SubProblem, float]:
+    """With two processes, what the first does once its single-type search is over and the
+    second still bounds the plans with a mixed stage (best bound first): the same strong bounds
+    (row (M)) from the other end, until `deadline` or `stop()` (the second has answered). Its
+    bounds, per sub-problem, raise the second's where larger (_raise_bound): a sub-problem
+    either process has closed is closed. `threshold_s` is the first search's incumbent less the
+    accepted gap; a bound is kept no higher than it (above it, it says only that no plan lies
+    below it). Each bound also goes to `on_bound` as it comes (to the second process, which
+    then skips what it closes: without that, the help counted only where the time limit ends
+    the search), and a sub-problem in `bounded_elsewhere` (the second's strengthened ones, as
+    they arrive: `stop()` reads them) is skipped. `on_start` is called once the set-up is done
+    (the second then sends its bounds; not before, lest they fill the pipe while this one, in
+    its set-up, reads only between micro-batch sizes).
+
+    Order: one micro-batch size at a time, the one with the most sub-problems left first, the
+    largest cheap bound first within it. Each size costs this process its bound tables (0.1-0.6
+    s at 1,024 GPUs, built in the second already); taken in the order of the cheap bound alone,
+    its first 100 sub-problems touched all 16 sizes and took 5.5 s, 3.5 s of it tables."""
+    bounds: dict[SubProblem, float] = {}
+    mixed_before = state.mixed
+    # No dominance filter here (SearchState.mixed_dominance): a set-up of 1.1 s instead of
+    # 3.0 s at 1,024 GPUs, and this starts helping only after it.
+    state.mixed_dominance = False
+    try:
+        if not state.prepare_mixed(deadline, stop) or stop():
+            return bounds
+        state.mixed, state.require_mixed = True, True
+        elsewhere = bounded_elsewhere if bounded_elsewhere is not None else {}
+        queues: dict[int, list[tuple[float, SubProblem, tuple[float, float, float]]]] = {}
+        for b in state.micro_batches():
+            configs = state.configs(b)
+            if not any(c.mixed for c in configs):
+                continue
+            floors = _layer_rate_bounds(state, b, configs)
+            queue = queues.setdefault(b, [])
+            for schedule in instance.training.schedules:
+                for p in range(_stage_count_floor(state, b, configs), p_max + 1):
+                    sub = SubProblem(p, b, schedule)
+                    cheap = lower_bound(state, sub, floors)
+                    if cheap < threshold_s:
+                        queue.append((cheap, sub, floors))
+            queue.sort(key=lambda entry: (entry[0], -entry[1].num_stages))  # (popped from the end)
+        if on_start is not None:
+            on_start()
+        current: list[tuple[float, SubProblem, tuple[float, float, float]]] = []
+        while True:
+            if time.perf_counter() >= deadline or stop():
+                break
+            if not current:
+                left = {b: [entry for entry in queue if entry[1] not in elsewhere]
+                        for b, queue in queues.items()}
+                queues = {b: queue for b, queue in left.items() if queue}
+                if not queues:
+                    break
+                current = queues.pop(max(queues, key=lambda b: (len(queues[b]), -b)))
+            _, sub, floors = current.pop()
+            if sub in elsewhere:
+                continue
+            bounds[sub] = min(threshold_s,
+                              strong_lower_bound(state, sub, floors, p_max, threshold_s))
+            if on_bound is not None:
+                on_bound(sub, bounds[sub])
+    finally:
+        state.mixed, state.require_mixed = mixed_before, False
+        state.mixed_dominance = True  # (configurations built meanwhile stay as they are)
+    return bounds
+
+
+def _raise_bound(result: SolveResult, bounds: dict[SubProblem, float],
+                 more: dict[SubProblem, float]) -> None:
+    """`result` (the search over plans with a mixed stage) with its per-sub-problem `bounds`
+    raised by `more` where larger: its bound becomes the least over its sub-problems (and its
+    plan), and its gap and status follow."""
+    least = min((max(bound, more.get(sub, -math.inf)) for sub, bound in bounds.items()),
+                default=math.inf)
+    raised = min(result.iteration_time_s, least)
+    if raised > result.best_bound_s:
+        _set_bound(result, raised)

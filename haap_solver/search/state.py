@@ -1,0 +1,453 @@
+"""The search's cached state on one instance (`SearchState`): cost model, coefficient cache, the
+stage configurations of each micro-batch size (memory-aware and dominance pruning, mixed-type
+ones built apart by `prepare_mixed`) and the tables the sub-problem bounds read (load-balance
+floors, capacity and positional bounds, tail staircases). What a later planner keeps across
+solves: pass one state to several solves and nothing that does not depend on what changed is
+recomputed.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from haap_solver.cost.evaluate import CostModel
+from haap_solver.instance import Instance
+from haap_solver.search.bounds import CapacityBound, PositionalBound
+from haap_solver.search.coefficients import CoefficientCache, pieces_max_rows
+from haap_solver.search.formulation import SubProblem
+from haap_solver.search.space import StageConfig, micro_batch_candidates, stage_configs
+from haap_solver.search.subproblem_bounds import (
+    _cluster_rate,
+    _layer_rate_bounds,
+    _layer_slope,
+    group_layer_rates,
+)
+from haap_solver.search.subproblems import _empty_ends
+
+
+class SearchState:
+    """Reusable state of the search on one instance: cost model and coefficient cache.
+
+    Pass the same state to several solves (another backend, another time limit) and nothing that
+    does not depend on what changed is recomputed.
+    """
+
+    def __init__(self, instance: Instance, cost_model: CostModel | None = None, *,
+                 mixed: bool = False):
+        self.instance = instance
+        self.cost_model = cost_model or CostModel(instance)
+        self.cache = CoefficientCache(self.cost_model)
+        self.mixed = mixed
+        """Whether mixed-type stages are candidates (set by solve(); caches are keyed by it)."""
+        self.stage_filter: Callable[[StageConfig], bool] | None = None
+        """Keeps only the stage configurations it accepts (solve(stage_filter=); targets)."""
+        self._set_up_until: tuple[float, Callable[[], bool] | None] | None = None
+        self.mixed_dominance = True
+        """Whether the mixed-type configurations go through the dominance filter. Without it
+        the set-up takes about a third of the time and the bounds stay valid (the filter drops
+        only configurations another one dominates): equal without an incumbent, and pruning
+        the same sub-problems against one (above it the value returned is where the search
+        stopped). The first process's bounding from the top, which solves no model and reports
+        no counts, goes without (`_bound_mixed_from_the_top`)."""
+        self._configs: dict[tuple[int, bool], list[StageConfig]] = {}
+        self._mixed_space: dict[int, list[StageConfig]] = {}
+        self.fitting: dict[int, int] = {}
+        self.mixed_counts: dict[int, tuple[int, int, int]] = {}
+        """Per micro-batch: mixed candidates generated, fitting memory, kept after dominance."""
+        self._capacity: dict[tuple[int, int, bool], CapacityBound] = {}
+        self._positional: dict[tuple[int, str, bool, bool], PositionalBound] = {}
+        self.require_mixed = False
+        """Bound and model only plans with a mixed-type stage: set by solve() for the search
+        that follows the single-type one (whose bound covers the single-type plans)."""
+        self._tails: dict[tuple[int, int, bool, int, bool], list[tuple[float, float]]] = {}
+        self._pairs: dict[tuple[int, int, bool, bool],
+                          tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._suffix: dict[tuple[int, tuple[bool, bool, bool], bool],
+                           tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._micro_batches: list[int] | None = None
+        self._stage_rates: dict[tuple[int, bool], np.ndarray] = {}
+        self._smallest: dict[tuple[int, bool], int] = {}
+        self._without_ends: dict[tuple[bool, bool], SearchState] = {}
+        self._floors: dict[tuple[int, bool], tuple[float, float, float] | None] = {}
+        self._end_floors: dict[tuple[int, bool], tuple[float, float]] = {}
+        """`_end_minima` per (micro-batch, empty end is the first)."""
+
+    def without_ends(self, embedding: bool, head: bool) -> SearchState:
+        """The search state of the same instance on a cost model where no stage holds the
+        embedding (`embedding`) or the head (`head`; CostModel(embedding_held=False,
+        head_held=False)), with this state's flags: its bounds over the decoder stages of a
+        sub-problem whose first (last) stage is empty bound that sub-problem (formulations
+        Sec. 1.2). Built once each, when first needed."""
+        key = (embedding, head)
+        bare = self._without_ends.get(key)
+        if bare is None:
+            cm = self.cost_model
+            bare = self._without_ends[key] = SearchState(
+                self.instance, CostModel(self.instance, constants=cm.constants,
+                                         profile=cm.profile, embedding_held=not embedding,
+                                         head_held=not head))
+        bare.mixed, bare.require_mixed = self.mixed, self.require_mixed
+        bare.mixed_dominance = self.mixed_dominance
+        return bare
+
+    def floors(self, micro_batch: int) -> tuple[float, float, float] | None:
+        """The load-balance floors of Sec. 4.1 at `micro_batch` (`_layer_rate_bounds`), None
+        where no configuration holds a layer."""
+        key = (micro_batch, self.mixed)
+        if key not in self._floors:
+            configs = self.configs(micro_batch)
+            self._floors[key] = _layer_rate_bounds(self, micro_batch, configs) if configs \
+                else None
+        return self._floors[key]
+
+    def end_configs(self, micro_batch: int) -> list[StageConfig]:
+        """The single-type configurations an empty end stage may take (Sec. 1.2), through the
+        restricted space's `stage_filter` where one is set."""
+        return [c for c in stage_configs(self.instance, micro_batch)
+                if self.stage_filter is None or self.stage_filter(c)]
+
+    def end_stage_layers(self, sub: SubProblem) -> float:
+        """The least the empty end stages of `sub` weigh in layers (Sec. 1.2): per empty end,
+        the least over the configurations h that fit it of tau_h(0) / s(h), its time per
+        micro-batch over its compute time per layer (`_end_work_bound`)."""
+        return sum(self._end_minima(sub.micro_batch, first)[1] for first in _empty_ends(sub))
+
+    def end_stage_floor(self, sub: SubProblem) -> float:
+        """The least that the empty end stages of `sub` (Sec. 1.2) add to its objective: each
+        adds its own time per micro-batch to the fill and drain of the pipeline, at least the
+        least over the single-type configurations that fit it (with one micro-batch in flight,
+        the fewest there can be); inf where none fits."""
+        return sum(self._end_minima(sub.micro_batch, first)[0] for first in _empty_ends(sub))
+
+    def _end_minima(self, micro_batch: int, first: bool) -> tuple[float, float]:
+        """(least time per micro-batch, least weight in layers) over the configurations that fit
+        an empty first (`first`) or last stage at `micro_batch` with one micro-batch in flight;
+        (inf, inf) where none fits. Cached."""
+        key = (micro_batch, first)
+        hit = self._end_floors.get(key)
+        if hit is None:
+            b, last = micro_batch, not first
+            mode = self.instance.training.recompute[0]
+            least_time = least_layers = math.inf
+            for c in self.end_configs(b):
+                if c.recompute != mode or not self.cache.holds_end_only(
+                        c, b, first, last, True, 1):
+                    continue
+                co = self.cache.coefficients(c, b, first, last, True)
+                own = min(co.tau(0), co.fwd(0) + co.bwd(0))
+                (part,) = self.cache.part_coefficients(c, b, False, False, True)
+                least_time = min(least_time, own)
+                least_layers = min(least_layers, own / _layer_slope(part))
+            hit = self._end_floors[key] = (least_time, least_layers)
+        return hit
+
+    def capacity_bound(self, micro_batch: int, p_max: int) -> CapacityBound:
+        key = (micro_batch, p_max, self.mixed)
+        if key not in self._capacity:
+            self._capacity[key] = CapacityBound(self.instance, self.cache, micro_batch,
+                                                self.configs(micro_batch), p_max)
+        return self._capacity[key]
+
+    def positional_bound(self, micro_batch: int, schedule: str) -> PositionalBound:
+        key = (micro_batch, schedule, self.mixed, self.require_mixed)
+        if key not in self._positional:
+            self._positional[key] = PositionalBound(self.instance, self.cache, micro_batch,
+                                                    self.configs(micro_batch), schedule,
+                                                    require_mixed=self.require_mixed)
+        return self._positional[key]
+
+    def granular_floor(self, sub: SubProblem, p_max: int) -> float:
+        """The GPU-granular bottleneck floor of Sec. 4.3 (inf: no plan holds every layer).
+
+        With require_mixed, only the least stage time any configuration can take: there the
+        relaxation of mixed stages (free items that fill the GPUs the stages leave) makes the
+        floor weak, and its dynamic program over thousands of mixed items cost more than it saved
+        (the mixed phase of llama3-8b-h100-a100-l40s 2.4 s -> 2.1 s, of
+        llama3-70b-h100x32-a100x32 1.2 s -> 0.9 s); the positional LP, which charges mixed
+        stages their GPUs exactly and has the row (M), does that work."""
+        capacity = self.capacity_bound(sub.micro_batch, p_max)
+        if self.require_mixed:
+            return capacity.t_values[0] if capacity.t_values else math.inf
+        return capacity.bottleneck_floor(sub.num_stages)
+
+    def bottleneck_floor(self, sub: SubProblem, p_max: int, stop: float = math.inf) -> float:
+        """The larger of the GPU-granular (Sec. 4.3, `granular_floor`) and the positional
+        (Sec. 4.4) bottleneck floors of a sub-problem: no plan of it has a stage time per
+        micro-batch below this.
+
+        With a finite `stop` (the largest bottleneck still worth finding) the positional search
+        may end as soon as it proves the floor exceeds `stop`. With empty end stages (Sec. 1.2)
+        the floor of the decoder stages (`without_ends`): the bottleneck is at least that."""
+        if sub.empty_ends:
+            return self.without_ends(sub.empty_first, sub.empty_last).bottleneck_floor(
+                sub.decoder(), p_max, stop)
+        capacity = self.capacity_bound(sub.micro_batch, p_max)
+        floor = self.granular_floor(sub, p_max)
+        if not math.isfinite(floor):
+            return floor
+        positional = self.positional_bound(sub.micro_batch, sub.schedule)
+        return max(floor, positional.bottleneck_floor(sub.num_stages, capacity.t_values,
+                                                      start=floor, stop=stop))
+
+    def tail_staircase(self, micro_batch: int, num_stages: int) -> list[tuple[float, float]]:
+        """(T_c, running min of R_c) over the configurations and roles that can hold
+        ceil(L / p) layers and leave a GPU for each other stage, sorted by T_c
+        (strong_lower_bound, Sec. 4.5)."""
+        L = self.instance.model.num_layers
+        layers = math.ceil(L / num_stages)
+        smallest = self._smallest.get((micro_batch, self.mixed))
+        if smallest is None:  # (a scan of thousands of configurations: once)
+            smallest = min(c.gpus for c in self.configs(micro_batch))
+            self._smallest[(micro_batch, self.mixed)] = smallest
+        room = self.instance.cluster.num_gpus - (num_stages - 1) * smallest
+        key = (micro_batch, layers, num_stages == 1, room, self.mixed)
+        hit = self._tails.get(key)
+        if hit is not None:
+            return hit
+        gpus, t_all, r_all = self._tail_pairs(micro_batch, layers, num_stages == 1)
+        keep = gpus <= room
+        order = np.lexsort((r_all[keep], t_all[keep]))  # by T_c, then R_c
+        t_c, r_c = t_all[keep][order], r_all[keep][order]
+        # The entries that lower the running minimum of R_c.
+        before = np.minimum.accumulate(np.concatenate([[np.inf], r_c[:-1]]))
+        lower = r_c < before
+        out = list(zip(t_c[lower].tolist(), r_c[lower].tolist(), strict=True))
+        self._tails[key] = out
+        return out
+
+    def _tail_pairs(self, micro_batch: int, layers: int,
+                    only: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(GPUs, T_c, R_c) of every configuration and role that can hold `layers` layers (one
+        micro-batch in flight), as three arrays: what tail_staircase filters by the GPUs left
+        (cached: it does not depend on the stage count beyond `layers`)."""
+        key = (micro_batch, layers, only, self.mixed)
+        hit = self._pairs.get(key)
+        if hit is not None:
+            return hit
+        roles = ((True, True, False),) if only else (
+            (False, False, True), (True, False, True), (False, True, True))
+        columns: list[list[np.ndarray]] = [[], [], []]
+        for role in roles:
+            gpus, tau_min, tail_min = self._suffix_minima(micro_batch, role)
+            ok = np.isfinite(tau_min[:, layers - 1])
+            for column, values in zip(columns, (gpus[ok], tau_min[ok, layers - 1],
+                                                tail_min[ok, layers - 1]), strict=True):
+                column.append(values)
+        out = (np.concatenate(columns[0]), np.concatenate(columns[1]),
+               np.concatenate(columns[2]))
+        self._pairs[key] = out
+        return out
+
+    def _suffix_minima(self, micro_batch: int, role: tuple[bool, bool, bool]) -> tuple[
+            np.ndarray, np.ndarray, np.ndarray]:
+        """(GPUs, T, R) of every configuration in `role`, with T[c, n - 1] = min over n' in
+        [n, top_c] of its stage time and R likewise of its tail, top_c = min(L, the layers it
+        holds with one micro-batch in flight); inf for n > top_c. Both are maxima of affine
+        pieces, evaluated exactly at every integer layer count."""
+        key = (micro_batch, role, self.mixed)
+        hit = self._suffix.get(key)
+        if hit is not None:
+            return hit
+        L = self.instance.model.num_layers
+        configs = self.configs(micro_batch)
+        tau = np.full((len(configs), L), np.inf)
+        tail = np.full((len(configs), L), np.inf)
+        tops = [max(0, min(L, self.cache.max_layers(c, micro_batch, *role, 1)))
+                for c in configs]
+        fit = [k for k, top in enumerate(tops) if top >= 1]
+        coeffs = [self.cache.coefficients(configs[k], micro_batch, *role) for k in fit]
+        fit_tops = [tops[k] for k in fit]
+        for table, pieces in ((tau, [co.tau_pieces for co in coeffs]),
+                              (tail, [co.tail_pieces for co in coeffs])):
+            table[fit] = pieces_max_rows(pieces, fit_tops, width=L, beyond=np.inf)
+        # Suffix minima: reverse, running minimum, reverse.
+        tau = np.minimum.accumulate(tau[:, ::-1], axis=1)[:, ::-1]
+        tail = np.minimum.accumulate(tail[:, ::-1], axis=1)[:, ::-1]
+        hit = (np.array([c.gpus for c in configs], dtype=int).reshape(len(configs)), tau, tail)
+        self._suffix[key] = hit
+        return hit
+
+    def micro_batches(self) -> list[int]:
+        if self._micro_batches is None:
+            self._micro_batches = micro_batch_candidates(self.instance)
+        return self._micro_batches
+
+    def rate_by_stage_count(self, micro_batch: int) -> np.ndarray:
+        """R[p] (p = 0..L): the most layers per second p stages can advance together (Sec. 4.1).
+
+        A stage of configuration c advances n / tau <= 1 / s(c) layers per second (a mixed one:
+        sum_j w_j / s_j over its parts), and the stages on node group g together at most
+        G_g rho_g (`group_layer_rates`). So p stages advance at most the p largest of the
+        marginal gains min(r_g, what is left of G_g rho_g), r_g the fastest single stage of g;
+        a mixed stage counts at the fastest mixed stage's rate with no group cap. Never more
+        than the cluster rate C. So a p-stage plan has T >= L / R[p]: a few stages cannot use
+        every GPU, whatever their size."""
+        key = (micro_batch, self.mixed)
+        hit = self._stage_rates.get(key)
+        if hit is not None:
+            return hit
+        L = self.instance.model.num_layers
+        configs = self.configs(micro_batch)
+        rho, _ = group_layer_rates(self, micro_batch, configs)
+        fastest: dict[str | None, float] = {}
+        for c in configs:
+            rate = 0.0
+            for part, co in zip(c.replica_parts(micro_batch), self.cache.part_coefficients(
+                    c, micro_batch, False, False, True), strict=True):
+                rate += (part.count * part.share / micro_batch) / _layer_slope(co)
+            group = None if c.mixed else c.node_group
+            fastest[group] = max(fastest.get(group, 0.0), rate)
+        steps = np.arange(L, dtype=float)
+        gains = [np.full(L, fastest[None])] if None in fastest else []
+        for g in self.instance.cluster.node_groups:
+            if g.name in fastest:
+                room = g.num_gpus * rho.get(g.name, 0.0)
+                gains.append(np.clip(room - fastest[g.name] * steps, 0.0, fastest[g.name]))
+        capacity = _cluster_rate(self.instance, rho)
+        ranked = -np.sort(-np.concatenate(gains)) if gains else np.zeros(L)
+        hit = np.minimum(np.concatenate([[0.0], np.cumsum(ranked[:L])]), capacity)
+        self._stage_rates[key] = hit
+        return hit
+
+    def configs(self, micro_batch: int) -> list[StageConfig]:
+        """Configurations that can hold at least one layer somewhere (memory-aware pruning) and
+        that no other one dominates; mixed-type ones too when `self.mixed`."""
+        key = (micro_batch, self.mixed)
+        hit = self._configs.get(key)
+        if hit is None:
+            single = self._fitting_single(micro_batch)
+            other: list[str | tuple[str, ...]] = [g.name
+                                                  for g in self.instance.cluster.node_groups]
+            if self.mixed:
+                generated = self.mixed_space(micro_batch)
+                mixed = [c for c in generated if self._fits(c, micro_batch)]
+                # Neighbours may be mixed: dominance must hold towards them too.
+                other += sorted({c.groups for c in mixed})
+                kept = (self._undominated(mixed, micro_batch, other) if self.mixed_dominance
+                        else sorted(mixed, key=_config_order))
+                hit = self._undominated(single, micro_batch, other) + kept
+                self.mixed_counts[micro_batch] = (len(generated), len(mixed), len(kept))
+            else:
+                hit = self._undominated(single, micro_batch, other)
+            self._configs[key] = hit
+        return hit
+
+    def _fits(self, c: StageConfig, micro_batch: int) -> bool:
+        return (self.cache.max_layers(c, micro_batch, False, False, True, 1) >= 1
+                or self.cache.max_layers(c, micro_batch, True, True, False, 1) >= 1)
+
+    def _fitting_single(self, micro_batch: int) -> list[StageConfig]:
+        fits = [c for c in stage_configs(self.instance, micro_batch)
+                if (self.stage_filter is None or self.stage_filter(c))
+                and self._fits(c, micro_batch)]
+        self.fitting[micro_batch] = len(fits)
+        return fits
+
+    def prepare_mixed(self, deadline: float, stop: Callable[[], bool] | None = None) -> bool:
+        """Build the configurations of the whole space (mixed-type ones included: generation,
+        memory, dominance) for every micro-batch size in turn until `deadline` or `stop()`
+        (checked before each); True when all are built. The set-up of the search over plans
+        with a mixed stage (4-5 s at 1,024 and 16,384 GPUs), done apart so that the time limit
+        can stop it."""
+        was = self.mixed
+        self.mixed = True
+        self._set_up_until = (deadline, stop)
+        try:
+            for b in self.micro_batches():
+                if time.perf_counter() >= deadline or (stop is not None and stop()):
+                    return False
+                self.configs(b)
+            return True
+        except _SetUpStopped:
+            return False  # (inside a micro-batch size: nothing of it kept)
+        finally:
+            self.mixed = was
+            self._set_up_until = None
+
+    def _check_set_up(self) -> None:
+        """Inside prepare_mixed: stop where its deadline has passed or `stop()` says so (one
+        micro-batch size's configurations take up to 0.5 s at 16,384 GPUs, which a 5 s limit
+        overran by as much)."""
+        if self._set_up_until is not None:
+            deadline, stop = self._set_up_until
+            if time.perf_counter() >= deadline or (stop is not None and stop()):
+                raise _SetUpStopped
+
+    def mixed_space(self, micro_batch: int) -> list[StageConfig]:
+        """The mixed stage configurations of the search space at `micro_batch` (before memory
+        and dominance pruning; ``CoefficientCache.mixed_candidates``). Brute force enumerates
+        exactly these."""
+        hit = self._mixed_space.get(micro_batch)
+        if hit is None:
+            hit = [c for c in self.cache.mixed_candidates(micro_batch)
+                   if self.stage_filter is None or self.stage_filter(c)]
+            self._mixed_space[micro_batch] = hit
+        return hit
+
+    def _undominated(self, configs: list[StageConfig], micro_batch: int,
+                     other: list[str | tuple[str, ...]]) -> list[StageConfig]:
+        """Drop configurations another one dominates (ties: keep the first in a fixed order).
+        Only configurations on the same node group(s) can dominate each other."""
+        order = sorted(configs, key=_config_order)
+        by_groups: dict[tuple[str, ...], list[StageConfig]] = {}
+        for c in order:
+            by_groups.setdefault(c.groups, []).append(c)
+        out: list[StageConfig] = []
+        for same in by_groups.values():
+            may = self._may_dominate(same, micro_batch)
+            kept: list[int] = []
+            for j, c in enumerate(same):
+                if j % 64 == 0:
+                    self._check_set_up()
+                if any(may[k, j] and self.cache.dominates(same[k], c, micro_batch, other)
+                       for k in kept):
+                    continue
+                kept = [k for k in kept if not (
+                    may[j, k] and self.cache.dominates(c, same[k], micro_batch, other))]
+                kept.append(j)
+            out.extend(same[k] for k in kept)
+        return out
+
+    def _may_dominate(self, configs: list[StageConfig], micro_batch: int) -> np.ndarray:
+        """may[a, b]: necessary conditions for CoefficientCache.dominates(a, b), vectorised (no
+        more GPUs in any node group; stage time no larger at 1 and L layers as a middle stage and
+        as the only stage, the only stage's tail and forward time too; room for no fewer layers
+        as a middle and as the only stage), so that the exact test runs on few pairs. The only
+        stage is where most candidate pairs fail (llama3-8b-h100-a100-l40s: 5,756 of the 7,261
+        pairs the middle-stage conditions let through, 296 of them dominated; at 16,384 GPUs its
+        memory and forward time turned 8,600 of 11,600 exact tests down)."""
+        L = self.instance.model.num_layers
+        groups = configs[0].groups if configs else ()
+        use = np.array([[c.gpus_in(g) for g in groups] for c in configs], dtype=float)
+        feats = []
+        for k, c in enumerate(configs):
+            if k % 64 == 0:
+                self._check_set_up()
+            co = self.cache.coefficients(c, micro_batch, False, False, True)
+            only = self.cache.coefficients(c, micro_batch, True, True, False)
+            feats.append((co.tau(1), co.tau(L), only.tau(1), only.tau(L), only.tail(1),
+                          only.tail(L), only.fwd(1), only.fwd(L),
+                          -self.cache.max_layers(c, micro_batch, False, False, True, 1),
+                          -self.cache.max_layers(c, micro_batch, True, True, False, 1)))
+        f = np.array(feats, dtype=float).reshape(len(configs), 10)
+        tol = np.abs(f) * 1e-12 + 1e-15
+        may: np.ndarray = np.asarray((use[:, None, :] <= use[None, :, :]).all(axis=2))
+        for k in range(f.shape[1]):
+            may &= f[:, None, k] <= f[None, :, k] + tol[None, :, k]
+        np.fill_diagonal(may, False)
+        return may
+
+
+def _config_order(c: StageConfig) -> tuple[Any, ...]:
+    """The order of a micro-batch size's configurations (by node groups, then GPUs, TP,
+    recomputation): the one the dominance filter keeps, and the one without it."""
+    return (c.groups, c.gpus, c.tp, c.recompute, c)
+
+
+class _SetUpStopped(Exception):
+    """prepare_mixed's deadline or stop came inside one micro-batch size's set-up."""

@@ -1,0 +1,148 @@
+"""Every tuning constant of the search in one place, each with the measurement that set it.
+
+None of them changes what the search proves: they set budgets, orders and thresholds, so they
+change how soon it finds and proves a plan (and, where the time limit ends a search, how far it
+got). Modules read them as ``tuning.NAME`` at the time of use, so a test or an experiment may set
+one on this module (except DEFAULT_BACKEND, the default of `solve`'s signature, read once).
+"""
+
+from __future__ import annotations
+
+FLUID_GRID = (1.02, 48)
+"""Bottleneck grid of `bottleneck_costs`: ratio between neighbours and number of steps above the
+floor (up to 2.6x the floor; above, only the fill without a bottleneck cap counts). With the 32
+multipliers of `_FLUID_MULTIPLIERS`, the cheap bounds of all 1,920 sub-problems of
+gpt3-175b-4types-x1024 take 0.18 s and the least is 10.70 s; (1.03, 32) with 16 multipliers:
+0.15 s, 10.60 s."""
+
+REFINE_SPLITS = 8
+"""Splits of each bottleneck interval of the walk of Sec. 4.5 (refined_interval_cost). At
+16,384 GPUs (8 micro-batches) the least strong bound went from 13.63 s to 14.24 s (a 30 s run's
+gap from 5.7% to 1.5%); at 1,024 GPUs (128 micro-batches) it changed nothing and cost 9% more
+strengthening time."""
+
+TAIL_LP_WITHIN = 0.8
+"""strong_lower_bound runs the tail-threshold LP walk only for sub-problems whose cheaper bound is
+within this factor of the incumbent (a speed heuristic; every bound stays valid)."""
+
+WARM_START_SUBPROBLEMS = (16, 48)
+"""Sub-problems (per schedule) the warm start tries: on clusters of up to WARM_START_LARGE_GPUS
+GPUs, and above. On the smaller ones, the best of each micro-batch size by the cheap bound first,
+then the rest in its order: the cheap bound favours small micro-batches (their bubble is small)
+and ranked the sub-problem of llama3-8b-h100-a100-l40s's optimum (4 stages, micro-batch 8) 22nd,
+past the 16 taken, so that only a dive found the optimum (1.2-1.4 s into a one-thread
+single-type search; 0.5 s with the sizes' leads first, WARM_CONFIGS_PER_GROUP = 3). Where a
+strong bound costs milliseconds, the dives of the first pass find the incumbent sooner than
+more warm-start models do (gpt3-2.7b-a100-40gx8-v100x8: 2.4 s -> 1.6 s in all); on large
+clusters every bound costs 0.1-1 s, and the better incumbent of more sub-problems pays
+(llama3-405b-6types-x16384 at 30 s: 15.65 s with 16, 14.83 s with 32, then with restricted
+models). There the warm start now runs seeds only (about 0.1 s a sub-problem, no model: their
+models are too large), so it affords 48."""
+
+WARM_START_LARGE_GPUS = 256
+"""Where a cluster counts as large (more GPUs): the warm start, the baseline seeds and the mixed
+search's dives change there (WARM_START_SUBPROBLEMS, WARM_RANK_POOL, SEED_AFTER_SHARE,
+MIXED_DIVES_MAX_GPUS)."""
+
+WARM_CONFIGS_PER_GROUP = 3
+"""Configurations per node group in the warm start's restricted models: the best by
+`_ranked_per_group`. With two, the restricted models of llama3-70b-h100x32-a100x32 could not
+hold its optimum (three H100 configurations), which only a dive's full model found, 1.0 s into a
+one-thread single-type search; with three the warm start finds it at 0.4 s. Four cost more than
+they found (llama3-8b-h100-a100-l40s: the optimum at 1.7-1.9 s against 0.5 s)."""
+
+WARM_RANK_POOL = 200
+"""On clusters above WARM_START_LARGE_GPUS the warm start takes its sub-problems by
+`granular_lower_bound` (no LP, milliseconds) among this many best by the cheap bound, ranked
+within half of its time: the cheap bound ranks the sub-problem of gpt3-175b-4types-x1024's best
+plan, (27, 12), 156th of 1,920, the granular one 34th. Its seed then comes at 6 s instead of
+12-22 s, and a 30 s two-thread run ends at a 0.99% gap instead of 5-13% (two runs each)."""
+
+DIVE_FIRST = 4
+DIVE_EVERY = 32
+"""In the first pass, after DIVE_FIRST strengthenings without a model, then after every
+DIVE_EVERY, the sub-problem with the least strong bound so far is dived into for an early
+incumbent (`DIVE_FULL_MAX_VARS`). With two processes the sooner the first search's optimum, the
+sooner the second can use it (formulations Sec. 4.6)."""
+
+FIRST_PASS_BUDGET_S = 0.5
+"""The time budget of a sub-problem's model in the first pass (Sec. 4.6 Passes)."""
+
+MIXED_DIVES_MAX_GPUS = 256
+"""The search over plans with a mixed stage makes no dives on clusters above this many GPUs (the
+same line as WARM_START_LARGE_GPUS): there its full models are too large for a dive, so a dive
+only runs the warm-start seeds of the least strong bound, which never gave the plan in our runs
+(at 1,024 and 16,384 GPUs every plan found is single-type, found by the first search) and took
+about 1 s of the second process's 16 s at 1,024 GPUs. Without them, two threads with --gap 0.01
+went from 18.1-18.4 s to 17.4-17.5 s there, and without a gap target llama3-405b-6types-x16384
+from 18.7 s to 13.7 s (the same plan and gap: the second process answers sooner)."""
+
+DIVE_BUDGET_S = 2.0
+"""The time budget of a dive's full model in the single-type search (Sec. 4.6 Passes): the dived
+sub-problem is where the optimum tends to be, and a model cut off at FIRST_PASS_BUDGET_S is
+solved again from scratch in the next pass (llama3-8b-h100-a100-l40s: 0.5 s, then 0.6 s more,
+against one model of 0.74 s). The search over plans with a mixed stage keeps the first pass's
+budget: its dived models rarely hold a better plan."""
+
+DIVE_FULL_MAX_VARS = 2000
+"""A dive solves the sub-problem's full model (its first-pass model, 0.5 s) where that model has
+at most this many variables and goes to HiGHS or CP-SAT under `auto`; elsewhere it runs the
+warm-start step (restricted model, the sub-problem stays queued). On the 500-variable models of
+llama3-70b-h100x32-a100x32 the full model finds the optimum where the restricted one (two
+configurations per node group) cannot: the optimum uses three H100 configurations. At 1,024
+GPUs and above the full models have 3,600 variables or more and HiGHS finds no plan in 0.5 s;
+with `cpsat` alone a full-model dive found poor plans (Sec. 4.6).
+
+Nor is a model this large solved anywhere else: the seed and the strong bound of the integer
+capacity program (Sec. 4.4-4.6) stand in for it, and the sub-problem stays open with its bound
+where they do not close it. On gpt3-175b-4types-x1024 and llama3-405b-6types-x16384 these models
+never found a plan (0.5 s each: 25 of them took 12 s of a 30 s run; 60 s on one found none
+either), and HiGHS's root heuristics on them do not look at the clock: a 5,600-variable model
+given 2 s returned after 6.3 s, an 18,002-variable one (plans with a mixed stage) given 38 s
+after 147 s, so that a 120 s run with two threads lost its second process's answer. No model of
+the instances up to 64 GPUs is that large."""
+
+SEED_AFTER_SHARE = 0.5
+"""The Metis-style seed costs seconds on 64 GPUs, more than the exact passes need where they close
+quickly: it runs only once this share of the time limit has passed without a proof, and only if
+the search's own incumbent does not already beat the uniform-grid seed (or that seed found no
+plan). Where it does, Metis has not been seen to help: on gpt3-175b-4types-x1024 (30 s) the
+search had 15.119 s when Metis ran and Metis returned 15.266 s after 7.5 s; on
+llama3-405b-6types-x16384 the search ends at 14.7 s and Metis at 17.3 s.
+
+On clusters above WARM_START_LARGE_GPUS the uniform-grid seed waits for this share too (elsewhere
+it runs right after the warm start): there it enumerates grids of thousands of GPUs (1.8 s at
+1,024 GPUs) and its plan was never the incumbent, the warm start's seeds being better by then
+(gpt3-175b-4types-x1024: 14.537 s at 5.8 s)."""
+
+MIXED_SINGLE_SHARE = 0.75
+"""With mixed-type stages, the share of the time limit the single-type space may take first. It
+only binds where that search is not proven sooner: on large clusters, where a mixed stage (one
+node per part at most) is least likely to pay and the single-type plan improves until late
+(llama3-405b-6types-x16384: 17.21 s at 15 s, 14.83 s at 22.5 s)."""
+
+MIXED_FOLLOW_UP_SHARE = 0.25
+"""With mixed-type stages, the share of the time limit the single-type search may spend after its
+first pass (the passes that solve what stayed open with budgets of 2 s, 15 s, ...); it also
+yields at the first of those models that neither closes its sub-problem nor improves the plan,
+and resumes after the search over plans with a mixed stage. Where those models close, they do so
+in a second or two (llama3-8b-h100-a100-l40s); where they do not (gpt3-175b-4types-x1024: 24
+sub-problems HiGHS does not close in minutes; llama3-405b-6types-x16384, whose plans with a
+mixed stage take 6.5-7 s of the 7.5 s left at a 30 s limit), the time goes to bounding the
+plans with a mixed stage, without which the whole space has no useful bound."""
+
+DEFAULT_BACKEND = "auto"
+"""CP-SAT for small models, HiGHS for large ones (backends.AUTO_CPSAT_MAX_VARS): each closes its
+kind faster in our measurements (docs/benchmarks.md)."""
+
+PAUSE_COLLECTOR = True
+"""`solve` (and its second process) runs with Python's cyclic garbage collector off
+(`collector_paused`)."""
+
+PARALLEL_MIXED = True
+"""With threads >= 2, `solve` searches the plans with a mixed stage in a second process beside
+the single-type search (`_solve_beside`), instead of after it."""
+
+HELPER_GRACE_S = 5.0
+"""How long past the time limit `_solve_beside` waits for the second process's answer before it
+stops it and bounds the plans with a mixed stage in its own process."""
