@@ -30,10 +30,22 @@ class SolveResult:
     """(iteration_time - bound) / iteration_time."""
     wall_s: float
     subproblems: int = 0
+    """Sub-problems searched (formulations Sec. 1); each ends closed by a bound
+    (`pruned_by_bound`), closed by its model (`closed_by_model`) or open (`left_open`). With two
+    phases (single-type stages, then plans with a mixed-type stage), the last phase's; each
+    phase's are in `search_space` ("subproblem_fates", "single_type_phase")."""
     solved: int = 0
-    """Models handed to a solver backend (warm-start restricted models included)."""
+    """Models handed to a solver backend, every phase's (warm starts and dives included; a
+    sub-problem may need several, and many need none)."""
     pruned_by_bound: int = 0
+    """Sub-problems closed by a lower bound (cheap or strengthened) reaching the incumbent."""
+    closed_by_model: int = 0
+    """Sub-problems closed by their model's answer (optimal, or no plan below the incumbent)."""
+    left_open: int = 0
+    """Sub-problems neither closed by a bound nor by a model when the search stopped."""
     pruned_by_memory: int = 0
+    """Sub-problems excluded by memory before the search (fewer stages than the model needs to
+    fit, or a micro-batch no stage fits): not among `subproblems`."""
     search_space: dict[str, Any] = field(default_factory=dict)
     cache: dict[str, Any] = field(default_factory=dict)
     compute_bound_s: float = 0.0
@@ -55,7 +67,8 @@ class SolveResult:
             "iteration_time_s": self.iteration_time_s, "best_bound_s": self.best_bound_s,
             "gap": self.gap, "wall_s": self.wall_s, "subproblems": self.subproblems,
             "solved": self.solved, "pruned_by_bound": self.pruned_by_bound,
-            "pruned_by_memory": self.pruned_by_memory, "search_space": self.search_space,
+            "pruned_by_memory": self.pruned_by_memory, "closed_by_model": self.closed_by_model,
+            "left_open": self.left_open, "search_space": self.search_space,
             "cache": self.cache, "compute_bound_s": self.compute_bound_s,
             "ratio_to_compute_bound": self.ratio_to_compute_bound, "options": self.options,
             "model_mismatch_s": self.model_mismatch_s, "message": self.message,

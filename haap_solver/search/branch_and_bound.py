@@ -157,7 +157,7 @@ class BranchAndBound:
             self.best_plan, self.best_eval = incumbent.plan, incumbent.evaluation
             self.best_time = incumbent.iteration_time_s
         self.open_bounds: list[float] = []  # lower bounds of sub-problems not closed
-        self.solved = self.pruned_bound = self.infeasible_memory = 0
+        self.solved = 0
         self.mismatch = 0.0
         self.plans_costed = 0
         self.opts_base = SolveOptions(time_limit_s=time_limit_s, threads=threads, seed=seed,
@@ -205,7 +205,8 @@ class BranchAndBound:
                 raw_configs += state.mixed_counts.get(b, (0, 0, 0))[0]
                 fitting_configs += state.mixed_counts.get(b, (0, 0, 0))[1]
             if not configs:
-                pruned_memory += self.p_cap * len(instance.training.schedules)
+                pruned_memory += (self.p_cap * len(instance.training.schedules)
+                                  * (1 + len(EMPTY_ENDS) * instance.training.empty_end_stages))
                 continue
             p_min = _stage_count_floor(state, b, configs)
             floors = state.floors(b)
@@ -517,12 +518,13 @@ class BranchAndBound:
         """Book the answer of a sub-problem's model: 1 if it closed the sub-problem, else 0 (its
         bound raised to the model's, kept in `still_open`)."""
         # (The model covered the plans below the threshold then, at least today's.)
+        cand.modelled = True
         if res is not None and res.status in ("feasible", "unknown"):
             cand.raise_bound(res.bound_s, self.threshold())
             still_open.append(cand)
             return 0
-        if res is None:  # no plan of it fits memory, or beats the threshold (Sec. 4.2-4.4)
-            self.infeasible_memory += 1
+        # (res None: no plan of it fits memory, or beats the threshold, Sec. 4.2-4.4.)
+        cand.closed_by_model = True
         # Closed: none of its plans lies below the threshold (the model's own optimum, within
         # the gap, is one now: the incumbent is at most that).
         cand.raise_bound(self.threshold(), self.threshold())
@@ -554,7 +556,6 @@ class BranchAndBound:
                 heapq.heappush(queue, (*cand.rank(), index))
                 continue
             if self.closed_by_bound(cand):  # so is every sub-problem still queued
-                self.pruned_bound += 1 + len(queue)
                 self.done += 1 + len(queue)
                 break
             if time.perf_counter() >= self.deadline:
@@ -566,7 +567,6 @@ class BranchAndBound:
                 if not self.closed_by_bound(cand):
                     self.positional_seed(cand)
                 if self.closed_by_bound(cand):
-                    self.pruned_bound += 1
                     self.done += 1
                 else:
                     heapq.heappush(queue, (*cand.rank(), index))
@@ -617,7 +617,6 @@ class BranchAndBound:
         self.deadline = min(self.deadline, time.perf_counter() + self.follow_up_s)
         open_list = sorted((c for c in still_open if not self.closed_by_bound(c)),
                            key=_Candidate.rank)
-        self.pruned_bound += len(still_open) - len(open_list)
         for budget in [2.0, 15.0, math.inf]:
             if not open_list or time.perf_counter() >= self.deadline:
                 break
@@ -625,13 +624,11 @@ class BranchAndBound:
             for cand in open_list:
                 self.before_each(cand, self.done)
                 if self.closed_by_bound(cand):
-                    self.pruned_bound += 1
                     self.done += 1
                     continue
                 if self.stale(cand) and time.perf_counter() < self.deadline:
                     self.strengthen(cand)
                     if self.closed_by_bound(cand):
-                        self.pruned_bound += 1
                         self.done += 1
                         continue
                 if self.deadline - time.perf_counter() <= 0:
@@ -644,7 +641,6 @@ class BranchAndBound:
                     # its models stopped paying: yield (Sec. 1.1)
                     self.deadline = time.perf_counter()
             open_list = [c for c in still_open if not self.closed_by_bound(c)]
-            self.pruned_bound += len(still_open) - len(open_list)
         return open_list
 
     # -- 5. the result --------------------------------------------------------------------------
@@ -680,10 +676,13 @@ class BranchAndBound:
                        "hit_rate": hits / (hits + misses) if hits + misses else 0.0}
         options = {"backend": self.backend, "time_limit_s": self.time_limit_s,
                    "threads": self.threads, "seed": self.seed, "mixed": self.mixed}
+        fates = subproblem_fates(candidates, open_list)
+        space["subproblem_fates"] = fates
         common = dict(instance=instance.name, method=f"haap:{self.backend}", wall_s=wall,
                       subproblems=len(candidates), solved=self.solved,
-                      pruned_by_bound=self.pruned_bound,
-                      pruned_by_memory=self.pruned_memory + self.infeasible_memory,
+                      pruned_by_bound=fates["load_balance_bound"] + fates["strengthened_bound"],
+                      closed_by_model=fates["model"], left_open=fates["open"],
+                      pruned_by_memory=self.pruned_memory,
                       search_space=space, cache=cache_stats,
                       compute_bound_s=compute_bound(state, self.floors_by_b), options=options,
                       model_mismatch_s=self.mismatch, plans_costed=self.plans_costed)
@@ -705,6 +704,24 @@ class BranchAndBound:
         return SolveResult(plan=best_plan, evaluation=self.best_eval, status=status,
                            iteration_time_s=best_time, best_bound_s=bound, gap=gap,
                            message=message, **common)  # type: ignore[arg-type]
+
+
+def subproblem_fates(candidates: list[_Candidate], open_list: list[_Candidate]) -> dict[str, int]:
+    """How each sub-problem ended, each counted once: closed by its cheap load-balance bound
+    (never strengthened nor modelled), by a strengthened bound (Sec. 4.3-4.6, or the bound its
+    model proved), by its model's answer, or left open (the time limit)."""
+    still = {id(c) for c in open_list}
+    fates = {"load_balance_bound": 0, "strengthened_bound": 0, "model": 0, "open": 0}
+    for c in candidates:
+        if id(c) in still:
+            fates["open"] += 1
+        elif c.closed_by_model:
+            fates["model"] += 1
+        elif c.strengthened_with is None and not c.modelled:
+            fates["load_balance_bound"] += 1
+        else:
+            fates["strengthened_bound"] += 1
+    return fates
 
 
 def _time_ub(slots: list[Any], sub: SubProblem, instance: Instance) -> float:

@@ -118,12 +118,20 @@ def cmd_solve(args: argparse.Namespace) -> int:
         gap = f"gap {result.gap:.2%}" if result.status != "optimal" else "proven optimal"
         console.print(styled(
             (result.status, "bold"), f" ({gap}; bound {result.best_bound_s:.4f} s) in "
-            f"{result.wall_s:.2f} s: {result.subproblems} sub-problems "
-            f"({result.pruned_by_bound} pruned by the load-balance bound, "
-            f"{result.pruned_by_memory} by memory), {result.solved} models solved; cache hit rate "
+            f"{result.wall_s:.2f} s; {result.solved} models solved; cache hit rate "
             f"{result.cache['hit_rate']:.0%}; {result.ratio_to_compute_bound:.3f}x the "
             f"compute-bound limit ({result.compute_bound_s:.4f} s)"))
         phase = result.search_space.get("single_type_phase")
+        if phase:
+            console.print("sub-problems of single-type stages: " + fates_line(
+                phase["subproblems"], phase["subproblem_fates"], phase["excluded_by_memory"]))
+            console.print("sub-problems with a mixed-type stage: " + fates_line(
+                result.subproblems, result.search_space.get("subproblem_fates", {}),
+                result.pruned_by_memory))
+        else:
+            console.print("sub-problems: " + fates_line(
+                result.subproblems, result.search_space.get("subproblem_fates", {}),
+                result.pruned_by_memory))
         if phase:
             mixed = result.search_space.get("mixed_stage_configs", {})
             resumed = result.search_space.get("resumed_single_type_phase")
@@ -153,4 +161,12 @@ def cmd_solve(args: argparse.Namespace) -> int:
     return 0
 
 
-__all__ = ["cmd_solve"]
+def fates_line(subproblems: int, fates: dict[str, int], excluded: int) -> str:
+    """How the search's sub-problems ended, each counted once (SolveResult.subproblems)."""
+    return (f"{subproblems} searched: {fates.get('load_balance_bound', 0)} closed by their "
+            f"load-balance bound, {fates.get('strengthened_bound', 0)} by a strengthened bound, "
+            f"{fates.get('model', 0)} by their model, {fates.get('open', 0)} left open; "
+            f"{excluded} more excluded by memory before the search")
+
+
+__all__ = ["cmd_solve", "fates_line"]

@@ -182,4 +182,7 @@ def _mixed_not_set_up(single: SolveResult | None, state: SearchState, *, time_li
 
 def _phase_summary(result: SolveResult) -> dict[str, Any]:
     return {"status": result.status, "iteration_time_s": result.iteration_time_s,
-            "best_bound_s": result.best_bound_s, "gap": result.gap, "wall_s": result.wall_s}
+            "best_bound_s": result.best_bound_s, "gap": result.gap, "wall_s": result.wall_s,
+            "subproblems": result.subproblems, "models_solved": result.solved,
+            "excluded_by_memory": result.pruned_by_memory,
+            "subproblem_fates": result.search_space.get("subproblem_fates", {})}

@@ -72,6 +72,11 @@ class _Candidate:
     """The threshold the strong bound was computed against (None: not yet): the incumbent, less
     the gap the caller accepts (`relative_gap`). The bound's incumbent-dependent parts (Sec. 4.2,
     4.5) are redone once a clearly better plan is found."""
+    modelled: bool = False
+    """Whether a model of it was solved (its bound may then come from the model)."""
+    closed_by_model: bool = False
+    """Whether its model's answer closed it (optimal within the gap, or no plan below the
+    threshold); otherwise a closed sub-problem was closed by its lower bound."""
 
     def raise_bound(self, bound: float, threshold: float) -> None:
         """The lower bound raised to `bound`, a bound computed against `threshold` (it says no
