@@ -22,6 +22,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from tiny_instances import tiny_instance
 
+from haap_solver.cost.pipeline import links_around
 from haap_solver.instance import Instance, load_instance
 from haap_solver.search.bounds import (
     NEG,
@@ -130,7 +131,11 @@ def _sub_problem_optima(instance: Instance, state: SearchState, sub: SubProblem,
                 continue
             taus = [state.cache.coefficients(c, b, i == 0, i == p - 1, p > 1).tau(n)
                     for i, (c, n) in enumerate(zip(seq, layers, strict=True))]
-            iteration = cm.evaluate(plan).iteration_time_s
+            evaluation = cm.evaluate(plan)
+            iteration = evaluation.iteration_time_s
+            if instance.training.pipeline_p2p == "blocking":  # the period: its sends too
+                links = [s.p2p_next_s for s in evaluation.stages[:-1]]
+                taus = [tau + links_around(links, i) for i, tau in enumerate(taus)]
             if iteration < best_time:
                 best_time, fastest_bottleneck = iteration, max(taus)
             best_bottleneck = min(best_bottleneck, max(taus))
@@ -144,6 +149,20 @@ def _sub_problem_optima(instance: Instance, state: SearchState, sub: SubProblem,
 @given(memory_bound_instances())
 def test_bounds_never_exceed_the_sub_problem_optimum(instance: Instance) -> None:
     assume(_check_bounds(SearchState(instance)))
+
+
+def _blocking(instance: Instance) -> Instance:
+    """`instance` with blocking pipeline sends (training.pipeline_p2p): a stage's period is then
+    tau_i + c_{i-1} + c_i, and the bottleneck bounds charge each stage its least link sides."""
+    return replace(instance, training=replace(instance.training, pipeline_p2p="blocking"))
+
+
+@settings(max_examples=25, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(memory_bound_instances())
+def test_bounds_never_exceed_the_sub_problem_optimum_with_blocking_sends(
+        instance: Instance) -> None:
+    assume(_check_bounds(SearchState(_blocking(instance))))
 
 
 @st.composite
@@ -170,6 +189,15 @@ def test_bounds_stay_valid_with_mixed_stages(instance: Instance) -> None:
     (Sec. 4.3), the GPU matrix of the positional LPs (Sec. 4.4-4.6) and the fluid rates of the
     parts (Sec. 4.1)."""
     state = SearchState(instance, mixed=True)
+    assume(any(c.mixed for b in state.micro_batches() for c in state.configs(b)))
+    assume(_check_bounds(state))
+
+
+@settings(max_examples=20, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(mixed_memory_bound_instances())
+def test_bounds_stay_valid_with_mixed_stages_and_blocking_sends(instance: Instance) -> None:
+    state = SearchState(_blocking(instance), mixed=True)
     assume(any(c.mixed for b in state.micro_batches() for c in state.configs(b)))
     assume(_check_bounds(state))
 

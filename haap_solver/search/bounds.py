@@ -13,7 +13,7 @@ bound it sees that GPUs come in node-aligned blocks and that each stage pays fix
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
@@ -60,6 +60,10 @@ class CapacityBound:
             g.name: [] for g in instance.cluster.node_groups}
         values: list[np.ndarray] = []
         by_role = [cache.stage_times_many(configs, micro_batch, *role) for role in ROLES]
+        if instance.training.pipeline_p2p == "blocking":  # (the stage's period, Sec. 4.3)
+            floor = link_floors(cache, configs, micro_batch, self.budget)
+            by_role = [[row + _links_of(role) * pi for row, pi in zip(rows, floor, strict=True)]
+                       for rows, role in zip(by_role, ROLES, strict=True)]
         only_times = cache.stage_times_many(configs, micro_batch, True, True, False)
         for k, c in enumerate(configs):
             per_role = [times[k] for times in by_role]
@@ -381,15 +385,10 @@ class PositionalBound:
         self._link_floor: np.ndarray | None = None
 
     def link_floor(self) -> np.ndarray:
-        """pi(c): the least point-to-point side time of configuration c towards any neighbour
-        (any node group, or the node-group set of any mixed candidate). A pipeline link c_j is at
-        least either side's time, so c_j >= (pi(c_j) + pi(c_{j+1})) / 2 and the objective's
-        2 sum_j c_j >= sum_i deg_i pi(c_i), deg_i the stage's neighbours (Sec. 4.6)."""
+        """pi(c) of every configuration (`link_floors`): the objective's 2 sum_j c_j >=
+        sum_i deg_i pi(c_i), deg_i the stage's neighbours (Sec. 4.6)."""
         if self._link_floor is None:
-            sides = sorted({*self.groups, *(c.link_key for c in self.configs)}, key=str)
-            self._link_floor = np.array(
-                [min(self.cache.p2p_side(c, self.b, h) for h in sides) for c in self.configs],
-                dtype=float).reshape(len(self.configs))
+            self._link_floor = link_floors(self.cache, self.configs, self.b, self.groups)
         return self._link_floor
 
     def _classes(self, p: int) -> list[tuple[tuple[bool, bool, bool], int, int]]:
@@ -521,6 +520,9 @@ class PositionalBound:
             tau_m = np.full((len(taus), width), np.inf)
             for k, r in enumerate(taus):
                 tau_m[k, : len(r)] = r
+            if self.instance.training.pipeline_p2p == "blocking" and _links_of(role):
+                # A stage's period with blocking sends is tau_i + c_{i-1} + c_i (Sec. 4.3).
+                tau_m += _links_of(role) * self.link_floor()[:, None]
             tail_m = pieces_max_rows([self.cache.coefficients(c, self.b, *role).tail_pieces
                                       for c in self.configs], widths, width=width,
                                      beyond=np.inf)
@@ -971,6 +973,19 @@ class PositionalBound:
         lo = hi = first_true(lambda i: self.holds_all_layers(p, t_values[i]), lo, hi)
         self._bracket[p] = (lo, hi)
         return t_values[lo]
+
+
+def link_floors(cache: CoefficientCache, configs: list[StageConfig], micro_batch: int,
+                groups: Iterable[str]) -> np.ndarray:
+    """pi(c): the least point-to-point side time of each configuration c towards any neighbour
+    (any node group, or the node-group set of any mixed candidate among `configs`). A pipeline
+    link c_j is at least either side's time, so c_j >= pi of each stage it joins: a stage with
+    deg neighbours sends and receives for at least deg pi(c) per micro-batch (its period with
+    blocking sends is at least tau_c(n) + deg pi(c); the fill's 2 sum_j c_j at least
+    sum_i deg_i pi(c_i))."""
+    sides = sorted({*groups, *(c.link_key for c in configs)}, key=str)
+    return np.array([min(cache.p2p_side(c, micro_batch, h) for h in sides) for c in configs],
+                    dtype=float).reshape(len(configs))
 
 
 def _links_of(role: tuple[bool, bool, bool]) -> int:
