@@ -199,3 +199,23 @@ def test_short_time_limit_gives_an_honest_bound(mini_optimum):
                       and s["best_bound_s"] < res.iteration_time_s * (1 - 1e-9)]
         if open_below:
             assert res.status == "feasible" and res.gap > 0
+
+
+def test_cutoff_closes_a_space_that_cannot_beat_it(mini_optimum):
+    # solve(cutoff_s=): a plan of that time is known elsewhere. At the optimum (or below) no plan
+    # beats it: no plan, status "cutoff", a bound that still holds; just above it, the optimum.
+    from haap_solver.search.solve import solve
+
+    instance, unrestricted = mini_optimum
+    assert unrestricted.status == "optimal"
+    best = unrestricted.iteration_time_s
+    for cutoff in (best, 0.9 * best):
+        res = solve(instance, time_limit_s=60, threads=1, seed=0, cutoff_s=cutoff)
+        assert res.plan is None and res.status == "cutoff"
+        assert res.best_bound_s == pytest.approx(cutoff, rel=1e-12)
+        assert res.best_bound_s <= best * (1 + 1e-9)
+    res = solve(instance, time_limit_s=60, threads=1, seed=0, cutoff_s=1.01 * best)
+    assert res.status == "optimal"
+    assert res.iteration_time_s == pytest.approx(best, rel=1e-9)
+    with pytest.raises(ValueError, match="cutoff_s"):
+        solve(instance, time_limit_s=1, cutoff_s=0.0)

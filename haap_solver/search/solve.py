@@ -56,7 +56,8 @@ class SolveResult:
     plan: Plan | None
     evaluation: Evaluation | None
     status: str
-    """optimal (proven within `gap`), feasible (time limit; `gap` says how far), infeasible."""
+    """optimal (proven within `gap`), feasible (time limit; `gap` says how far), infeasible;
+    with no plan: unknown (time limit), cutoff (no plan below `solve(cutoff_s=)`)."""
     iteration_time_s: float
     """evaluate()'s iteration time of `plan` (inf when infeasible)."""
     best_bound_s: float
@@ -1079,7 +1080,8 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
           max_stages: int | None = None, progress: Progress | None = None,
           seed_with_baselines: bool = True, mixed: bool = True,
           relative_gap: float = 0.0,
-          stage_filter: Callable[[StageConfig], bool] | None = None) -> SolveResult:
+          stage_filter: Callable[[StageConfig], bool] | None = None,
+          cutoff_s: float = math.inf) -> SolveResult:
     """Find the plan with the lowest iteration time the cost model gives, with a proof.
 
     The proof (status, bound, gap) covers the search space of formulations/stage-assignment.md.
@@ -1110,9 +1112,17 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
     a second process beside the single-type search, which then has the whole time limit and
     threads - 1 threads (`_solve_beside`); the two share every better plan. Proven results are
     the same; where the time limit ends the search, the bound depends on when plans were shared.
+
+    `cutoff_s`: the search starts as if it had a plan of that time (a plan found elsewhere, e.g.
+    in another restricted space of a target, targets.py), so a sub-problem whose bound reaches it
+    is closed at once. Where no plan below it exists the result has no plan, status "cutoff" and
+    a bound of at least the cutoff (less `relative_gap`); "unknown" where the time limit came
+    first. One process (the search beside does not take it).
     """
     if not 0.0 <= relative_gap < 1.0:
         raise ValueError(f"relative_gap: must be in [0, 1), got {relative_gap}")
+    if not cutoff_s > 0:
+        raise ValueError(f"cutoff_s: must be > 0, got {cutoff_s}")
     if stage_filter is not None:  # a restricted space (targets.py): one process, no seeds
         state, threads, seed_with_baselines = state or SearchState(instance), 1, False
         state.stage_filter = stage_filter
@@ -1120,7 +1130,7 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
         result = _solve_dispatch(instance, backend=backend, time_limit_s=time_limit_s,
                                  threads=threads, seed=seed, state=state, max_stages=max_stages,
                                  progress=progress, seed_with_baselines=seed_with_baselines,
-                                 mixed=mixed, relative_gap=relative_gap)
+                                 mixed=mixed, relative_gap=relative_gap, cutoff_s=cutoff_s)
     # The options of this call (a phase's result carries its own time limit and threads).
     result.options = {"backend": backend, "time_limit_s": time_limit_s, "threads": threads,
                       "seed": seed, "mixed": mixed, "relative_gap": relative_gap}
@@ -1160,11 +1170,11 @@ def collector_paused() -> Iterator[None]:
 def _solve_dispatch(instance: Instance, *, backend: str, time_limit_s: float, threads: int,
                     seed: int, state: SearchState | None, max_stages: int | None,
                     progress: Progress | None, seed_with_baselines: bool,
-                    mixed: bool, relative_gap: float) -> SolveResult:
+                    mixed: bool, relative_gap: float, cutoff_s: float) -> SolveResult:
     """`solve` without the final options: the single-type search alone, or both searches one
     after the other or side by side."""
     common = dict(backend=backend, threads=threads, seed=seed, max_stages=max_stages,
-                  progress=progress, relative_gap=relative_gap)
+                  progress=progress, relative_gap=relative_gap, cutoff_s=cutoff_s)
     start = time.perf_counter()
     state = state or SearchState(instance)
     if not mixed or not any(state.mixed_space(b) for b in state.micro_batches()):
@@ -1178,7 +1188,7 @@ def _solve_dispatch(instance: Instance, *, backend: str, time_limit_s: float, th
                 "generated": 0, "fitting_memory": 0, "after_pruning": 0}
             result.wall_s = time.perf_counter() - start
         return result
-    if threads >= 2 and PARALLEL_MIXED:
+    if threads >= 2 and PARALLEL_MIXED and not math.isfinite(cutoff_s):
         helper = _MixedHelper.start(instance, state.cost_model, backend=backend, seed=seed,
                                     max_stages=max_stages, time_limit_s=time_limit_s,
                                     relative_gap=relative_gap)
@@ -1302,7 +1312,10 @@ def _lower_bound(result: SolveResult, bound: float) -> None:
 
 
 def _set_bound(result: SolveResult, bound: float) -> None:
-    """`result`'s bound set to `bound`, and its gap and status with it."""
+    """`result`'s bound set to `bound`, and its gap and status with it (a result with no plan
+    below the cutoff whose bound drops below it now covers plans that may beat it: unknown)."""
+    if result.plan is None and result.status == "cutoff" and bound < result.best_bound_s:
+        result.status = "unknown"
     result.best_bound_s = bound
     if result.plan is not None:
         result.gap = max(0.0, (result.iteration_time_s - result.best_bound_s)
@@ -1801,6 +1814,7 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
            relative_gap: float = 0.0,
            bounds_feed: Callable[[], dict[SubProblem, float]] | None = None,
            share_bound: Callable[[SubProblem, float], None] | None = None,
+           cutoff_s: float = math.inf,
            ) -> SolveResult:
     """One search over the single-type (or, with `mixed`, the whole) space; `incumbent` is a
     plan already found (its warm start is then skipped: it covered the single-type stages).
@@ -1822,7 +1836,8 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
     search need not compute it again.
 
     `relative_gap` (see `solve`): a sub-problem is closed once its bound reaches the incumbent
-    less that share (`threshold`), and the models are solved to that gap."""
+    less that share (`threshold`), and the models are solved to that gap. `cutoff_s` (see
+    `solve`) stands in for the incumbent's time until a plan beats it."""
     start = time.perf_counter()
     deadline = start + time_limit_s
     state = state or SearchState(instance)
@@ -1890,8 +1905,9 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
 
     best_plan: Plan | None = None
     best_eval: Evaluation | None = None
-    best_time = math.inf
-    if incumbent is not None and incumbent.plan is not None:
+    best_time = cutoff_s
+    if incumbent is not None and incumbent.plan is not None \
+            and incumbent.iteration_time_s < cutoff_s:
         best_plan, best_eval = incumbent.plan, incumbent.evaluation
         best_time = incumbent.iteration_time_s
     open_bounds: list[float] = []  # lower bounds of sub-problems not closed
@@ -2332,6 +2348,11 @@ def _solve(instance: Instance, *, backend: str, time_limit_s: float, threads: in
                                iteration_time_s=math.inf, best_bound_s=min(open_bounds),
                                gap=math.inf, message="time limit reached before any plan was "
                                "found", **common)  # type: ignore[arg-type]
+        if math.isfinite(cutoff_s) and candidates:  # every sub-problem closed by the cutoff
+            return SolveResult(plan=None, evaluation=None, status="cutoff",
+                               iteration_time_s=math.inf, best_bound_s=threshold(), gap=math.inf,
+                               message=f"no plan below the cutoff ({cutoff_s:.4g} s)",
+                               **common)  # type: ignore[arg-type]
         raise InfeasibleError(explain_infeasible(state))
     bound = min([best_time, *open_bounds])
     gap = max(0.0, (best_time - bound) / best_time)
