@@ -192,6 +192,9 @@ class _Space:
     """Iteration time of the space's best plan that the target runs."""
     runs: int = 0
     """Searches run on the space."""
+    order_s: float = math.inf
+    """The order the first round takes the spaces in (least first): the single-type compute
+    floor of the space (`compute_bound`: perfect balance, no bubble), inf where not computed."""
 
     @property
     def is_open(self) -> bool:
@@ -276,7 +279,13 @@ def solve_for_target(instance: Instance, target: str, *, time_limit_s: float = 6
     target's), so the bound stays valid for the target's space while the plan may not be its
     optimum; the gap then says how far it can be."""
     from haap_solver.cost.evaluate import CostModel
-    from haap_solver.search.solve import DEFAULT_BACKEND, SearchState, solve
+    from haap_solver.search.solve import (
+        DEFAULT_BACKEND,
+        SearchState,
+        SolveResult,
+        compute_bound,
+        solve,
+    )
 
     if target == "any":
         return solve(instance, backend=backend or DEFAULT_BACKEND, time_limit_s=time_limit_s,
@@ -308,16 +317,22 @@ def solve_for_target(instance: Instance, target: str, *, time_limit_s: float = 6
         nonlocal best
         state = sp.state or SearchState(inst, cost_model)
         try:
+            # The best plan of the other spaces is the cutoff: what cannot beat it closes.
             res = solve(inst, backend=backend or DEFAULT_BACKEND,
                         time_limit_s=max(budget_s, MIN_SEARCH_S), seed=seed,
                         max_stages=max_stages, mixed=mixed, relative_gap=relative_gap,
-                        state=state, stage_filter=sp.keep)
+                        state=state, stage_filter=sp.keep,
+                        cutoff_s=best.iteration_time_s if best is not None else math.inf)
         except InfeasibleError:
             sp.status, sp.bound_s, sp.state = "infeasible", math.inf, None
             return
         sp.runs += 1
         sp.bound_s = max(sp.bound_s, res.best_bound_s)  # each run's bound holds
         sp.status = res.status
+        if res.status == "cutoff":
+            sp.status = "closed (no plan below the best of the other spaces)"
+        elif res.status == "unknown":
+            sp.status = "feasible"  # open: the time limit came before a plan below the cutoff
         if res.plan is not None:
             if target_violations(inst, res.plan, target):
                 # A rule across stages the filter cannot hold (FlagScale's tied TP): the
@@ -332,12 +347,21 @@ def solve_for_target(instance: Instance, target: str, *, time_limit_s: float = 6
     def cutoff() -> float:
         return best.iteration_time_s * (1 - relative_gap) if best is not None else math.inf
 
-    # Round 1: every space gets a short search (bounds and first plans); round 2 on: the spaces
-    # still open whose bound could beat the best plan, least bound first, share the time left.
-    first_s = FIRST_ROUND_SHARE * time_limit_s / max(len(spaces), 1)
+    # Round 1: every space gets a short search (bounds and first plans), the most promising
+    # first (least compute floor) so that the best plan found early closes the others (their
+    # searches start from it as a cutoff); the time a closed space leaves goes to the next ones.
+    # Round 2 on: the spaces still open whose bound could beat the best plan, least bound first,
+    # share the time left.
+    first_end = time.perf_counter() + FIRST_ROUND_SHARE * time_limit_s
     for sp in spaces:
+        if time.perf_counter() < first_end:
+            sp.state = SearchState(inst, cost_model)
+            sp.state.stage_filter = sp.keep
+            sp.order_s = compute_bound(sp.state)
+    for k, sp in enumerate(sorted(spaces, key=lambda sp: sp.order_s)):
         if left_s() > MIN_SEARCH_S / 2:
-            search(sp, min(first_s, left_s()))
+            share = (first_end - time.perf_counter()) / (len(spaces) - k)
+            search(sp, min(max(share, MIN_SEARCH_S), left_s()))
     while left_s() > MIN_SEARCH_S / 2:
         todo = sorted((sp for sp in spaces if sp.is_open and sp.bound_s < cutoff()),
                       key=lambda sp: sp.bound_s)
@@ -358,18 +382,28 @@ def solve_for_target(instance: Instance, target: str, *, time_limit_s: float = 6
                            counts_in_bound=False)
             spaces.append(extra)
             search(extra, left_s() / (len(tps) - k))
+    for sp in spaces:
+        if sp.is_open and sp.status != "not searched" and sp.bound_s >= cutoff():
+            sp.status, sp.state = "closed (its bound reaches the best plan)", None
     searched = [sp.summary() for sp in spaces]
+    # The target's optimum is the least over the spaces: below the best plan only where an
+    # open space's bound is (a closed one is solved, infeasible or bounded above the plan).
+    open_bounds = [sp.bound_s for sp in spaces if sp.counts_in_bound and sp.is_open]
     if best is None:
         if all(sp.status == "infeasible" for sp in spaces):
             raise InfeasibleError(f"no plan of {inst.name} fits what target {target!r} "
                                   f"({rules.engine}) can run: every one of its {len(spaces)} "
                                   "restricted spaces is infeasible")
-        raise HaapError(f"no plan for target {target!r} found within the time limit "
-                        f"({time_limit_s:g} s); give it more time (--time-limit)")
-    # The target's optimum is the least over the spaces: below the best plan only where an
-    # open space's bound is (a closed one is solved, infeasible or bounded above the plan).
-    bound = min([best.iteration_time_s] + [sp.bound_s for sp in spaces
-                                           if sp.counts_in_bound and sp.is_open])
+        # Like solve() at its time limit: no plan, the bound that holds, an honest status.
+        return SolveResult(
+            instance=inst.name, method=f"haap-{target}", plan=None, evaluation=None,
+            status="unknown", iteration_time_s=math.inf,
+            best_bound_s=min(open_bounds, default=0.0), gap=math.inf,
+            wall_s=time.perf_counter() - start,
+            search_space={"target": {"name": target, "searches": searched}},
+            message=f"no plan for target {target!r} found within the time limit "
+                    f"({time_limit_s:g} s); give it more time (--time-limit)")
+    bound = min([best.iteration_time_s, *open_bounds])
     from haap_solver.validate import check_plan
 
     assert best.plan is not None
