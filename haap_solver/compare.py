@@ -34,6 +34,8 @@ from haap_solver.cli import (
 )
 from haap_solver.errors import HaapError, InfeasibleError
 from haap_solver.instance import Instance
+from haap_solver.target_prices import PRICE_TARGETS, method_of, price_section
+from haap_solver.targets import RULES as PRICE_TARGET_RULES
 
 DEFAULT_METHODS = ("haap", "uniform", "proportional", "metis", "bruteforce")
 BASELINES = ("uniform", "proportional", "metis")
@@ -245,6 +247,17 @@ def matrix_instances(root: Path) -> list[Path]:
     return sorted(root.glob("*.toml")) + sorted((root / "small").glob("*.toml"))
 
 
+def _targets_arg(text: str) -> list[str]:
+    from haap_solver.targets import RULES
+
+    names = [t.strip() for t in text.split(",") if t.strip() and t.strip() != "none"]
+    for n in names:
+        if n not in RULES:
+            raise argparse.ArgumentTypeError(f"unknown target {n!r}; targets: "
+                                             + ", ".join(RULES) + " (or none)")
+    return names
+
+
 def _cfg_bench(p: argparse.ArgumentParser) -> None:
     p.add_argument("instances", nargs="*", metavar="INSTANCE",
                    help="instance files (default: instances/*.toml and instances/small/*.toml)")
@@ -258,6 +271,10 @@ def _cfg_bench(p: argparse.ArgumentParser) -> None:
                         "haap-cpsat,uniform,proportional,metis,bruteforce; --quick drops "
                         "haap-1pct, haap-single and haap-cpsat)")
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--targets", type=_targets_arg, default=None,
+                   help="comma-separated engine targets whose price to measure: the exact "
+                        "search over each target's space beside haap's, same time limit "
+                        "(default: megatron,deepspeed without --methods, none with it; 'none')")
     p.add_argument("--output", default="docs/benchmarks.md", help="Markdown report to write")
     p.add_argument("--img-dir", default="docs/img", help="where the plots go")
     p.add_argument("--csv", action="store_true", help="also print the rows as CSV on stdout")
@@ -288,6 +305,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
                                 "proportional", "metis", "bruteforce"])
     if "uniform" not in methods:
         methods.append("uniform")
+    targets = args.targets if args.targets is not None else (
+        [] if args.methods else list(PRICE_TARGETS))
+    methods += [method_of(t) for t in targets if method_of(t) not in methods]
     instances = [load_instance(p) for p in paths]
     rows: list[dict[str, Any]] = []
     started = time.perf_counter()
@@ -444,7 +464,8 @@ def bench_report(rows: list[dict[str, Any]], instances: list[Instance], *, metho
               "Iteration time in seconds (lower is better); speed-up = baseline time / haap "
               "time.", ""]
     head = ["instance", "GPUs", "haap s", "haap status", "haap gap"]
-    for b in (m for m in methods if m not in ("haap",)):
+    targets = [t for m in methods if (t := m.removeprefix("haap-")) in PRICE_TARGET_RULES]
+    for b in (m for m in methods if m not in ("haap",) and m.removeprefix("haap-") not in targets):
         head.append(f"{b} s")
     head += ["vs uniform", "vs proportional", "vs metis", "search s haap / metis"]
     lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -457,7 +478,7 @@ def bench_report(rows: list[dict[str, Any]], instances: list[Instance], *, metho
             continue
         cells = [inst.name, f"{inst.cluster.num_gpus:,}", _fmt(h["iteration_time_s"], "time"),
                  h["status"], _fmt(h["gap"], "gap")]
-        for b in (m for m in methods if m != "haap"):
+        for b in (m for m in methods if m != "haap" and m.removeprefix("haap-") not in targets):
             r = by.get((inst.name, b))
             if r is None:
                 cells.append("-")
@@ -506,6 +527,7 @@ def bench_report(rows: list[dict[str, Any]], instances: list[Instance], *, metho
                      "stages, shapes that are not node-aligned) that is possible at optimum; "
                      "otherwise it means haap stopped at its time limit (see its status and "
                      "gap).")
+    lines += price_section(rows, targets)
     if "haap-1pct" in methods:
         lines += gap_section(rows, instances)
     if "haap-single" in methods:

@@ -110,21 +110,29 @@ def row_violations(instance: Instance, row: Mapping[str, Any], target: str) -> l
     return target_violations(instance, plan_from_dict(row["plan"]), target)
 
 
+LEGEND = ("Iteration time of the plan each engine can run (`haap solve --target ENGINE`, the "
+          "exact search over that engine's space, docs/targets.md) over the unrestricted "
+          "search's plan (`haap`), same time limit: `opt` both proven optimal, `gap x%` the "
+          "target search's proven gap where its time limit came first, `infeasible` no plan "
+          "of the instance runs on the engine (e.g. ZeRO-2), `unknown` none found in time.")
+
+
 def price_section(rows: Sequence[Mapping[str, Any]], targets: Sequence[str]) -> list[str]:
     """The Markdown section of the price of each target (empty without target rows)."""
+    table = price_table(rows, targets)
+    return ["", "## The price of each target", "", LEGEND, "", *table] if table else []
+
+
+def price_table(rows: Sequence[Mapping[str, Any]], targets: Sequence[str]) -> list[str]:
+    """The Markdown table of the price of each target, one instance a line (empty without
+    target rows), and the instances where a target beat a proven optimum, if any."""
     table = prices(rows, targets)
     if not table:
         return []
     shown = [t for t in targets if any(p.target == t for p in table)]
     by = {(p.instance, p.target): p for p in table}
     base = {(r["instance"]): r for r in rows if r["method"] == "haap"}
-    lines = ["", "## The price of each target", "",
-             "Iteration time of the plan each engine can run (`haap solve --target ENGINE`, the "
-             "exact search over that engine's space, docs/targets.md) over the unrestricted "
-             "search's plan (`haap`), same time limit: `opt` both proven optimal, `gap x%` the "
-             "target search's proven gap where its time limit came first, `infeasible` no plan "
-             "of the instance runs on the engine (e.g. ZeRO-2).", "",
-             "| instance | haap s | " + " | ".join(shown) + " |",
+    lines = ["| instance | haap s | " + " | ".join(shown) + " |",
              "|---|---:|" + "---:|" * len(shown)]
     for name in dict.fromkeys(p.instance for p in table):
         b = base[name]
@@ -140,4 +148,5 @@ def price_section(rows: Sequence[Mapping[str, Any]], targets: Sequence[str]) -> 
     return lines
 
 
-__all__ = ["PRICE_TARGETS", "Price", "method_of", "price_section", "prices", "row_violations"]
+__all__ = ["LEGEND", "PRICE_TARGETS", "Price", "method_of", "price_section", "price_table",
+           "prices", "row_violations"]
