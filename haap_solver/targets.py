@@ -35,6 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from haap_solver.cost.evaluate import CostModel
 from haap_solver.errors import HaapError, InfeasibleError
 from haap_solver.instance import Instance
 from haap_solver.plan import Plan
@@ -169,6 +170,12 @@ StageFilter = Callable[[StageConfig], bool]
 FIRST_ROUND_SHARE = 0.5
 """Share of the time limit the first round (a short search of every restricted space) takes."""
 MIN_SEARCH_S = 0.2
+SEED_SHARE = 0.1
+"""Share of the time limit the uniform-grid seed may take (`_uniform_seed`)."""
+ORDER_SHARE = 0.1
+"""Share of the time limit the first round's ordering (each space's compute floor) may take; the
+spaces it leaves out come after, in their own order. Each costs the space's configurations,
+which its search then reuses (0.2-0.4 s a space at 1,024 GPUs, where there are 168)."""
 """Shortest time limit one restricted search is given."""
 
 
@@ -278,11 +285,11 @@ def solve_for_target(instance: Instance, target: str, *, time_limit_s: float = 6
     spaces with one TP degree for every stage are searched in addition (a subset of the
     target's), so the bound stays valid for the target's space while the plan may not be its
     optimum; the gap then says how far it can be."""
-    from haap_solver.cost.evaluate import CostModel
     from haap_solver.search.solve import (
         DEFAULT_BACKEND,
         SearchState,
         SolveResult,
+        any_plan_floor,
         compute_bound,
         solve,
     )
@@ -308,7 +315,14 @@ def solve_for_target(instance: Instance, target: str, *, time_limit_s: float = 6
     start = time.perf_counter()
     spaces = [_Space(label=label, keep=f) for label, f in restricted_spaces(inst, target)]
     cost_model = CostModel(inst)
-    best: SolveResult | None = None
+    # A plan the target runs before any search: the best uniform grid (one TP, DP, recomputation
+    # and share for every stage) where the target runs it; the first cutoff of every space.
+    best: SolveResult | None = _uniform_seed(inst, target, cost_model,
+                                             SEED_SHARE * time_limit_s)
+    # A space never searched is bounded by what bounds every plan (`any_plan_floor`).
+    floor = any_plan_floor(SearchState(inst, cost_model))
+    for sp in spaces:
+        sp.bound_s = floor
 
     def left_s() -> float:
         return time_limit_s - (time.perf_counter() - start)
@@ -353,8 +367,9 @@ def solve_for_target(instance: Instance, target: str, *, time_limit_s: float = 6
     # Round 2 on: the spaces still open whose bound could beat the best plan, least bound first,
     # share the time left.
     first_end = time.perf_counter() + FIRST_ROUND_SHARE * time_limit_s
+    order_end = time.perf_counter() + ORDER_SHARE * time_limit_s
     for sp in spaces:
-        if time.perf_counter() < first_end:
+        if time.perf_counter() < order_end:
             sp.state = SearchState(inst, cost_model)
             sp.state.stage_filter = sp.keep
             sp.order_s = compute_bound(sp.state)
@@ -419,6 +434,36 @@ def solve_for_target(instance: Instance, target: str, *, time_limit_s: float = 6
                                best_bound_s=bound, gap=gap,
                                wall_s=time.perf_counter() - start, search_space=space,
                                message=f"{best.message}; {message}" if best.message else message)
+
+
+def _uniform_seed(inst: Instance, target: str, cost_model: Any,
+                  time_limit_s: float) -> SolveResult | None:
+    """The best uniform Megatron-LM grid (baselines/uniform.py) over the recomputation modes the
+    target has, where the target runs it (None elsewhere: FlagScale when a stage straddles two
+    device types, or no grid fits). It seeds the target's search with a cutoff: on the largest
+    clusters the restricted searches alone found no plan within a minute (168 spaces at 1,024
+    GPUs, each 2-4 s to set up)."""
+    from haap_solver.baselines.uniform import uniform
+    from haap_solver.validate import plan_violations
+
+    modes = tuple(m for m in inst.training.recompute if m in rules_of(target).recompute_modes)
+    if not modes:
+        return None
+    seed_inst = dataclasses.replace(inst, training=dataclasses.replace(
+        inst.training, recompute=modes))
+    try:
+        res = uniform(seed_inst, time_limit_s=time_limit_s, cost_model=CostModel(seed_inst)
+                      if modes != inst.training.recompute else cost_model)
+    except InfeasibleError:
+        return None
+    if res.plan is None or target_violations(inst, res.plan, target) \
+            or plan_violations(inst, res.plan, cost_model=cost_model):
+        return None
+    res.evaluation = cost_model.evaluate(res.plan)  # the time on the target's instance
+    res.iteration_time_s = res.evaluation.iteration_time_s
+    res.message = (f"the best plan is the uniform grid's seed ({res.message}); the bound and gap "
+                   f"refer to the target's space")
+    return res
 
 
 _EMPTY_PLAN = Plan(micro_batch_size=1, num_micro_batches=1, stages=())

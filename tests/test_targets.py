@@ -218,3 +218,17 @@ def test_cutoff_closes_a_space_that_cannot_beat_it(mini_optimum):
     assert res.iteration_time_s == pytest.approx(best, rel=1e-9)
     with pytest.raises(ValueError, match="cutoff_s"):
         solve(instance, time_limit_s=1, cutoff_s=0.0)
+
+
+def test_a_short_time_limit_still_gives_a_plan_the_target_runs(mini_optimum):
+    # The uniform grid seeds the target's search (it runs on Megatron-LM and, with full or no
+    # recomputation, on DeepSpeed): no restricted search needs to finish for a plan to come back.
+    instance, _ = mini_optimum
+    truth = {t: _target_bruteforce(instance, t) for t in ("megatron", "deepspeed")}
+    for target, best in truth.items():
+        res = solve_for_target(instance, target, time_limit_s=0.01)
+        assert res.plan is not None, target
+        assert not target_violations(instance, res.plan, target)
+        assert not plan_violations(instance, res.plan)
+        assert res.iteration_time_s >= best * (1 - 1e-9)
+        assert res.best_bound_s <= best * (1 + 1e-9)
