@@ -278,9 +278,12 @@ def solve_for_target(instance: Instance, target: str, *, time_limit_s: float = 6
                      mixed: bool = True, relative_gap: float = 0.0) -> SolveResult:
     """The fastest plan `target` can run, with a proof over the target's space.
 
-    One search per restricted space (`restricted_spaces`), each given an equal share of the time
-    left; the plan is the best of theirs, the bound the least of their bounds (an infeasible
-    space bounds nothing). Where a rule spans stages (FlagScale's tied first and last TP) the
+    One search per restricted space (`restricted_spaces`), in rounds (docs/targets.md), each
+    starting from the best plan found so far as its cutoff (`solve(cutoff_s=)`: a space that
+    cannot beat it closes by its bounds at once), the uniform grid the target runs being the
+    first; the plan is the best of all, the bound the least of the open spaces' bounds and the
+    plan's time (an infeasible space bounds nothing). No plan within the time limit: a result
+    with none, status "unknown". Where a rule spans stages (FlagScale's tied first and last TP) the
     restricted spaces hold more than the target runs: a plan breaking it is dropped, and the
     spaces with one TP degree for every stage are searched in addition (a subset of the
     target's), so the bound stays valid for the target's space while the plan may not be its
