@@ -232,3 +232,17 @@ def test_a_short_time_limit_still_gives_a_plan_the_target_runs(mini_optimum):
         assert not plan_violations(instance, res.plan)
         assert res.iteration_time_s >= best * (1 - 1e-9)
         assert res.best_bound_s <= best * (1 + 1e-9)
+
+
+def test_spaces_that_cannot_beat_the_best_plan_are_closed_by_it(mini_optimum):
+    # The restricted spaces share the incumbent: a space with no plan below the best of the
+    # others is closed by its cutoff (not solved to its own optimum), and its bound proves it.
+    instance, _ = mini_optimum
+    res = solve_for_target(instance, "megatron", time_limit_s=60)
+    assert res.status == "optimal"
+    searches = res.search_space["target"]["searches"]
+    closed = [s for s in searches if s["status"].startswith("closed (no plan below")]
+    assert len(closed) >= len(searches) // 2
+    for s in closed:
+        assert s["iteration_time_s"] is None or s["iteration_time_s"] >= res.iteration_time_s
+        assert s["best_bound_s"] >= res.iteration_time_s * (1 - 1e-9)
