@@ -36,6 +36,7 @@ from haap_solver.report import bench_docs
 from haap_solver.report.bench import bench_report, machine_info
 from haap_solver.report.comparison import rows_csv, rows_table
 from haap_solver.report.plots import bench_plots, plot_gantt, plot_memory
+from haap_solver.target_prices import PRICE_TARGETS, method_of
 
 DEFAULT_METHODS = ("haap", "uniform", "proportional", "metis", "bruteforce")
 
@@ -159,6 +160,17 @@ def matrix_instances(root: Path) -> list[Path]:
     return sorted(root.glob("*.toml")) + sorted((root / "small").glob("*.toml"))
 
 
+def _targets_arg(text: str) -> list[str]:
+    from haap_solver.targets import RULES
+
+    names = [t.strip() for t in text.split(",") if t.strip() and t.strip() != "none"]
+    for n in names:
+        if n not in RULES:
+            raise argparse.ArgumentTypeError(f"unknown target {n!r}; targets: "
+                                             + ", ".join(RULES) + " (or none)")
+    return names
+
+
 def _cfg_bench(p: argparse.ArgumentParser) -> None:
     p.add_argument("instances", nargs="*", metavar="INSTANCE",
                    help="instance files (default: instances/*.toml and instances/small/*.toml)")
@@ -172,6 +184,10 @@ def _cfg_bench(p: argparse.ArgumentParser) -> None:
                         "haap-cpsat,uniform,proportional,metis,bruteforce; --quick drops "
                         "haap-1pct, haap-single and haap-cpsat)")
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--targets", type=_targets_arg, default=None,
+                   help="comma-separated engine targets whose price to measure: the exact "
+                        "search over each target's space beside haap's, same time limit "
+                        "(default: megatron,deepspeed without --methods, none with it; 'none')")
     p.add_argument("--output", default="docs/benchmarks.md", help="Markdown report to write")
     p.add_argument("--img-dir", default="docs/img", help="where the plots go")
     p.add_argument("--csv", action="store_true", help="also print the rows as CSV on stdout")
@@ -202,6 +218,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
                                 "proportional", "metis", "bruteforce"])
     if "uniform" not in methods:
         methods.append("uniform")
+    targets = args.targets if args.targets is not None else (
+        [] if args.methods else list(PRICE_TARGETS))
+    methods += [method_of(t) for t in targets if method_of(t) not in methods]
     instances = [load_instance(p) for p in paths]
     rows: list[dict[str, Any]] = []
     started = time.perf_counter()

@@ -75,8 +75,8 @@ METHODS: dict[str, Method] = {
     "proportional": _lazy("haap_solver.baselines.proportional", "proportional"),
     "metis": _lazy("haap_solver.baselines.metis", "metis"),
     "bruteforce": _lazy("haap_solver.baselines.bruteforce", "bruteforce"),
-    # Not in the default benchmark: haap bench --methods haap,haap-megatron,... (the price of
-    # each engine target, docs/targets.md).
+    # The exact search over each engine target's space: `haap bench --targets` (megatron and
+    # deepspeed by default) runs them beside haap for the price of each target (docs/targets.md).
     **{f"haap-{t}": _target(t) for t in ("megatron", "deepspeed", "torchtitan", "flagscale")},
 }
 """Method name -> callable(instance, *, time_limit_s, threads, seed, cost_model=None)."""

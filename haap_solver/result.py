@@ -21,7 +21,8 @@ class SolveResult:
     plan: Plan | None
     evaluation: Evaluation | None
     status: str
-    """optimal (proven within `gap`), feasible (time limit; `gap` says how far), infeasible."""
+    """optimal (proven within `gap`), feasible (time limit; `gap` says how far), infeasible;
+    with no plan: unknown (time limit), cutoff (no plan below `solve(cutoff_s=)`)."""
     iteration_time_s: float
     """evaluate()'s iteration time of `plan` (inf when infeasible)."""
     best_bound_s: float

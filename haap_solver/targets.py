@@ -35,6 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from haap_solver.cost.evaluate import CostModel
 from haap_solver.errors import HaapError, InfeasibleError
 from haap_solver.instance import Instance
 from haap_solver.plan import Plan
@@ -51,6 +52,12 @@ StageFilter = Callable[[StageConfig], bool]
 FIRST_ROUND_SHARE = 0.5
 """Share of the time limit the first round (a short search of every restricted space) takes."""
 MIN_SEARCH_S = 0.2
+SEED_SHARE = 0.1
+"""Share of the time limit the uniform-grid seed may take (`_uniform_seed`)."""
+ORDER_SHARE = 0.1
+"""Share of the time limit the first round's ordering (each space's compute floor) may take; the
+spaces it leaves out come after, in their own order. Each costs the space's configurations,
+which its search then reuses (0.2-0.4 s a space at 1,024 GPUs, where there are 168)."""
 """Shortest time limit one restricted search is given."""
 
 
@@ -74,6 +81,9 @@ class _Space:
     """Iteration time of the space's best plan that the target runs."""
     runs: int = 0
     """Searches run on the space."""
+    order_s: float = math.inf
+    """The order the first round takes the spaces in (least first): the single-type compute
+    floor of the space (`compute_bound`: perfect balance, no bubble), inf where not computed."""
 
     @property
     def is_open(self) -> bool:
@@ -133,8 +143,8 @@ def _pipeline_shapes(instance: Instance, base: StageFilter) -> list[tuple[int, i
     """Every (TP, DP) some stage configuration of the search space that `base` accepts has, at
     some micro-batch size (mixed ones included): the only choices for a pipeline of one TP and
     one DP degree. (Any other pair restricts the space to nothing.)"""
-    from haap_solver.search.solve import SearchState
     from haap_solver.search.space import stage_configs
+    from haap_solver.search.state import SearchState
 
     state = SearchState(instance, mixed=True)
     pairs: set[tuple[int, int]] = set()
@@ -150,15 +160,19 @@ def solve_for_target(instance: Instance, target: str, *, time_limit_s: float = 6
                      mixed: bool = True, relative_gap: float = 0.0) -> SolveResult:
     """The fastest plan `target` can run, with a proof over the target's space.
 
-    One search per restricted space (`restricted_spaces`), each given an equal share of the time
-    left; the plan is the best of theirs, the bound the least of their bounds (an infeasible
-    space bounds nothing). Where a rule spans stages (FlagScale's tied first and last TP) the
+    One search per restricted space (`restricted_spaces`), in rounds (docs/targets.md), each
+    starting from the best plan found so far as its cutoff (`solve(cutoff_s=)`: a space that
+    cannot beat it closes by its bounds at once), the uniform grid the target runs being the
+    first; the plan is the best of all, the bound the least of the open spaces' bounds and the
+    plan's time (an infeasible space bounds nothing). No plan within the time limit: a result
+    with none, status "unknown". Where a rule spans stages (FlagScale's tied first and last TP) the
     restricted spaces hold more than the target runs: a plan breaking it is dropped, and the
     spaces with one TP degree for every stage are searched in addition (a subset of the
     target's), so the bound stays valid for the target's space while the plan may not be its
     optimum; the gap then says how far it can be."""
-    from haap_solver.cost.evaluate import CostModel
+    from haap_solver.result import SolveResult
     from haap_solver.search.solve import DEFAULT_BACKEND, SearchState, solve
+    from haap_solver.search.subproblem_bounds import any_plan_floor, compute_bound
 
     if target == "any":
         return solve(instance, backend=backend or DEFAULT_BACKEND, time_limit_s=time_limit_s,
@@ -181,7 +195,14 @@ def solve_for_target(instance: Instance, target: str, *, time_limit_s: float = 6
     start = time.perf_counter()
     spaces = [_Space(label=label, keep=f) for label, f in restricted_spaces(inst, target)]
     cost_model = CostModel(inst)
-    best: SolveResult | None = None
+    # A plan the target runs before any search: the best uniform grid (one TP, DP, recomputation
+    # and share for every stage) where the target runs it; the first cutoff of every space.
+    best: SolveResult | None = _uniform_seed(inst, target, cost_model,
+                                             SEED_SHARE * time_limit_s)
+    # A space never searched is bounded by what bounds every plan (`any_plan_floor`).
+    floor = any_plan_floor(SearchState(inst, cost_model))
+    for sp in spaces:
+        sp.bound_s = floor
 
     def left_s() -> float:
         return time_limit_s - (time.perf_counter() - start)
@@ -190,16 +211,29 @@ def solve_for_target(instance: Instance, target: str, *, time_limit_s: float = 6
         nonlocal best
         state = sp.state or SearchState(inst, cost_model)
         try:
+            # The best plan of the other spaces is the cutoff: what cannot beat it closes.
             res = solve(inst, backend=backend or DEFAULT_BACKEND,
                         time_limit_s=max(budget_s, MIN_SEARCH_S), seed=seed,
                         max_stages=max_stages, mixed=mixed, relative_gap=relative_gap,
-                        state=state, stage_filter=sp.keep)
+                        state=state, stage_filter=sp.keep,
+                        cutoff_s=best.iteration_time_s if best is not None else math.inf)
         except InfeasibleError:
             sp.status, sp.bound_s, sp.state = "infeasible", math.inf, None
+            return
+        except HaapError as exc:
+            # No single-type plan in this space, and its time ran out before the plans with a
+            # mixed stage were set up (_mixed_not_set_up): open, its bound as it was.
+            if "time limit" not in str(exc):
+                raise
+            sp.runs, sp.status, sp.state = sp.runs + 1, "feasible", state
             return
         sp.runs += 1
         sp.bound_s = max(sp.bound_s, res.best_bound_s)  # each run's bound holds
         sp.status = res.status
+        if res.status == "cutoff":
+            sp.status = "closed (no plan below the best of the other spaces)"
+        elif res.status == "unknown":
+            sp.status = "feasible"  # open: the time limit came before a plan below the cutoff
         if res.plan is not None:
             if target_violations(inst, res.plan, target):
                 # A rule across stages the filter cannot hold (FlagScale's tied TP): the
@@ -214,12 +248,22 @@ def solve_for_target(instance: Instance, target: str, *, time_limit_s: float = 6
     def cutoff() -> float:
         return best.iteration_time_s * (1 - relative_gap) if best is not None else math.inf
 
-    # Round 1: every space gets a short search (bounds and first plans); round 2 on: the spaces
-    # still open whose bound could beat the best plan, least bound first, share the time left.
-    first_s = FIRST_ROUND_SHARE * time_limit_s / max(len(spaces), 1)
+    # Round 1: every space gets a short search (bounds and first plans), the most promising
+    # first (least compute floor) so that the best plan found early closes the others (their
+    # searches start from it as a cutoff); the time a closed space leaves goes to the next ones.
+    # Round 2 on: the spaces still open whose bound could beat the best plan, least bound first,
+    # share the time left.
+    first_end = time.perf_counter() + FIRST_ROUND_SHARE * time_limit_s
+    order_end = time.perf_counter() + ORDER_SHARE * time_limit_s
     for sp in spaces:
+        if time.perf_counter() < order_end:
+            sp.state = SearchState(inst, cost_model)
+            sp.state.stage_filter = sp.keep
+            sp.order_s = compute_bound(sp.state)
+    for k, sp in enumerate(sorted(spaces, key=lambda sp: sp.order_s)):
         if left_s() > MIN_SEARCH_S / 2:
-            search(sp, min(first_s, left_s()))
+            share = (first_end - time.perf_counter()) / (len(spaces) - k)
+            search(sp, min(max(share, MIN_SEARCH_S), left_s()))
     while left_s() > MIN_SEARCH_S / 2:
         todo = sorted((sp for sp in spaces if sp.is_open and sp.bound_s < cutoff()),
                       key=lambda sp: sp.bound_s)
@@ -240,18 +284,28 @@ def solve_for_target(instance: Instance, target: str, *, time_limit_s: float = 6
                            counts_in_bound=False)
             spaces.append(extra)
             search(extra, left_s() / (len(tps) - k))
+    for sp in spaces:
+        if sp.is_open and sp.status != "not searched" and sp.bound_s >= cutoff():
+            sp.status, sp.state = "closed (its bound reaches the best plan)", None
     searched = [sp.summary() for sp in spaces]
+    # The target's optimum is the least over the spaces: below the best plan only where an
+    # open space's bound is (a closed one is solved, infeasible or bounded above the plan).
+    open_bounds = [sp.bound_s for sp in spaces if sp.counts_in_bound and sp.is_open]
     if best is None:
         if all(sp.status == "infeasible" for sp in spaces):
             raise InfeasibleError(f"no plan of {inst.name} fits what target {target!r} "
                                   f"({rules.engine}) can run: every one of its {len(spaces)} "
                                   "restricted spaces is infeasible")
-        raise HaapError(f"no plan for target {target!r} found within the time limit "
-                        f"({time_limit_s:g} s); give it more time (--time-limit)")
-    # The target's optimum is the least over the spaces: below the best plan only where an
-    # open space's bound is (a closed one is solved, infeasible or bounded above the plan).
-    bound = min([best.iteration_time_s] + [sp.bound_s for sp in spaces
-                                           if sp.counts_in_bound and sp.is_open])
+        # Like solve() at its time limit: no plan, the bound that holds, an honest status.
+        return SolveResult(
+            instance=inst.name, method=f"haap-{target}", plan=None, evaluation=None,
+            status="unknown", iteration_time_s=math.inf,
+            best_bound_s=min(open_bounds, default=0.0), gap=math.inf,
+            wall_s=time.perf_counter() - start,
+            search_space={"target": {"name": target, "searches": searched}},
+            message=f"no plan for target {target!r} found within the time limit "
+                    f"({time_limit_s:g} s); give it more time (--time-limit)")
+    bound = min([best.iteration_time_s, *open_bounds])
     from haap_solver.validate import check_plan
 
     assert best.plan is not None
@@ -267,6 +321,36 @@ def solve_for_target(instance: Instance, target: str, *, time_limit_s: float = 6
                                best_bound_s=bound, gap=gap,
                                wall_s=time.perf_counter() - start, search_space=space,
                                message=f"{best.message}; {message}" if best.message else message)
+
+
+def _uniform_seed(inst: Instance, target: str, cost_model: Any,
+                  time_limit_s: float) -> SolveResult | None:
+    """The best uniform Megatron-LM grid (baselines/uniform.py) over the recomputation modes the
+    target has, where the target runs it (None elsewhere: FlagScale when a stage straddles two
+    device types, or no grid fits). It seeds the target's search with a cutoff: on the largest
+    clusters the restricted searches alone found no plan within a minute (168 spaces at 1,024
+    GPUs, each 2-4 s to set up)."""
+    from haap_solver.baselines.uniform import uniform
+    from haap_solver.validate import plan_violations
+
+    modes = tuple(m for m in inst.training.recompute if m in rules_of(target).recompute_modes)
+    if not modes:
+        return None
+    seed_inst = dataclasses.replace(inst, training=dataclasses.replace(
+        inst.training, recompute=modes))
+    try:
+        res = uniform(seed_inst, time_limit_s=time_limit_s, cost_model=CostModel(seed_inst)
+                      if modes != inst.training.recompute else cost_model)
+    except InfeasibleError:
+        return None
+    if res.plan is None or target_violations(inst, res.plan, target) \
+            or plan_violations(inst, res.plan, cost_model=cost_model):
+        return None
+    res.evaluation = cost_model.evaluate(res.plan)  # the time on the target's instance
+    res.iteration_time_s = res.evaluation.iteration_time_s
+    res.message = (f"the best plan is the uniform grid's seed ({res.message}); the bound and gap "
+                   f"refer to the target's space")
+    return res
 
 
 _EMPTY_PLAN = Plan(micro_batch_size=1, num_micro_batches=1, stages=())

@@ -18,7 +18,7 @@ else:  # pragma: no cover
 
 from haap_solver.cli import main
 from haap_solver.cost.evaluate import CostModel
-from haap_solver.errors import HaapError, InputError
+from haap_solver.errors import InputError
 from haap_solver.instance import instance_from_dict, load_instance
 from haap_solver.plan import load_plan
 from haap_solver.search.space import build_plan, micro_batch_candidates, stage_configs
@@ -183,12 +183,11 @@ def test_short_time_limit_gives_an_honest_bound(mini_optimum):
     instance, _ = mini_optimum
     truth = _target_bruteforce(instance, "megatron")
     for limit in (0.3, 2.0):
-        try:
-            res = solve_for_target(instance, "megatron", time_limit_s=limit)
-        except HaapError as exc:  # no plan in time is an honest answer too
-            assert "time limit" in str(exc)
-            continue
+        res = solve_for_target(instance, "megatron", time_limit_s=limit)
         assert res.best_bound_s <= truth * (1 + 1e-9)
+        if res.plan is None:  # no plan in time is an honest answer too
+            assert res.status == "unknown" and "time limit" in res.message
+            continue
         assert res.iteration_time_s >= truth * (1 - 1e-9)
         assert (res.status == "optimal") == (res.gap <= 1e-9)
         assert not target_violations(instance, res.plan, "megatron")
@@ -199,3 +198,51 @@ def test_short_time_limit_gives_an_honest_bound(mini_optimum):
                       and s["best_bound_s"] < res.iteration_time_s * (1 - 1e-9)]
         if open_below:
             assert res.status == "feasible" and res.gap > 0
+
+
+def test_cutoff_closes_a_space_that_cannot_beat_it(mini_optimum):
+    # solve(cutoff_s=): a plan of that time is known elsewhere. At the optimum (or below) no plan
+    # beats it: no plan, status "cutoff", a bound that still holds; just above it, the optimum.
+    from haap_solver.search.solve import solve
+
+    instance, unrestricted = mini_optimum
+    assert unrestricted.status == "optimal"
+    best = unrestricted.iteration_time_s
+    for cutoff in (best, 0.9 * best):
+        res = solve(instance, time_limit_s=60, threads=1, seed=0, cutoff_s=cutoff)
+        assert res.plan is None and res.status == "cutoff"
+        assert res.best_bound_s == pytest.approx(cutoff, rel=1e-12)
+        assert res.best_bound_s <= best * (1 + 1e-9)
+    res = solve(instance, time_limit_s=60, threads=1, seed=0, cutoff_s=1.01 * best)
+    assert res.status == "optimal"
+    assert res.iteration_time_s == pytest.approx(best, rel=1e-9)
+    with pytest.raises(ValueError, match="cutoff_s"):
+        solve(instance, time_limit_s=1, cutoff_s=0.0)
+
+
+def test_a_short_time_limit_still_gives_a_plan_the_target_runs(mini_optimum):
+    # The uniform grid seeds the target's search (it runs on Megatron-LM and, with full or no
+    # recomputation, on DeepSpeed): no restricted search needs to finish for a plan to come back.
+    instance, _ = mini_optimum
+    truth = {t: _target_bruteforce(instance, t) for t in ("megatron", "deepspeed")}
+    for target, best in truth.items():
+        res = solve_for_target(instance, target, time_limit_s=0.01)
+        assert res.plan is not None, target
+        assert not target_violations(instance, res.plan, target)
+        assert not plan_violations(instance, res.plan)
+        assert res.iteration_time_s >= best * (1 - 1e-9)
+        assert res.best_bound_s <= best * (1 + 1e-9)
+
+
+def test_spaces_that_cannot_beat_the_best_plan_are_closed_by_it(mini_optimum):
+    # The restricted spaces share the incumbent: a space with no plan below the best of the
+    # others is closed by its cutoff (not solved to its own optimum), and its bound proves it.
+    instance, _ = mini_optimum
+    res = solve_for_target(instance, "megatron", time_limit_s=60)
+    assert res.status == "optimal"
+    searches = res.search_space["target"]["searches"]
+    closed = [s for s in searches if s["status"].startswith("closed (no plan below")]
+    assert len(closed) >= len(searches) // 2
+    for s in closed:
+        assert s["iteration_time_s"] is None or s["iteration_time_s"] >= res.iteration_time_s
+        assert s["best_bound_s"] >= res.iteration_time_s * (1 - 1e-9)

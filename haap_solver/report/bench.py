@@ -13,6 +13,8 @@ from typing import Any
 
 from haap_solver.instance import Instance
 from haap_solver.report.comparison import _fmt
+from haap_solver.target_prices import price_section
+from haap_solver.target_rules import RULES as PRICE_TARGET_RULES
 
 BASELINES = ("uniform", "proportional", "metis")
 """The baselines whose speed-up the report gives (haap against each)."""
@@ -106,7 +108,8 @@ def bench_report(rows: list[dict[str, Any]], instances: list[Instance], *, metho
               "Iteration time in seconds (lower is better); speed-up = baseline time / haap "
               "time.", ""]
     head = ["instance", "GPUs", "haap s", "haap status", "haap gap"]
-    for b in (m for m in methods if m not in ("haap",)):
+    targets = [t for m in methods if (t := m.removeprefix("haap-")) in PRICE_TARGET_RULES]
+    for b in (m for m in methods if m not in ("haap",) and m.removeprefix("haap-") not in targets):
         head.append(f"{b} s")
     head += ["vs uniform", "vs proportional", "vs metis", "search s haap / metis"]
     lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -119,7 +122,7 @@ def bench_report(rows: list[dict[str, Any]], instances: list[Instance], *, metho
             continue
         cells = [inst.name, f"{inst.cluster.num_gpus:,}", _fmt(h["iteration_time_s"], "time"),
                  h["status"], _fmt(h["gap"], "gap")]
-        for b in (m for m in methods if m != "haap"):
+        for b in (m for m in methods if m != "haap" and m.removeprefix("haap-") not in targets):
             r = by.get((inst.name, b))
             if r is None:
                 cells.append("-")
@@ -168,6 +171,7 @@ def bench_report(rows: list[dict[str, Any]], instances: list[Instance], *, metho
                      "stages, shapes that are not node-aligned) that is possible at optimum; "
                      "otherwise it means haap stopped at its time limit (see its status and "
                      "gap).")
+    lines += price_section(rows, targets)
     if "haap-1pct" in methods:
         lines += gap_section(rows, instances)
     if "haap-single" in methods:

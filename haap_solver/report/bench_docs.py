@@ -26,7 +26,8 @@ from haap_solver.errors import InputError, read_text
 
 SCHEMA_VERSION = 1
 BLOCKS = {"README.md": ("status", "mixed-example"),
-          "formulations/stage-assignment.md": ("large-clusters",)}
+          "formulations/stage-assignment.md": ("large-clusters",),
+          "docs/targets.md": ("target-prices",)}
 """Which generated blocks each document holds (paths relative to the repository root)."""
 LARGE_GPUS = 256
 """Instances above this many GPUs are the 'large clusters' of formulations Sec. 4.7."""
@@ -211,8 +212,20 @@ def render_large_clusters(data: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def render_target_prices(data: Mapping[str, Any]) -> str:
+    """docs/targets.md: the price of each target the run searched (`haap bench --targets`)."""
+    from haap_solver.target_prices import price_table
+    from haap_solver.target_rules import RULES
+
+    targets = [t for m in data["methods"] if (t := m.removeprefix("haap-")) in RULES]
+    table = price_table(data["rows"], targets)
+    if not table:
+        return f"(No target search in the {_run_line(data)}: `haap bench --targets`.)"
+    return "\n".join([f"Measured in {_run_line(data)} (docs/benchmarks.md):", "", *table])
+
+
 RENDERERS = {"status": render_status, "mixed-example": render_mixed_example,
-             "large-clusters": render_large_clusters}
+             "large-clusters": render_large_clusters, "target-prices": render_target_prices}
 
 
 # -- the marked blocks -----------------------------------------------------------------------------

@@ -109,7 +109,8 @@ class BranchAndBound:
                  model_dives: bool = True,
                  relative_gap: float = 0.0,
                  bounds_feed: Callable[[], dict[SubProblem, float]] | None = None,
-                 share_bound: Callable[[SubProblem, float], None] | None = None):
+                 share_bound: Callable[[SubProblem, float], None] | None = None,
+                 cutoff_s: float = math.inf):
         self.start = time.perf_counter()
         self.deadline = self.start + time_limit_s
         """When the search stops; the follow-up passes may bring it forward."""
@@ -125,6 +126,8 @@ class BranchAndBound:
         self.use_warm_start, self.model_dives = warm_start, model_dives
         self.relative_gap = relative_gap
         self.bounds_feed, self.share_bound = bounds_feed, share_bound
+        self.cutoff_s = cutoff_s
+        """Stands in for the incumbent's time until a plan beats it (see `solve`)."""
 
         state = state or SearchState(instance)
         if state.instance is not instance:
@@ -152,8 +155,9 @@ class BranchAndBound:
 
         self.best_plan: Plan | None = None
         self.best_eval: Evaluation | None = None
-        self.best_time = math.inf
-        if incumbent is not None and incumbent.plan is not None:
+        self.best_time = cutoff_s
+        if incumbent is not None and incumbent.plan is not None \
+                and incumbent.iteration_time_s < cutoff_s:
             self.best_plan, self.best_eval = incumbent.plan, incumbent.evaluation
             self.best_time = incumbent.iteration_time_s
         self.open_bounds: list[float] = []  # lower bounds of sub-problems not closed
@@ -693,6 +697,12 @@ class BranchAndBound:
                                    iteration_time_s=math.inf, best_bound_s=min(open_bounds),
                                    gap=math.inf, message="time limit reached before any plan "
                                    "was found", **common)  # type: ignore[arg-type]
+            if math.isfinite(self.cutoff_s) and candidates:  # all closed by the cutoff
+                return SolveResult(plan=None, evaluation=None, status="cutoff",
+                                   iteration_time_s=math.inf, best_bound_s=self.threshold(),
+                                   gap=math.inf,
+                                   message=f"no plan below the cutoff ({self.cutoff_s:.4g} s)",
+                                   **common)  # type: ignore[arg-type]
             raise InfeasibleError(explain_infeasible(state))
         bound = min([best_time, *open_bounds])
         gap = max(0.0, (best_time - bound) / best_time)

@@ -148,7 +148,10 @@ def _lower_bound(result: SolveResult, bound: float) -> None:
 
 
 def _set_bound(result: SolveResult, bound: float) -> None:
-    """`result`'s bound set to `bound`, and its gap and status with it."""
+    """`result`'s bound set to `bound`, and its gap and status with it (a result with no plan
+    below the cutoff whose bound drops below it now covers plans that may beat it: unknown)."""
+    if result.plan is None and result.status == "cutoff" and bound < result.best_bound_s:
+        result.status = "unknown"
     result.best_bound_s = bound
     if result.plan is not None:
         result.gap = max(0.0, (result.iteration_time_s - result.best_bound_s)

@@ -17,6 +17,7 @@ The plan found is validated and costed by ``evaluate()``; that is the time repor
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 
@@ -38,7 +39,8 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
           max_stages: int | None = None, progress: Progress | None = None,
           seed_with_baselines: bool = True, mixed: bool = True,
           relative_gap: float = 0.0,
-          stage_filter: Callable[[StageConfig], bool] | None = None) -> SolveResult:
+          stage_filter: Callable[[StageConfig], bool] | None = None,
+          cutoff_s: float = math.inf) -> SolveResult:
     """Find the plan with the lowest iteration time the cost model gives, with a proof.
 
     The proof (status, bound, gap) covers the search space of formulations/stage-assignment.md.
@@ -69,9 +71,17 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
     a second process beside the single-type search, which then has the whole time limit and
     threads - 1 threads (`_solve_beside`); the two share every better plan. Proven results are
     the same; where the time limit ends the search, the bound depends on when plans were shared.
+
+    `cutoff_s`: the search starts as if it had a plan of that time (a plan found elsewhere, e.g.
+    in another restricted space of a target, targets.py), so a sub-problem whose bound reaches it
+    is closed at once. Where no plan below it exists the result has no plan, status "cutoff" and
+    a bound of at least the cutoff (less `relative_gap`); "unknown" where the time limit came
+    first. One process (the search beside does not take it).
     """
     if not 0.0 <= relative_gap < 1.0:
         raise ValueError(f"relative_gap: must be in [0, 1), got {relative_gap}")
+    if not cutoff_s > 0:
+        raise ValueError(f"cutoff_s: must be > 0, got {cutoff_s}")
     if stage_filter is not None:  # a restricted space (targets.py): one process, no seeds
         state, threads, seed_with_baselines = state or SearchState(instance), 1, False
         state.stage_filter = stage_filter
@@ -79,7 +89,7 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
         result = _solve_dispatch(instance, backend=backend, time_limit_s=time_limit_s,
                                  threads=threads, seed=seed, state=state, max_stages=max_stages,
                                  progress=progress, seed_with_baselines=seed_with_baselines,
-                                 mixed=mixed, relative_gap=relative_gap)
+                                 mixed=mixed, relative_gap=relative_gap, cutoff_s=cutoff_s)
     # The options of this call (a phase's result carries its own time limit and threads).
     result.options = {"backend": backend, "time_limit_s": time_limit_s, "threads": threads,
                       "seed": seed, "mixed": mixed, "relative_gap": relative_gap}
@@ -94,11 +104,11 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
 def _solve_dispatch(instance: Instance, *, backend: str, time_limit_s: float, threads: int,
                     seed: int, state: SearchState | None, max_stages: int | None,
                     progress: Progress | None, seed_with_baselines: bool,
-                    mixed: bool, relative_gap: float) -> SolveResult:
+                    mixed: bool, relative_gap: float, cutoff_s: float = math.inf) -> SolveResult:
     """`solve` without the final options: the single-type search alone, or both searches one
     after the other or side by side."""
     common = dict(backend=backend, threads=threads, seed=seed, max_stages=max_stages,
-                  progress=progress, relative_gap=relative_gap)
+                  progress=progress, relative_gap=relative_gap, cutoff_s=cutoff_s)
     start = time.perf_counter()
     state = state or SearchState(instance)
     if not mixed or not any(state.mixed_space(b) for b in state.micro_batches()):
@@ -112,7 +122,7 @@ def _solve_dispatch(instance: Instance, *, backend: str, time_limit_s: float, th
                 "generated": 0, "fitting_memory": 0, "after_pruning": 0}
             result.wall_s = time.perf_counter() - start
         return result
-    if threads >= 2 and tuning.PARALLEL_MIXED:
+    if threads >= 2 and tuning.PARALLEL_MIXED and not math.isfinite(cutoff_s):
         helper = _MixedHelper.start(instance, state.cost_model, backend=backend, seed=seed,
                                     max_stages=max_stages, time_limit_s=time_limit_s,
                                     relative_gap=relative_gap)
