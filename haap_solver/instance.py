@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -20,6 +20,7 @@ from haap_solver.cluster import Cluster, NodeGroup
 from haap_solver.devices import DEVICE_PRESETS, DeviceType, device_preset
 from haap_solver.errors import InputError, did_you_mean, read_text
 from haap_solver.model import ModelSpec, model_from_hf_config, model_preset
+from haap_solver.objective import Objective, check_prices
 from haap_solver.training import TrainingSpec
 
 
@@ -55,6 +56,8 @@ class Instance:
     """Node groups and network."""
     expected: Expected | None = None
     """Optional reference results."""
+    objective: Objective = field(default_factory=Objective)
+    """What the plan is chosen for (``[objective]``; default: the least iteration time)."""
     profile: str | None = None
     """Optional path of a measured profile file (see ``haap_solver.cost.profile``)."""
     description: str = ""
@@ -80,6 +83,8 @@ class Instance:
                     field=f"cluster.node_groups[{i}].device",
                 )
 
+        check_prices(self)
+
     def device(self, name: str) -> DeviceType:
         return self.cluster.devices[name]
 
@@ -89,7 +94,7 @@ class Instance:
 
 
 _TOP_KEYS = ("name", "description", "model", "training", "cluster", "devices", "expected",
-             "profile")
+             "profile", "objective")
 _MODEL_FIELDS = [f.name for f in dataclasses.fields(ModelSpec)]
 _CLUSTER_KEYS = ("node_groups", "cross_class_gbit_s")
 _DEVICE_FIELDS = [f.name for f in dataclasses.fields(DeviceType)]
@@ -215,6 +220,8 @@ def instance_from_dict(data: Any, *, name: str = "instance", source: str | None 
                                       devices={k: devices[k] for k in sorted(used)})
         expected = (build(Expected, data["expected"], prefix="expected")
                     if "expected" in data else None)
+        objective = (build(Objective, data["objective"], prefix="objective")
+                     if "objective" in data else Objective())
         profile = data.get("profile")
         if profile is not None:
             if not isinstance(profile, str) or not profile:
@@ -228,8 +235,8 @@ def instance_from_dict(data: Any, *, name: str = "instance", source: str | None 
         if not isinstance(inst_name, str) or not inst_name:
             raise InputError(f"expected a non-empty string, got {show(inst_name)}", field="name")
         return Instance(name=inst_name, model=model, training=training, cluster=cluster,
-                        expected=expected, profile=profile, description=description,
-                        source=source)
+                        expected=expected, objective=objective, profile=profile,
+                        description=description, source=source)
     except InputError as exc:
         raise exc.within(source=source) from None
 
