@@ -166,8 +166,6 @@ def solve_objective(instance: Instance, *, solve: Callable[..., SolveResult],
     heapq.heapify(heap)
     searched: list[_Sub] = []
     best: tuple[float, SolveResult, Any, Rental] | None = None  # (value, result, ev, rental)
-    fastest_s = math.inf  # the fastest plan found, over every limit (for messages)
-    cheapest = math.inf  # the least cost of a plan found within the time limit (messages)
     totals = {"subproblems": 0, "solved": 0, "pruned_by_bound": 0, "pruned_by_memory": 0,
               "plans_costed": 0}
     cm = CostModel(instance)
@@ -181,8 +179,9 @@ def solve_objective(instance: Instance, *, solve: Callable[..., SolveResult],
         lifted = max([sub.time_bound_s] + [s.time_bound_s for s in searched
                                            if all(a <= b for a, b in zip(sub.nodes, s.nodes,
                                                                          strict=True))])
-        if not within_limits(lifted, sub.price_per_hour):
-            sub.time_bound_s, sub.state = lifted, "limit"
+        if not within_limits(lifted, sub.price_per_hour):  # (inf: inside one where none fits)
+            sub.time_bound_s, sub.state = lifted, "limit" if math.isfinite(lifted) \
+                else "infeasible"
             continue
         if lifted > sub.time_bound_s:
             sub.time_bound_s = lifted
@@ -212,9 +211,6 @@ def solve_objective(instance: Instance, *, solve: Callable[..., SolveResult],
         ev = cm.evaluate(res.plan)
         rent = rental(instance, res.plan)
         t, price = ev.iteration_time_s, rent.price_per_hour or 0.0
-        fastest_s = min(fastest_s, t)
-        if t <= t_max:
-            cheapest = min(cheapest, t * price / 3600.0)
         if within_limits(t, price) and (best is None or value(t, price) < best[0]):
             best = (value(t, price), res, ev, rent)
     # What is left: sub-clusters never searched (in the heap) and searched without a proof.
@@ -244,7 +240,7 @@ def solve_objective(instance: Instance, *, solve: Callable[..., SolveResult],
             raise InfeasibleError(f"{instance.name}: no plan meeting the objective's limits "
                                   f"found within the time limit ({time_limit_s:g} s); "
                                   f"{len(open_bounds)} of {len(subs)} sub-clusters left open")
-        raise InfeasibleError(_why_none(instance, t_max, c_max, fastest_s, cheapest))
+        raise InfeasibleError(_why_none(instance, subs, t_max, c_max))
     value_best, res, ev, rent = best
     lower = min([value_best, *open_bounds])
     gap = (value_best - lower) / value_best if value_best > 0 else 0.0
@@ -268,24 +264,25 @@ def solve_objective(instance: Instance, *, solve: Callable[..., SolveResult],
     return result
 
 
-def _why_none(instance: Instance, t_max: float, c_max: float, fastest_s: float,
-              cheapest: float) -> str:
-    """Why no plan meets the limits, with the numbers."""
+def _why_none(instance: Instance, subs: list[_Sub], t_max: float, c_max: float) -> str:
+    """Why no plan meets the limits, with the numbers: the least proven bound on the time (and
+    on the cost, within the time limit) over the sub-clusters where some plan fits."""
     goal = instance.objective
-    if not math.isfinite(fastest_s):
+    fits = [s for s in subs if s.state != "infeasible"]
+    if not fits:
         return (f"{instance.name}: no plan fits memory on the GPUs the node groups' max_gpus "
                 "allow")
-    if fastest_s > t_max:
+    fastest = min(s.time_bound_s for s in fits)
+    if fastest > t_max:
         return (f"{instance.name}: objective.min_tokens_per_s = {goal.min_tokens_per_s:,.6g} "
                 f"needs an iteration time <= {t_max:.6g} s ({instance.tokens_per_iteration:,} "
-                f"tokens); the fastest plan on the allowed GPUs takes {fastest_s:.6g} s "
-                f"({instance.tokens_per_iteration / fastest_s:,.6g} tokens/s)")
-    return (f"{instance.name}: objective.max_cost_per_iteration = {c_max:.6g}; the cheapest plan"
-            + (" within min_tokens_per_s" if math.isfinite(t_max) else "")
-            + (f" costs {cheapest:.6g} per iteration" if math.isfinite(cheapest)
-               else " could not be found")
-            + " (no sub-cluster of the allowed GPUs is cheaper: bounds in formulations/"
-            "objectives.md)")
+                f"tokens); the fastest plan on the allowed GPUs takes at least {fastest:.6g} s "
+                f"({instance.tokens_per_iteration / fastest:,.6g} tokens/s at most)")
+    cheapest = min(s.time_bound_s * s.price_per_hour / 3600.0 for s in fits
+                   if s.time_bound_s <= t_max)
+    return (f"{instance.name}: objective.max_cost_per_iteration = {c_max:.6g}; every plan on "
+            f"the allowed GPUs" + (" within min_tokens_per_s" if math.isfinite(t_max) else "")
+            + f" costs at least {cheapest:.6g} per iteration")
 
 
 def _summary(result: ObjectiveResult, inner: str) -> str:
