@@ -276,3 +276,28 @@ def test_shipped_priced_instance_loads() -> None:
                          "priced" / "llama3-8b-h100-a100-l40s-cost.toml")
     assert inst.objective.optimize == "cost"
     assert all(g.price_per_gpu_hour for g in inst.cluster.node_groups)
+
+
+def test_nodes_are_rented_whole() -> None:
+    """One GPU's work, on a 4-GPU node at 1.0 per GPU-hour or on 1-GPU nodes at 1.5: renting
+    the big node costs 4.0 an hour, a small one 1.5, so the cheapest plan runs on a small node
+    (pricing the GPUs used instead of the nodes touched would pick the big one)."""
+    inst = tiny_instance(devices=[("A100-80G", None)], groups=[(0, 1, 4), (0, 4, 1)], layers=2,
+                         hidden=512, heads=4, seq=1024, batch=1, recompute=("none",), zero=0)
+    groups = tuple(dataclasses.replace(g, price_per_gpu_hour=p)
+                   for g, p in zip(inst.cluster.node_groups, (1.0, 1.5), strict=True))
+    inst = dataclasses.replace(inst, objective=Objective(optimize="cost"),
+                               cluster=dataclasses.replace(inst.cluster, node_groups=groups))
+    res = solve(inst, threads=1, seed=0, seed_with_baselines=False)
+    assert isinstance(res, ObjectiveResult) and res.rental is not None and res.plan is not None
+    assert res.rental.nodes == {"g0": 0, "g1": 1}, res.rental
+    assert res.cost_per_iteration == pytest.approx(res.iteration_time_s * 1.5 / 3600, rel=1e-12)
+    _, truth = bruteforce_objective(inst, mixed=True)
+    assert math.isclose(res.cost_per_iteration, truth, rel_tol=REL_TOL)
+    on_big = dataclasses.replace(inst, cluster=dataclasses.replace(
+        inst.cluster, node_groups=(dataclasses.replace(groups[0], max_gpus=4),
+                                   dataclasses.replace(groups[1], price_per_gpu_hour=100.0))))
+    big = solve(on_big, threads=1, seed=0, seed_with_baselines=False)
+    assert isinstance(big, ObjectiveResult) and big.rental is not None and big.plan is not None
+    assert big.rental.nodes == {"g0": 1, "g1": 0} and big.plan.num_gpus < 4
+    assert big.cost_per_iteration == pytest.approx(big.iteration_time_s * 4.0 / 3600, rel=1e-12)
