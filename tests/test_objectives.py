@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import json
 import math
 import random
 from pathlib import Path
@@ -301,3 +302,53 @@ def test_nodes_are_rented_whole() -> None:
     assert isinstance(big, ObjectiveResult) and big.rental is not None and big.plan is not None
     assert big.rental.nodes == {"g0": 1, "g1": 0} and big.plan.num_gpus < 4
     assert big.cost_per_iteration == pytest.approx(big.iteration_time_s * 4.0 / 3600, rel=1e-12)
+
+
+# -- What the result and evaluate() report -------------------------------------------------------
+PRICED = Path(__file__).resolve().parents[1] / "instances" / "priced" / \
+    "llama3-8b-h100-a100-l40s-cost.toml"
+
+
+def test_evaluate_reports_the_rented_cost() -> None:
+    """evaluate() prices a plan on the nodes it touches (the brute force's own pricing); without
+    prices it reports none."""
+    inst = _a100_and_dear_a10("time")
+    plan = bruteforce(inst, mixed=True).plan
+    assert plan is not None
+    ev = CostModel(inst).evaluate(plan)
+    from haap_solver.baselines.bruteforce import rented_price_per_hour
+
+    _, price = rented_price_per_hour(inst, plan)
+    assert ev.cost_per_iteration == pytest.approx(ev.iteration_time_s * price / 3600, rel=1e-12)
+    assert ev.to_dict()["cost_per_iteration"] == ev.cost_per_iteration
+    unpriced = random_instance(4)
+    plain = bruteforce(unpriced, mixed=True).plan
+    assert plain is not None and CostModel(unpriced).evaluate(plain).cost_per_iteration is None
+
+
+def test_cli_solve_reports_cost_and_idle_gpus(tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """`haap solve --json` on the shipped priced instance: the objective block on stdout (cost,
+    tokens per unit, what is not rented, each sub-cluster counted once), the plan file
+    evaluates to the same cost, and the stderr summary says what is not rented."""
+    from haap_solver.cli import main
+    from haap_solver.plan import load_plan
+
+    out = tmp_path / "plan.json"
+    assert main(["solve", str(PRICED), "--backend", "highs", "--json", "--no-progress",
+                 "-o", str(out)]) == 0
+    captured = capsys.readouterr()
+    data = json.loads(captured.out)
+    block = data["objective"]
+    assert block["optimize"] == "cost" and data["status"] == "optimal"
+    counts = block["subclusters"]
+    assert counts["total"] == 2 * 3 * 3 - 1
+    assert sum(counts[k] for k in ("proven", "without_plan", "closed_by_limit",
+                                   "closed_by_bound", "open")) == counts["total"]
+    inst = load_instance(PRICED)
+    ev = CostModel(inst).evaluate(load_plan(out))
+    assert block["cost_per_iteration"] == pytest.approx(ev.cost_per_iteration, rel=1e-12)
+    assert block["tokens_per_cost_unit"] == pytest.approx(
+        inst.tokens_per_iteration / block["cost_per_iteration"], rel=1e-12)
+    assert set(block["rental"]["idle_nodes"]) == {g.name for g in inst.cluster.node_groups}
+    assert "not rented:" in captured.err

@@ -115,8 +115,11 @@ def cmd_solve(args: argparse.Namespace) -> int:
         if not args.json:
             render_evaluation(console, instance, result.plan, result.evaluation)
         gap = f"gap {result.gap:.2%}" if result.status != "optimal" else "proven optimal"
+        cost_bound = getattr(result, "cost_bound", None)  # the cost objectives (objectives.py)
+        bound = (f"cost bound {cost_bound:,.6g} per iteration" if cost_bound is not None
+                 else f"bound {result.best_bound_s:.4f} s")
         console.print(styled(
-            (result.status, "bold"), f" ({gap}; bound {result.best_bound_s:.4f} s) in "
+            (result.status, "bold"), f" ({gap}; {bound}) in "
             f"{result.wall_s:.2f} s: {result.subproblems} sub-problems "
             f"({result.pruned_by_bound} pruned by the load-balance bound, "
             f"{result.pruned_by_memory} by memory), {result.solved} models solved; cache hit rate "
