@@ -173,6 +173,25 @@ def _devices_from_table(table: Any) -> dict[str, DeviceType]:
     return devices
 
 
+RENAMED_TRAINING_KEYS = {
+    "max_micro_batch_size": (
+        "max_micro_batch_share", "it caps the sequences each replica takes of a micro-batch "
+        "(the plan's micro_batch_share, Megatron-LM's --micro-batch-size), not the pipeline "
+        "micro-batch, which is the sum over a stage's data-parallel replicas"),
+}
+"""Keys of [training] that were renamed: old name -> (new name, why)."""
+
+
+def _refuse_renamed(table: Any) -> None:
+    """An error naming the new key where a file uses a renamed one (never read silently)."""
+    if not isinstance(table, dict):
+        return
+    for old, (new, why) in RENAMED_TRAINING_KEYS.items():
+        if old in table:
+            raise InputError(f"renamed to {new}: {why}; write {new} = ... (same value) "
+                             "instead", field=f"training.{old}")
+
+
 def instance_from_dict(data: Any, *, name: str = "instance", source: str | None = None,
                        base_dir: Path | None = None) -> Instance:
     """Build an Instance from a parsed TOML mapping; errors name `source` and the dotted field."""
@@ -189,6 +208,7 @@ def instance_from_dict(data: Any, *, name: str = "instance", source: str | None 
             if key not in data:
                 raise InputError(f"required table [{key}] is missing", field=key)
         model = _model_from_table(data["model"], base_dir)
+        _refuse_renamed(data["training"])
         training = build(TrainingSpec, data["training"], prefix="training")
         devices = _devices_from_table(data.get("devices"))
         cluster_table = data["cluster"]

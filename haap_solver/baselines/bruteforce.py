@@ -22,7 +22,7 @@ possible, a batch split it gets wrong) makes the two disagree.
 * a **single-type stage** is one replica group on one node group ``g`` (``q_g`` GPUs per node):
   TP ``t`` a power of two, ``t <= min(q_g, training.max_tp)``, dividing ``q_g``, the attention
   heads, the KV heads and ``ffn_hidden_size``; DP ``d >= 1`` dividing ``b``, each replica taking
-  ``b / d <= training.max_micro_batch_size`` sequences; its ``t d`` GPUs a power of two dividing
+  ``b / d <= training.max_micro_batch_share`` sequences; its ``t d`` GPUs a power of two dividing
   ``q_g`` or a multiple of ``q_g`` (whole nodes, so one node of 3 or 6 GPUs is a stage), at most
   the group's GPUs (``_single_gpus_allowed``);
 * a **mixed stage** (only with ``mixed=True``; Sec. 1.1): two replica groups on node groups of
@@ -30,7 +30,7 @@ possible, a batch split it gets wrong) makes the two disagree.
   group, as above) taking ``share_j`` sequences each, ``sum_j count_j share_j = b``; each part's
   ``t_j count_j`` GPUs a power of two dividing its node size or exactly one whole node
   (``_mixed_part_gpus_allowed``); the shares are the documented split (``_mixed_split``): among
-  the integer splits with ``1 <= share_j <= max_micro_batch_size`` where every replica holds one
+  the integer splits with ``1 <= share_j <= max_micro_batch_share`` where every replica holds one
   layer as a middle stage with one micro-batch in flight, the least per-layer time of the slowest
   replica (``CostModel.layer_cost``: forward + backward + TP), ties to the lighter split
   (``_lighter_first``); the stage exists only when that split is balanced (``_balanced``: every
@@ -54,7 +54,7 @@ skips that and leaves memory to the validator alone (a diagnostic: the same answ
 ``space="validator"`` widens the space to what the validator accepts beyond it: any TP degree
 up to the node size that divides the heads, KV heads and FFN width (3 on a 4-GPU node), and any
 GPU count a group can place (3 GPUs of a 4-GPU node, 5 on two 4-GPU nodes), for single-type
-stages and mixed parts alike; ``training.max_tp`` and ``max_micro_batch_size`` still bound it
+stages and mixed parts alike; ``training.max_tp`` and ``max_micro_batch_share`` still bound it
 (they are the user's limits on the planner; the validator does not read them) and the mixed
 split rule is unchanged. It measures what the documented space leaves out.
 
@@ -180,7 +180,7 @@ def single_options(instance: Instance, b: int, space: str = "documented") -> lis
     for g in instance.cluster.node_groups:
         for tp in tp_degrees(instance, g.gpus_per_node, space):
             for d in range(1, b + 1):
-                if b % d or b // d > t.max_micro_batch_size:
+                if b % d or b // d > t.max_micro_batch_share:
                     continue
                 if not _single_gpus_allowed(tp * d, g.gpus_per_node, g.num_gpus, space):
                     continue
@@ -214,7 +214,7 @@ def _mixed_split(cm: CostModel, skeleton: tuple[tuple[str, str, int, int], ...],
     """The documented split of a mixed skeleton ((group, device, tp, count) per part) at
     micro-batch `b`: the shares, or None when no split fits one layer or the best one is not
     balanced."""
-    cap = cm.instance.training.max_micro_batch_size
+    cap = cm.instance.training.max_micro_batch_share
     counts = [c for _, _, _, c in skeleton]
     dp = sum(counts)
     best: tuple[tuple[float, float, int], tuple[int, ...]] | None = None
@@ -241,7 +241,7 @@ def _balanced(cm: CostModel, skeleton: tuple[tuple[str, str, int, int], ...],
 
     The text leaves open what "the slowest" compares with; this reads it as at least the stage's
     per-layer time at the split (the slowest part's now), and asks neither whether that extra
-    sequence fits memory nor whether it exceeds max_micro_batch_size."""
+    sequence fits memory nor whether it exceeds max_micro_batch_share."""
     dp = sum(c for _, _, _, c in skeleton)
     own = [_unit(cm, dev, tp, s, dp, recompute)[0]
            for (_, dev, tp, _), s in zip(skeleton, shares, strict=True)]
