@@ -354,3 +354,23 @@ def test_cli_solve_reports_cost_and_idle_gpus(tmp_path: Path,
         inst.tokens_per_iteration / block["cost_per_iteration"], rel=1e-12)
     assert set(block["rental"]["idle_nodes"]) == {g.name for g in inst.cluster.node_groups}
     assert "not rented:" in captured.err
+
+
+@pytest.mark.parametrize("seed", (5, 29))
+def test_relative_gap_holds_for_cost(seed: int) -> None:
+    """With a relative gap the cost is within it of the brute force's least cost, the cost bound
+    never above that optimum, and the reported gap at most the one asked for."""
+    inst = _scenario(seed, "cost")
+    _, truth = bruteforce_objective(inst, mixed=True)
+    res = solve(inst, backend="highs", threads=1, seed=0, time_limit_s=60,
+                seed_with_baselines=False, relative_gap=0.3)
+    assert isinstance(res, ObjectiveResult) and res.plan is not None
+    assert res.cost_per_iteration is not None and res.cost_bound is not None
+    check_plan(inst, res.plan)
+    assert truth <= res.cost_per_iteration * (1 + 1e-9)
+    assert res.cost_bound <= truth * (1 + 1e-9)
+    assert res.gap <= 0.3 + 1e-12 and res.cost_per_iteration * (1 - 0.3) <= truth * (1 + 1e-9)
+    if res.status == "optimal":  # a proof of the optimum, not just of the gap
+        assert math.isclose(res.cost_per_iteration, truth, rel_tol=REL_TOL) and res.gap == 0
+    else:
+        assert "requested relative gap" in res.message

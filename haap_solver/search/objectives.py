@@ -242,9 +242,11 @@ def solve_objective(instance: Instance, *, solve: Callable[..., SolveResult],
                                   f"{len(open_bounds)} of {len(subs)} sub-clusters left open")
         raise InfeasibleError(_why_none(instance, subs, t_max, c_max))
     value_best, res, ev, rent = best
-    lower = min([value_best, *open_bounds])
-    gap = (value_best - lower) / value_best if value_best > 0 else 0.0
-    status = "optimal" if not open_bounds else "feasible"
+    # Sub-clusters closed only by the accepted relative gap still bound the optimum.
+    lower = min([value_best, *(b for b, i in left
+                               if within_limits(subs[i].time_bound_s, subs[i].price_per_hour))])
+    gap = max(0.0, (value_best - lower) / value_best) if value_best > 0 else 0.0
+    status = "optimal" if gap <= 1e-9 else "feasible"
     cost = rent.cost_of(ev.iteration_time_s)
     time_bounds = [s.time_bound_s for s in subs if s.state not in ("infeasible", "limit")]
     result = ObjectiveResult(
@@ -261,6 +263,10 @@ def solve_objective(instance: Instance, *, solve: Callable[..., SolveResult],
         pruned_by_bound=totals["pruned_by_bound"], pruned_by_memory=totals["pruned_by_memory"],
         plans_costed=totals["plans_costed"])
     result.message = _summary(result, res.message)
+    if relative_gap > 0 and status == "feasible" and gap <= relative_gap:
+        result.message += (f"; proven within {gap:.2%} of the optimum, which meets the "
+                           f"requested relative gap ({relative_gap:.2%}): the search stopped "
+                           "there")
     return result
 
 
