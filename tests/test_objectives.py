@@ -374,3 +374,26 @@ def test_relative_gap_holds_for_cost(seed: int) -> None:
         assert math.isclose(res.cost_per_iteration, truth, rel_tol=REL_TOL) and res.gap == 0
     else:
         assert "requested relative gap" in res.message
+
+
+@pytest.mark.parametrize("time_limit_s", (1e-3, 0.3))
+def test_time_limit_gives_an_honest_bound(time_limit_s: float) -> None:
+    """Stopped by the time limit, the search returns a valid plan with a cost bound at most the
+    brute force's optimum (status optimal only at that optimum), or, as the time search, status
+    unknown without a plan and with that bound."""
+    inst = _scenario(5, "cost")
+    _, truth = bruteforce_objective(inst, mixed=True)
+    res = solve(inst, backend="highs", threads=1, seed=0, time_limit_s=time_limit_s,
+                seed_with_baselines=False)
+    assert isinstance(res, ObjectiveResult)
+    if res.plan is None:
+        assert res.status == "unknown" and "time limit" in res.message
+        assert res.cost_bound is not None and res.cost_bound <= truth * (1 + 1e-9)
+        return
+    assert res.cost_per_iteration is not None and res.cost_bound is not None
+    check_plan(inst, res.plan)
+    assert res.cost_bound <= truth * (1 + 1e-9) <= res.cost_per_iteration * (1 + 2e-9)
+    if res.status == "optimal":
+        assert math.isclose(res.cost_per_iteration, truth, rel_tol=REL_TOL)
+    else:
+        assert res.subclusters["open"] >= 1 and res.gap > 0

@@ -236,10 +236,16 @@ def solve_objective(instance: Instance, *, solve: Callable[..., SolveResult],
     counts["total"], counts["searched"] = len(subs), len(searched)
     wall = time.perf_counter() - start
     if best is None:
-        if open_bounds:
-            raise InfeasibleError(f"{instance.name}: no plan meeting the objective's limits "
-                                  f"found within the time limit ({time_limit_s:g} s); "
-                                  f"{len(open_bounds)} of {len(subs)} sub-clusters left open")
+        if open_bounds:  # as the time search: status unknown, no plan, the bound so far
+            return ObjectiveResult(
+                instance=instance.name, method="haap", plan=None, evaluation=None,
+                status="unknown", iteration_time_s=math.inf,
+                best_bound_s=min(s.time_bound_s for s in subs if s.state != "infeasible"),
+                gap=math.inf, wall_s=wall, objective=goal.optimize, subclusters=counts,
+                cost_bound=min(open_bounds) if by_cost else None,
+                message=f"time limit ({time_limit_s:g} s) reached before a plan meeting the "
+                f"objective's limits was found; {len(open_bounds)} of {len(subs)} "
+                "sub-clusters left open")
         raise InfeasibleError(_why_none(instance, subs, t_max, c_max))
     value_best, res, ev, rent = best
     # Sub-clusters closed only by the accepted relative gap still bound the optimum.
