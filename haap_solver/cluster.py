@@ -56,7 +56,7 @@ class NodeGroup:
                     f"rented whole), got {self.max_gpus}")
             require(self.max_gpus <= self.num_gpus, "max_gpus",
                     f"must be at most the group's {self.num_gpus} GPUs "
-                    f"({self.num_nodes} nodes x {self.gpus_per_node}), got {self.max_gpus}")
+                    f"({self.num_nodes} node(s) x {self.gpus_per_node}), got {self.max_gpus}")
 
     @property
     def max_nodes(self) -> int:
