@@ -270,8 +270,8 @@ MUTATIONS: tuple[Mutation, ...] = (
     Mutation(
         name="uniform-one-share", area="baselines",
         path="haap_solver/baselines/uniform.py",
-        old="for share in range(1, t.max_micro_batch_size + 1):",
-        new="for share in range(1, t.max_micro_batch_size):",
+        old="for share in range(1, t.max_micro_batch_share + 1):",
+        new="for share in range(1, t.max_micro_batch_share):",
         tests=("tests/test_uniform_grids.py",),
         what="uniform baseline never tries the largest micro-batch"),
     Mutation(

@@ -37,10 +37,31 @@ class NodeGroup:
     """NICs in each node; the node's network bandwidth is shared evenly by its GPUs."""
     nic_latency_us: Annotated[float | None, Range(0, limits.MAX_LATENCY_US)] = None
     """Per-message latency of this network, us; None takes the class default."""
+    price_per_gpu_hour: Annotated[float | None,
+                                  Range(0, limits.MAX_PRICE_PER_GPU_HOUR,
+                                        min_exclusive=True)] = None
+    """What one GPU of this group costs for one hour, in any currency (the same for every group;
+    costs are reported in it). A node is rented whole: a plan that touches a node pays for all
+    its GPUs (formulations/objectives.md). None: no price (needed by the cost objectives)."""
+    max_gpus: Annotated[int | None, Range(1, limits.MAX_GPUS)] = None
+    """Most GPUs of this group a plan may rent, a multiple of `gpus_per_node` (nodes are rented
+    whole) and at most the group's GPUs; None: all of them."""
 
     def __post_init__(self) -> None:
         require(bool(self.name), "name", "must be a non-empty string")
         check_ranges(self)
+        if self.max_gpus is not None:
+            require(self.max_gpus % self.gpus_per_node == 0, "max_gpus",
+                    f"must be a multiple of gpus_per_node ({self.gpus_per_node}: nodes are "
+                    f"rented whole), got {self.max_gpus}")
+            require(self.max_gpus <= self.num_gpus, "max_gpus",
+                    f"must be at most the group's {self.num_gpus} GPUs "
+                    f"({self.num_nodes} node(s) x {self.gpus_per_node}), got {self.max_gpus}")
+
+    @property
+    def max_nodes(self) -> int:
+        """Nodes a plan may rent (`max_gpus` in whole nodes, or all)."""
+        return self.num_nodes if self.max_gpus is None else self.max_gpus // self.gpus_per_node
 
     @property
     def num_gpus(self) -> int:

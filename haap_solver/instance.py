@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -20,6 +20,7 @@ from haap_solver.cluster import Cluster, NodeGroup
 from haap_solver.devices import DEVICE_PRESETS, DeviceType, device_preset
 from haap_solver.errors import InputError, did_you_mean, read_text
 from haap_solver.model import ModelSpec, model_from_hf_config, model_preset
+from haap_solver.objective import Objective, check_prices
 from haap_solver.training import TrainingSpec
 
 
@@ -55,6 +56,8 @@ class Instance:
     """Node groups and network."""
     expected: Expected | None = None
     """Optional reference results."""
+    objective: Objective = field(default_factory=Objective)
+    """What the plan is chosen for (``[objective]``; default: the least iteration time)."""
     profile: str | None = None
     """Optional path of a measured profile file (see ``haap_solver.cost.profile``)."""
     description: str = ""
@@ -80,6 +83,8 @@ class Instance:
                     field=f"cluster.node_groups[{i}].device",
                 )
 
+        check_prices(self)
+
     def device(self, name: str) -> DeviceType:
         return self.cluster.devices[name]
 
@@ -89,7 +94,7 @@ class Instance:
 
 
 _TOP_KEYS = ("name", "description", "model", "training", "cluster", "devices", "expected",
-             "profile")
+             "profile", "objective")
 _MODEL_FIELDS = [f.name for f in dataclasses.fields(ModelSpec)]
 _CLUSTER_KEYS = ("node_groups", "cross_class_gbit_s")
 _DEVICE_FIELDS = [f.name for f in dataclasses.fields(DeviceType)]
@@ -168,6 +173,25 @@ def _devices_from_table(table: Any) -> dict[str, DeviceType]:
     return devices
 
 
+RENAMED_TRAINING_KEYS = {
+    "max_micro_batch_size": (
+        "max_micro_batch_share", "it caps the sequences each replica takes of a micro-batch "
+        "(the plan's micro_batch_share, Megatron-LM's --micro-batch-size), not the pipeline "
+        "micro-batch, which is the sum over a stage's data-parallel replicas"),
+}
+"""Keys of [training] that were renamed: old name -> (new name, why)."""
+
+
+def _refuse_renamed(table: Any) -> None:
+    """An error naming the new key where a file uses a renamed one (never read silently)."""
+    if not isinstance(table, dict):
+        return
+    for old, (new, why) in RENAMED_TRAINING_KEYS.items():
+        if old in table:
+            raise InputError(f"renamed to {new}: {why}; write {new} = ... (same value) "
+                             "instead", field=f"training.{old}")
+
+
 def instance_from_dict(data: Any, *, name: str = "instance", source: str | None = None,
                        base_dir: Path | None = None) -> Instance:
     """Build an Instance from a parsed TOML mapping; errors name `source` and the dotted field."""
@@ -184,6 +208,7 @@ def instance_from_dict(data: Any, *, name: str = "instance", source: str | None 
             if key not in data:
                 raise InputError(f"required table [{key}] is missing", field=key)
         model = _model_from_table(data["model"], base_dir)
+        _refuse_renamed(data["training"])
         training = build(TrainingSpec, data["training"], prefix="training")
         devices = _devices_from_table(data.get("devices"))
         cluster_table = data["cluster"]
@@ -215,6 +240,8 @@ def instance_from_dict(data: Any, *, name: str = "instance", source: str | None 
                                       devices={k: devices[k] for k in sorted(used)})
         expected = (build(Expected, data["expected"], prefix="expected")
                     if "expected" in data else None)
+        objective = (build(Objective, data["objective"], prefix="objective")
+                     if "objective" in data else Objective())
         profile = data.get("profile")
         if profile is not None:
             if not isinstance(profile, str) or not profile:
@@ -228,8 +255,8 @@ def instance_from_dict(data: Any, *, name: str = "instance", source: str | None 
         if not isinstance(inst_name, str) or not inst_name:
             raise InputError(f"expected a non-empty string, got {show(inst_name)}", field="name")
         return Instance(name=inst_name, model=model, training=training, cluster=cluster,
-                        expected=expected, profile=profile, description=description,
-                        source=source)
+                        expected=expected, objective=objective, profile=profile,
+                        description=description, source=source)
     except InputError as exc:
         raise exc.within(source=source) from None
 

@@ -55,3 +55,10 @@ MAX_STAGES = MAX_LAYERS + 2
 """Pipeline stages of a plan: one per layer, plus an embedding-only first and a head-only last."""
 MAX_REPLICA_GROUPS = 65_536
 """Replica groups of one stage."""
+MAX_PRICE_PER_GPU_HOUR = 1e6
+"""Price of one GPU for one hour, in the currency the instance uses (today's cloud list prices:
+about 0.2 to 15 US dollars)."""
+MAX_COST_PER_ITERATION = 1e12
+"""A cap on the price of one optimizer step, in that currency (far above any cluster's hour)."""
+MAX_TOKENS_PER_S = 1e15
+"""A floor on training throughput, tokens per second (today's largest runs: ~1e7)."""

@@ -65,8 +65,12 @@ class TrainingSpec:
     command-line default is off; true here, like `overlap_grad_reduce`."""
     reserved_memory_gib: Annotated[float, Range(0, limits.MAX_MEMORY_GIB)] = 2.0
     """Memory held back on every GPU for the CUDA context, NCCL buffers and fragmentation."""
-    max_micro_batch_size: Annotated[int, Range(1, limits.MAX_MICRO_BATCH)] = 16
-    """Largest micro-batch (sequences) the planner considers."""
+    max_micro_batch_share: Annotated[int, Range(1, limits.MAX_MICRO_BATCH)] = 16
+    """Most sequences one replica takes of each micro-batch (its ``micro_batch_share`` in a
+    plan; Megatron-LM's ``--micro-batch-size``, per data-parallel rank). The pipeline
+    micro-batch is the sum over a stage's replicas, so it may be larger: up to this times the
+    stage's data-parallel degree (any divisor of the global batch). Named
+    ``max_micro_batch_size`` before, which read as a cap on the micro-batch itself."""
     max_tp: Annotated[int, Range(1, limits.MAX_TP)] = 8
     """Largest tensor-parallel degree the planner considers."""
     pipeline_p2p: PipelineP2P = "overlapped"

@@ -6,7 +6,7 @@ yet shaped so that its optimum is often not the obvious one: 1-5 decoder layers 
 A10 presets), each with its own memory capacity set between 0.3x and 2x of what the whole model
 needs on one GPU (so that memory often forces several stages, or recomputation), node sizes drawn
 from {1, 2, 3, 4, 6, 8} with 1 or 2 nodes per group and at most MAX_GPUS GPUs in all, a global
-batch of 1-12, a small max_micro_batch_size, one or two recomputation modes, and both schedules
+batch of 1-12, a small max_micro_batch_share, one or two recomputation modes, and both schedules
 sometimes. Instances whose brute-force space (``space_size`` with mixed stages) exceeds
 MAX_SPACE are redrawn from the same seed's stream, so a seed always gives the same instance.
 
@@ -75,7 +75,7 @@ def _training(rng: random.Random, *, data_parallel: bool) -> TrainingSpec:
     return TrainingSpec(global_batch_size=batch, dtype="fp16", zero_stage=rng.choice((0, 1)),
                         recompute=recompute,  # type: ignore[arg-type]
                         schedules=rng.choice([("1f1b",), ("1f1b",), ("1f1b", "gpipe")]),  # type: ignore[arg-type]
-                        max_micro_batch_size=mbs, reserved_memory_gib=0.0,
+                        max_micro_batch_share=mbs, reserved_memory_gib=0.0,
                         empty_end_stages=True)  # (their search, Sec. 1.2, is checked too)
 
 

@@ -384,8 +384,8 @@ INSTANCE_CASES = [
     Case("absurd-layers", sub('preset = "gpt3-1.3b"', 'preset = "gpt3-1.3b"\nnum_layers = 100000'),
          "model.num_layers", ("must be <= 4,096, got 100000",)),
     # Each of these kept `haap solve --time-limit 5` running over 40 s in the search's set-up.
-    Case("absurd-micro-batch", sub("zero_stage = 1", "zero_stage = 1\nmax_micro_batch_size = "
-                                   "16777216"), "training.max_micro_batch_size",
+    Case("absurd-micro-batch", sub("zero_stage = 1", "zero_stage = 1\nmax_micro_batch_share = "
+                                   "16777216"), "training.max_micro_batch_share",
          ("must be <= 65,536, got 16777216",)),
     Case("absurd-batch", sub("global_batch_size = 256", "global_batch_size = 16777216"),
          "training.global_batch_size", ("must be <= 1,048,576, got 16777216",)),
@@ -1182,3 +1182,17 @@ def test_profile_lookups_may_extrapolate_past_the_file_limits() -> None:
                _entry("layer_fwd_s = 0.010", "layer_fwd_s = 5e8"))
     profile = profile_from_dict(tomllib.loads(text))
     assert profile.lookup("A100-80G", 1, 3).layer_fwd_s == pytest.approx(1.5e9)
+
+
+def test_renamed_max_micro_batch_size_names_the_new_key(tmp_path: Path) -> None:
+    """The old key is refused, naming the file, the field and the new key (issue 23 item 4):
+    it capped each replica's share of a micro-batch, not the micro-batch."""
+    from haap_solver.instance import load_instance
+
+    text = (ROOT / "instances" / "gpt3-2.7b-a100-40gx8-v100x8.toml").read_text().replace(
+        "zero_stage = 1", "zero_stage = 1\nmax_micro_batch_size = 4")
+    path = tmp_path / "old.toml"
+    path.write_text(text)
+    with pytest.raises(InputError, match=r"old.toml: training.max_micro_batch_size: renamed to "
+                       r"max_micro_batch_share: it caps the sequences each replica takes"):
+        load_instance(path)

@@ -214,7 +214,7 @@ def test_mixed_stage_split_matches_the_speeds() -> None:
 def _with_max_micro_batch(inst: Instance, mbs: int) -> Instance:
     from dataclasses import replace
 
-    return replace(inst, training=replace(inst.training, max_micro_batch_size=mbs))
+    return replace(inst, training=replace(inst.training, max_micro_batch_share=mbs))
 
 
 # -- Issue 19's reproducer ------------------------------------------------------------------

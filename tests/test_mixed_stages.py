@@ -91,7 +91,7 @@ def test_split_is_the_best_balanced_split_by_enumeration(instance: Instance) -> 
             devices = [instance.cluster.group(g).device for g, _, _ in shape]
             tps = [tp for _, tp, _ in shape]
             best = None
-            for shares in itertools.product(range(1, t.max_micro_batch_size + 1),
+            for shares in itertools.product(range(1, t.max_micro_batch_share + 1),
                                             repeat=len(shape)):
                 if sum(c * s for c, s in zip(counts, shares, strict=True)) != b:
                     continue

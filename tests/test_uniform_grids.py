@@ -80,7 +80,7 @@ def best_grid_by_enumeration(instance: Instance) -> tuple[float, int]:
                 for dp in range(1, len(line) + 1):
                     if tp * pp * dp > len(line):
                         continue
-                    for share in range(1, training.max_micro_batch_size + 1):
+                    for share in range(1, training.max_micro_batch_share + 1):
                         if B % (dp * share):
                             continue
                         stages = []

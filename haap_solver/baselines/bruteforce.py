@@ -22,7 +22,7 @@ possible, a batch split it gets wrong) makes the two disagree.
 * a **single-type stage** is one replica group on one node group ``g`` (``q_g`` GPUs per node):
   TP ``t`` a power of two, ``t <= min(q_g, training.max_tp)``, dividing ``q_g``, the attention
   heads, the KV heads and ``ffn_hidden_size``; DP ``d >= 1`` dividing ``b``, each replica taking
-  ``b / d <= training.max_micro_batch_size`` sequences; its ``t d`` GPUs a power of two dividing
+  ``b / d <= training.max_micro_batch_share`` sequences; its ``t d`` GPUs a power of two dividing
   ``q_g`` or a multiple of ``q_g`` (whole nodes, so one node of 3 or 6 GPUs is a stage), at most
   the group's GPUs (``_single_gpus_allowed``);
 * a **mixed stage** (only with ``mixed=True``; Sec. 1.1): two replica groups on node groups of
@@ -30,7 +30,7 @@ possible, a batch split it gets wrong) makes the two disagree.
   group, as above) taking ``share_j`` sequences each, ``sum_j count_j share_j = b``; each part's
   ``t_j count_j`` GPUs a power of two dividing its node size or exactly one whole node
   (``_mixed_part_gpus_allowed``); the shares are the documented split (``_mixed_split``): among
-  the integer splits with ``1 <= share_j <= max_micro_batch_size`` where every replica holds one
+  the integer splits with ``1 <= share_j <= max_micro_batch_share`` where every replica holds one
   layer as a middle stage with one micro-batch in flight, the least per-layer time of the slowest
   replica (``CostModel.layer_cost``: forward + backward + TP), ties to the lighter split
   (``_lighter_first``); the stage exists only when that split is balanced (``_balanced``: every
@@ -54,7 +54,7 @@ skips that and leaves memory to the validator alone (a diagnostic: the same answ
 ``space="validator"`` widens the space to what the validator accepts beyond it: any TP degree
 up to the node size that divides the heads, KV heads and FFN width (3 on a 4-GPU node), and any
 GPU count a group can place (3 GPUs of a 4-GPU node, 5 on two 4-GPU nodes), for single-type
-stages and mixed parts alike; ``training.max_tp`` and ``max_micro_batch_size`` still bound it
+stages and mixed parts alike; ``training.max_tp`` and ``max_micro_batch_share`` still bound it
 (they are the user's limits on the planner; the validator does not read them) and the mixed
 split rule is unchanged. It measures what the documented space leaves out.
 
@@ -180,7 +180,7 @@ def single_options(instance: Instance, b: int, space: str = "documented") -> lis
     for g in instance.cluster.node_groups:
         for tp in tp_degrees(instance, g.gpus_per_node, space):
             for d in range(1, b + 1):
-                if b % d or b // d > t.max_micro_batch_size:
+                if b % d or b // d > t.max_micro_batch_share:
                     continue
                 if not _single_gpus_allowed(tp * d, g.gpus_per_node, g.num_gpus, space):
                     continue
@@ -214,7 +214,7 @@ def _mixed_split(cm: CostModel, skeleton: tuple[tuple[str, str, int, int], ...],
     """The documented split of a mixed skeleton ((group, device, tp, count) per part) at
     micro-batch `b`: the shares, or None when no split fits one layer or the best one is not
     balanced."""
-    cap = cm.instance.training.max_micro_batch_size
+    cap = cm.instance.training.max_micro_batch_share
     counts = [c for _, _, _, c in skeleton]
     dp = sum(counts)
     best: tuple[tuple[float, float, int], tuple[int, ...]] | None = None
@@ -241,7 +241,7 @@ def _balanced(cm: CostModel, skeleton: tuple[tuple[str, str, int, int], ...],
 
     The text leaves open what "the slowest" compares with; this reads it as at least the stage's
     per-layer time at the split (the slowest part's now), and asks neither whether that extra
-    sequence fits memory nor whether it exceeds max_micro_batch_size."""
+    sequence fits memory nor whether it exceeds max_micro_batch_share."""
     dp = sum(c for _, _, _, c in skeleton)
     own = [_unit(cm, dev, tp, s, dp, recompute)[0]
            for (_, dev, tp, _), s in zip(skeleton, shares, strict=True)]
@@ -453,6 +453,8 @@ class _Best:
         self.rejected = 0
         self.timed_out = False
         self.info: dict[str, object] = {}
+        self.score: Callable[[Plan, Evaluation], float] | None = None
+        """What is minimised (None: the iteration time); `time` then holds the least score."""
 
 
 def bruteforce(instance: Instance, *, time_limit_s: float = 600.0, threads: int = 1,
@@ -599,12 +601,13 @@ def _cost_sequence(instance: Instance, cm: CostModel, best: _Best, seq: list[Sta
                         note="bruteforce")
             ev = cm.evaluate(plan)
             best.costed += 1
-            if ev.iteration_time_s >= best.time:
+            score = ev.iteration_time_s if best.score is None else best.score(plan, ev)
+            if score >= best.time:
                 continue
             if plan_violations(instance, plan, cost_model=cm):
                 best.rejected += 1
                 continue
-            best.time, best.plan, best.evaluation = ev.iteration_time_s, plan, ev
+            best.time, best.plan, best.evaluation = score, plan, ev
             best.info = {"micro_batch": b, "schedule": schedule, "stages": len(seq),
                          "options": [o.label() for o in seq], "layers": list(split)}
     return True
@@ -631,3 +634,75 @@ def _result(instance: Instance, best: _Best, size: int, space: str,
                        best_bound_s=best.time if optimal else math.nan,
                        gap=0.0 if optimal else math.nan, wall_s=wall, plans_costed=best.costed,
                        options={"choice": best.info, "space": space}, message=message)
+
+
+# -- Objectives beyond time (formulations/objectives.md) ----------------------------------------
+def rented_price_per_hour(instance: Instance, plan: Plan) -> tuple[dict[str, int], float]:
+    """Nodes the plan touches per node group (a replica placed there), and their price for one
+    hour: every GPU of a touched node (clouds rent whole machines) at its group's
+    price_per_gpu_hour (0 where a group has none). Written here from that definition, apart
+    from haap_solver.objective's."""
+    nodes: dict[str, set[int]] = {}
+    for stage in plan.stages:
+        for group in stage.replicas:
+            nodes.setdefault(group.node_group, set()).update(p.node for p in group.placement)
+    price = 0.0
+    for g in instance.cluster.node_groups:
+        price += len(nodes.get(g.name, ())) * g.gpus_per_node * (g.price_per_gpu_hour or 0.0)
+    return {name: len(touched) for name, touched in nodes.items()}, price
+
+
+def objective_score(instance: Instance) -> Callable[[Plan, Evaluation], float]:
+    """The instance's objective of one plan (inf where it breaks a limit or a cap): its time,
+    or its cost per iteration (time x the rented nodes' price per hour / 3600) for "cost" and
+    "throughput_per_dollar" (tokens per iteration are fixed, so the most tokens per unit of
+    currency is the least cost)."""
+    goal = instance.objective
+    tokens = instance.training.global_batch_size * instance.model.seq_length
+    caps = {g.name: g.max_gpus for g in instance.cluster.node_groups}
+    sizes = {g.name: g.gpus_per_node for g in instance.cluster.node_groups}
+
+    def score(plan: Plan, ev: Evaluation) -> float:
+        nodes, price = rented_price_per_hour(instance, plan)
+        if any(caps[g] is not None and n * sizes[g] > caps[g]  # type: ignore[operator]
+               for g, n in nodes.items()):
+            return math.inf
+        t = ev.iteration_time_s
+        cost = t * price / 3600.0
+        if goal.min_tokens_per_s is not None and tokens / t < goal.min_tokens_per_s:
+            return math.inf
+        if goal.max_cost_per_iteration is not None and cost > goal.max_cost_per_iteration:
+            return math.inf
+        return t if goal.optimize == "time" else cost
+
+    return score
+
+
+def bruteforce_objective(instance: Instance, *, time_limit_s: float = 600.0,
+                         cost_model: CostModel | None = None, max_plans: int = MAX_PLANS,
+                         mixed: bool = False) -> tuple[SolveResult, float]:
+    """The plan of the documented space (every placement up to node symmetry) that minimises
+    `instance.objective` within its limits and the groups' max_gpus, by enumeration, and that
+    least score (`objective_score`; inf with no plan). Every plan is costed by evaluate() and the
+    best judged by the validator, as in `bruteforce`."""
+    cm = cost_model or CostModel(instance)
+    empty_end_stages = instance.training.empty_end_stages
+    size = space_size(instance, mixed=mixed, cost_model=cm, empty_end_stages=empty_end_stages)
+    if size > max_plans:
+        raise HaapError(f"bruteforce refuses {instance.name}: its search space has up to "
+                        f"{size:.3g} plans, more than the limit of {max_plans:,}")
+    best = _Best(time_limit_s)
+    best.score = objective_score(instance)
+    B = instance.training.global_batch_size
+    going = True
+    for b in (b for b in range(1, B + 1) if B % b == 0):
+        options = stage_options(instance, b, cm, mixed=mixed, space="documented")
+        for schedule in instance.training.schedules:
+            for p in range(1, _max_stages(instance, empty_end_stages) + 1):
+                going = going and _enumerate(instance, cm, best, options, b, schedule, p,
+                                             empty_end_stages=empty_end_stages,
+                                             prune_memory=True)
+    value = best.time
+    if best.evaluation is not None:
+        best.time = best.evaluation.iteration_time_s  # _result reports the plan's time
+    return _result(instance, best, size, "documented", None), value

@@ -147,7 +147,7 @@ def metis(instance: Instance, *, time_limit_s: float = 60.0, threads: int = 1, s
                     for b in batches:
                         if best.out_of_time():
                             return best.result(instance, METHOD)
-                        if b < max(sizes) // max_tp or b > t.max_micro_batch_size * min(sizes):
+                        if b < max(sizes) // max_tp or b > t.max_micro_batch_share * min(sizes):
                             continue  # some stage has more replicas than sequences, or too few
                         _chain(instance, cm, best, line, tps, modes, starts, sizes, b,
                                schedule, order)
@@ -172,7 +172,7 @@ def _chain(instance: Instance, cm: CostModel, best: Best, line, tps, modes,  # t
             reps = line.slice(starts[k], sizes[k], tp[k])
             if reps is None or not tp_ok(reps, tps):
                 return  # cannot happen: only legal trades are made
-            stages.append(split_batch(cm, reps, b, modes[0], t.max_micro_batch_size))
+            stages.append(split_batch(cm, reps, b, modes[0], t.max_micro_batch_share))
         need = [k for k in range(pp) if stages[k] is None]
         if need:
             target_order = need

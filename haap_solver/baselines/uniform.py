@@ -45,7 +45,7 @@ def uniform_grids(instance: Instance) -> list[tuple[int, int, int, int]]:
             for dp in divisors(t.global_batch_size):
                 if tp * pp * dp > n:
                     break
-                for share in range(1, t.max_micro_batch_size + 1):
+                for share in range(1, t.max_micro_batch_share + 1):
                     if t.global_batch_size % (dp * share) == 0:
                         grids.append((tp, pp, dp, share))
     return grids

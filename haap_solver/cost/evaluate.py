@@ -202,6 +202,9 @@ class Evaluation:
     """Largest used/capacity ratio over all GPUs."""
     extrapolated: list[str] = field(default_factory=list)
     """Profile entries that were extrapolated rather than measured."""
+    cost_per_iteration: float | None = None
+    """Price of the iteration on the nodes the plan touches, rented whole (haap_solver.objective);
+    None where a group it uses has no price_per_gpu_hour."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -214,6 +217,7 @@ class Evaluation:
             "peak_memory_fraction": self.peak_memory_fraction,
             "breakdown": dict(self.breakdown),
             "extrapolated": list(self.extrapolated),
+            "cost_per_iteration": self.cost_per_iteration,
             "stages": [
                 {
                     "index": s.index, "first_layer": s.first_layer, "num_layers": s.num_layers,
@@ -724,6 +728,7 @@ class CostModel:
             memory_ok=memory_ok,
             peak_memory_fraction=peak_fraction,
             extrapolated=sorted(set(extrapolated)),
+            cost_per_iteration=_cost_per_iteration(self.instance, plan, iteration),
         )
 
     def _model_flops(self, global_batch: int) -> float:
@@ -750,3 +755,12 @@ class _StageEntry(NamedTuple):
     tail_s: float
     memory_ok: bool
     peak_memory_fraction: float
+
+
+def _cost_per_iteration(instance: Instance, plan: Plan, iteration_s: float) -> float | None:
+    """What the iteration costs where the node groups have prices (None otherwise)."""
+    if not any(g.price_per_gpu_hour is not None for g in instance.cluster.node_groups):
+        return None
+    from haap_solver.objective import rental
+
+    return rental(instance, plan).cost_of(iteration_s)

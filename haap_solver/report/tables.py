@@ -42,6 +42,20 @@ def plan_table(plan: Plan, ev: Evaluation) -> Any:
     return table
 
 
+def _add_cost_rows(summary: Any, instance: Instance, plan: Plan, ev: Evaluation) -> None:
+    """What the plan rents (whole nodes), what it leaves idle, and what it costs."""
+    from haap_solver.objective import rental
+
+    rent = rental(instance, plan)
+    idle = ", ".join(f"{n} node(s) of {g}" for g, n in rent.idle_nodes.items() if n)
+    summary.add_row("GPUs rented", f"{sum(rent.gpus.values())} (whole nodes); not rented: "
+                    + (idle or "none"))
+    summary.add_row("cost per iteration", f"{ev.cost_per_iteration:,.6g}")
+    if ev.cost_per_iteration:
+        summary.add_row("tokens per unit of currency",
+                        f"{instance.tokens_per_iteration / ev.cost_per_iteration:,.0f}")
+
+
 def render_evaluation(console: Any, instance: Instance, plan: Plan, ev: Evaluation) -> None:
     from rich.table import Table
 
@@ -54,6 +68,8 @@ def render_evaluation(console: Any, instance: Instance, plan: Plan, ev: Evaluati
     summary.add_row("throughput", f"{ev.tokens_per_s:,.0f} tokens/s")
     summary.add_row("MFU / HFU", f"{ev.mfu:.1%} / {ev.hfu:.1%}")
     summary.add_row("GPUs used", f"{ev.num_gpus_used} of {instance.cluster.num_gpus}")
+    if ev.cost_per_iteration is not None:
+        _add_cost_rows(summary, instance, plan, ev)
     summary.add_row("peak memory", f"{ev.peak_memory_fraction:.1%} of capacity")
     for key, value in ev.breakdown.items():
         share = value / ev.iteration_time_s if ev.iteration_time_s else 0.0

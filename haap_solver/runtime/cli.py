@@ -160,7 +160,7 @@ def _cfg_profile(p: argparse.ArgumentParser) -> None:
                    help="profile file to write (docs/cost-model.md Sec. 9)")
     p.add_argument("--micro-batches", default=None, metavar="B,B,...",
                    help="micro-batch sizes to measure (default: 1, 2, 4, ... up to "
-                        "training.max_micro_batch_size)")
+                        "training.max_micro_batch_share)")
     p.add_argument("--as", dest="devices", default=None, metavar="DEVICE,...",
                    help="device types the measurement stands for (default: every device type "
                         "of the instance's cluster)")
@@ -200,7 +200,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
     if args.micro_batches:
         sizes = _int_list(args.micro_batches, "--micro-batches")
     else:
-        top = instance.training.max_micro_batch_size
+        top = instance.training.max_micro_batch_share
         sizes = [b for b in (1, 2, 4, 8, 16, 32, 64) if b <= top]
     known = sorted(instance.cluster.devices)
     devices = [d.strip() for d in args.devices.split(",")] if args.devices else known

@@ -116,22 +116,24 @@ def cmd_solve(args: argparse.Namespace) -> int:
         if not args.json:
             render_evaluation(console, instance, result.plan, result.evaluation)
         gap = f"gap {result.gap:.2%}" if result.status != "optimal" else "proven optimal"
+        cost_bound = getattr(result, "cost_bound", None)  # the cost objectives (objectives.py)
+        bound = (f"cost bound {cost_bound:,.6g} per iteration" if cost_bound is not None
+                 else f"bound {result.best_bound_s:.4f} s")
         console.print(styled(
-            (result.status, "bold"), f" ({gap}; bound {result.best_bound_s:.4f} s) in "
+            (result.status, "bold"), f" ({gap}; {bound}) in "
             f"{result.wall_s:.2f} s; {result.solved} models solved; cache hit rate "
             f"{result.cache['hit_rate']:.0%}; {result.ratio_to_compute_bound:.3f}x the "
             f"compute-bound limit ({result.compute_bound_s:.4f} s)"))
         phase = result.search_space.get("single_type_phase")
-        if phase:
+        fates = result.search_space.get("subproblem_fates")  # (None: an objective's sub-clusters)
+        if fates is not None and phase:
             console.print("sub-problems of single-type stages: " + fates_line(
                 phase["subproblems"], phase["subproblem_fates"], phase["excluded_by_memory"]))
             console.print("sub-problems with a mixed-type stage: " + fates_line(
-                result.subproblems, result.search_space.get("subproblem_fates", {}),
-                result.pruned_by_memory))
-        else:
-            console.print("sub-problems: " + fates_line(
-                result.subproblems, result.search_space.get("subproblem_fates", {}),
-                result.pruned_by_memory))
+                result.subproblems, fates, result.pruned_by_memory))
+        elif fates is not None:
+            console.print("sub-problems: " + fates_line(result.subproblems, fates,
+                                                        result.pruned_by_memory))
         if phase:
             mixed = result.search_space.get("mixed_stage_configs", {})
             resumed = result.search_space.get("resumed_single_type_phase")

@@ -416,7 +416,7 @@ class CoefficientCache:
     def mixed_split(self, shape: tuple[tuple[str, int, int], ...], micro_batch: int,
                     recompute: str) -> tuple[ReplicaPart, ...] | None:
         """The heterogeneity-aware load balance of one mixed stage: the integer per-replica shares
-        (adding up to the micro-batch, each at most training.max_micro_batch_size) that minimise
+        (adding up to the micro-batch, each at most training.max_micro_batch_share) that minimise
         the stage's per-layer time, its slowest replica's forward + backward per layer
         (``CostModel.layer_cost``), among the splits where every replica holds one layer in
         memory (middle stage, one micro-batch in flight); ties go to the lighter split (smallest
@@ -434,7 +434,7 @@ class CoefficientCache:
         counts = [c for _, _, c in shape]
         dp = sum(counts)
         best: tuple[float, float, tuple[int, ...]] | None = None
-        for shares in _splits(counts, micro_batch, t.max_micro_batch_size):
+        for shares in _splits(counts, micro_batch, t.max_micro_batch_share):
             worst_t = worst_m = 0.0
             for g, (_, tp, _), share in zip(groups, shape, shares, strict=True):
                 per_layer, fraction = self._part_unit(g.device, tp, share, dp, recompute)

@@ -82,6 +82,12 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
         raise ValueError(f"relative_gap: must be in [0, 1), got {relative_gap}")
     if not cutoff_s > 0:
         raise ValueError(f"cutoff_s: must be > 0, got {cutoff_s}")
+    from haap_solver.search import objectives
+    if objectives.applies(instance):  # cost, limits, caps, prices: over sub-clusters
+        return objectives.solve_objective(
+            instance, solve=solve, time_limit_s=time_limit_s, relative_gap=relative_gap,
+            backend=backend, threads=threads, seed=seed, max_stages=max_stages,
+            seed_with_baselines=seed_with_baselines, mixed=mixed, stage_filter=stage_filter)
     if stage_filter is not None:  # a restricted space (targets.py): one process, no seeds
         state, threads, seed_with_baselines = state or SearchState(instance), 1, False
         state.stage_filter = stage_filter

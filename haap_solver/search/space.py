@@ -217,7 +217,7 @@ def stage_configs(instance: Instance, micro_batch: int) -> list[StageConfig]:
     for group in instance.cluster.node_groups:
         for tp in tp_candidates(instance, group):
             for dp in range(1, micro_batch + 1):
-                if micro_batch % dp or micro_batch // dp > t.max_micro_batch_size:
+                if micro_batch % dp or micro_batch // dp > t.max_micro_batch_share:
                     continue
                 if not shape_allowed(group, tp * dp):
                     continue

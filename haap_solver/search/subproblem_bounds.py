@@ -404,14 +404,14 @@ def peak_layer_rates(state: SearchState) -> dict[str, float]:
     s sequences of the micro-batch takes at least its per-layer forward + backward time (TP
     communication included) per layer and micro-batch, and a stage's time is at least every one
     of its replicas' (a mixed stage's is its slowest part's), so rho*_g is the best
-    s / (t x that time) over the group's TP degrees, shares s in [1, max_micro_batch_size] and
+    s / (t x that time) over the group's TP degrees, shares s in [1, max_micro_batch_share] and
     recomputation modes."""
     inst, cm = state.instance, state.cost_model
     rates = {}
     for g in inst.cluster.node_groups:
         best = 0.0
         for tp in tp_candidates(inst, g):
-            for share in range(1, inst.training.max_micro_batch_size + 1):
+            for share in range(1, inst.training.max_micro_batch_share + 1):
                 for recompute in inst.training.recompute:
                     lc = cm.layer_cost(g.device, tp, share, recompute)
                     per_layer = lc.fwd_s + lc.bwd_s + lc.tp_fwd_s + lc.tp_bwd_s

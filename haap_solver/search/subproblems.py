@@ -98,7 +98,7 @@ def explain_infeasible(state: SearchState) -> str:
              f"{L} layers) on {inst.cluster.num_gpus} GPUs"]
     if not state.micro_batches():
         lines.append(f"  no micro-batch size works: global_batch_size {t.global_batch_size} with "
-                     f"max_micro_batch_size {t.max_micro_batch_size}")
+                     f"max_micro_batch_share {t.max_micro_batch_share}")
         return "\n".join(lines)
     best_layers = 0
     best_desc = ""
