@@ -194,9 +194,15 @@ def solve_objective(instance: Instance, *, solve: Callable[..., SolveResult],
             heapq.heappush(heap, (bound, -sub.gpus, i))
             break
         searched.append(sub)
+        # A plan of this sub-cluster beats the best one only below this time: the search
+        # starts as if it had a plan of it (solve's cutoff), so its bounds close at once what
+        # cannot (no plan of it below: status "cutoff", a proof for this sub-cluster).
+        cutoff = math.inf if best is None else (
+            best[0] * 3600.0 / sub.price_per_hour if by_cost and sub.price_per_hour > 0
+            else best[0] if not by_cost else math.inf)
         try:
             res = solve(sub_instance(instance, sub.nodes), time_limit_s=remaining,
-                        relative_gap=relative_gap, **options)
+                        relative_gap=relative_gap, cutoff_s=cutoff, **options)
         except InfeasibleError:
             sub.state, sub.time_bound_s = "infeasible", math.inf
             continue
@@ -204,7 +210,7 @@ def solve_objective(instance: Instance, *, solve: Callable[..., SolveResult],
             totals[key] += getattr(res, key)
         if math.isfinite(res.best_bound_s):
             sub.time_bound_s = max(sub.time_bound_s, res.best_bound_s)
-        sub.state = "searched" if res.status == "optimal" else "open"
+        sub.state = "searched" if res.status in ("optimal", "cutoff") else "open"
         if sub.state == "open":
             unresolved.append(i)
         if res.plan is None:
@@ -261,7 +267,10 @@ def solve_objective(instance: Instance, *, solve: Callable[..., SolveResult],
         instance=instance.name, method=res.method, plan=res.plan, evaluation=ev, status=status,
         iteration_time_s=ev.iteration_time_s,
         best_bound_s=lower if not by_cost else min([ev.iteration_time_s, *time_bounds]),
-        gap=gap, wall_s=wall, search_space=res.search_space, cache=res.cache,
+        gap=gap, wall_s=wall, cache=res.cache,
+        # (the sub-problem counts of one sub-cluster's search would not match the totals)
+        search_space={k: v for k, v in res.search_space.items()
+                      if k not in ("subproblem_fates", "single_type_phase")},
         compute_bound_s=res.compute_bound_s, options=res.options,
         model_mismatch_s=res.model_mismatch_s, objective=goal.optimize, rental=rent,
         cost_per_iteration=cost,
