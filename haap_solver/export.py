@@ -162,6 +162,11 @@ def export_deepspeed(instance: Instance, plan: Plan) -> str:
         ds["bf16"] = {"enabled": True}
     elif t.dtype == "fp16":
         ds["fp16"] = {"enabled": True}
+    if t.zero_stage >= 2:  # (one stage, checked above): the plain engine, no PipelineModule
+        return json.dumps({"ds_config": ds, "pipeline_module": None, "note": (
+            f"ZeRO-{t.zero_stage} without pipeline parallelism: deepspeed.initialize() on the "
+            "plain model, not a PipelineModule (DeepSpeed's pipeline engine refuses ZeRO-2 "
+            "and -3)")}, indent=2) + "\n"
     parts = [0]
     for s in plan.stages:
         parts.append(parts[-1] + s.num_layers + (1 if len(parts) == 1 else 0))

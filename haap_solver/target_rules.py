@@ -37,6 +37,9 @@ class TargetRules:
     """Pipeline schedules the engine runs."""
     max_zero_stage: int
     """Largest ZeRO stage the engine's pipeline runs with."""
+    max_zero_stage_unpipelined: int
+    """Largest ZeRO stage the engine runs without pipeline parallelism (a one-stage plan):
+    DeepSpeed's plain engine runs ZeRO-2 and -3, its pipeline engine refuses them."""
     tied_first_last_tp: bool
     """With tied embeddings, the first and last stage need the same TP (FlagScale)."""
 
@@ -46,22 +49,22 @@ RULES: dict[str, TargetRules] = {
         name="megatron", engine="Megatron-LM", uniform_tp=True, uniform_dp=True,
         uniform_recompute=True, recompute_modes=("none", "selective", "full"),
         uniform_selective=False, single_device_per_stage=False, schedules=("1f1b",),
-        max_zero_stage=1, tied_first_last_tp=False),
+        max_zero_stage=1, max_zero_stage_unpipelined=1, tied_first_last_tp=False),
     "deepspeed": TargetRules(
         name="deepspeed", engine="DeepSpeed pipeline", uniform_tp=True, uniform_dp=True,
         uniform_recompute=True, recompute_modes=("none", "full"), uniform_selective=False,
         single_device_per_stage=False, schedules=("1f1b",), max_zero_stage=1,
-        tied_first_last_tp=False),
+        max_zero_stage_unpipelined=3, tied_first_last_tp=False),
     "torchtitan": TargetRules(
         name="torchtitan", engine="torchtitan", uniform_tp=True, uniform_dp=True,
         uniform_recompute=True, recompute_modes=("none", "selective", "full"),
         uniform_selective=False, single_device_per_stage=False, schedules=("1f1b", "gpipe"),
-        max_zero_stage=3, tied_first_last_tp=False),
+        max_zero_stage=3, max_zero_stage_unpipelined=3, tied_first_last_tp=False),
     "flagscale": TargetRules(
         name="flagscale", engine="FlagScale (heterogeneous mode)", uniform_tp=False,
         uniform_dp=False, uniform_recompute=False, recompute_modes=("none", "selective", "full"),
         uniform_selective=True, single_device_per_stage=True, schedules=("1f1b",),
-        max_zero_stage=1, tied_first_last_tp=True),
+        max_zero_stage=1, max_zero_stage_unpipelined=1, tied_first_last_tp=True),
 }
 
 
@@ -83,10 +86,14 @@ def target_violations(instance: Instance, plan: Plan, target: str) -> list[str]:
     t = instance.training
     if plan.schedule not in r.schedules:
         out.append(f"schedule {plan.schedule!r}: {eng} runs {', '.join(r.schedules)}")
-    if t.zero_stage > r.max_zero_stage:
+    if t.zero_stage > r.max_zero_stage_unpipelined:
         out.append(f"training.zero_stage {t.zero_stage}: {eng} runs ZeRO stage "
-                   f"{r.max_zero_stage} at most with pipeline parallelism (set "
-                   f"training.zero_stage = {r.max_zero_stage})")
+                   f"{r.max_zero_stage_unpipelined} at most (set training.zero_stage = "
+                   f"{r.max_zero_stage})")
+    elif t.zero_stage > r.max_zero_stage and len(plan.stages) > 1:
+        out.append(f"stages: {eng} runs ZeRO stage {t.zero_stage} only without pipeline "
+                   f"parallelism (one stage), this plan has {len(plan.stages)} (set "
+                   f"training.zero_stage = {r.max_zero_stage} to pipeline)")
     if not plan.stages:
         return out
     first = plan.stages[0]

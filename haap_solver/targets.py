@@ -188,6 +188,8 @@ def solve_for_target(instance: Instance, target: str, *, time_limit_s: float = 6
                               f"schedules {', '.join(rules.schedules)}, training.schedules "
                               f"allows {', '.join(instance.training.schedules)}")
     schedules = tuple(s for s in instance.training.schedules if s in rules.schedules)
+    if instance.training.zero_stage > rules.max_zero_stage:  # (the engine without a pipeline)
+        max_stages = 1
     # The searches run on target "any" (the filters restrict them; a rule across stages is
     # checked on their plans here), the result is validated with the target's rules.
     inst = dataclasses.replace(instance, training=dataclasses.replace(

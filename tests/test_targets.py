@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
+import json
 import math
 import sys
 from collections.abc import Iterator
@@ -18,7 +20,8 @@ else:  # pragma: no cover
 
 from haap_solver.cli import main
 from haap_solver.cost.evaluate import CostModel
-from haap_solver.errors import InputError
+from haap_solver.errors import InfeasibleError, InputError
+from haap_solver.export import export_deepspeed
 from haap_solver.instance import instance_from_dict, load_instance
 from haap_solver.plan import load_plan
 from haap_solver.search.space import build_plan, micro_batch_candidates, stage_configs
@@ -246,3 +249,26 @@ def test_spaces_that_cannot_beat_the_best_plan_are_closed_by_it(mini_optimum):
     for s in closed:
         assert s["iteration_time_s"] is None or s["iteration_time_s"] >= res.iteration_time_s
         assert s["best_bound_s"] >= res.iteration_time_s * (1 - 1e-9)
+
+
+def test_zero_2_runs_on_deepspeed_without_a_pipeline_only():
+    """DeepSpeed's pipeline engine refuses ZeRO-2 and -3, its plain engine runs them: with
+    zero_stage 2 the target's optimum is the best one-stage plan (checked against the target
+    brute force), a pipelined plan names the stages, and Megatron-LM refuses the instance."""
+    instance = load_instance(MINI)
+    zero2 = dataclasses.replace(instance, training=dataclasses.replace(
+        instance.training, zero_stage=2))
+    res = solve_for_target(zero2, "deepspeed", time_limit_s=60, seed=0)
+    assert res.plan is not None and res.plan.num_stages == 1
+    assert target_violations(zero2, res.plan, "deepspeed") == []
+    assert math.isclose(res.iteration_time_s, _target_bruteforce(zero2, "deepspeed"),
+                        rel_tol=1e-9)
+    two = solve_for_target(instance, "deepspeed", time_limit_s=60, seed=0, max_stages=2)
+    if two.plan is not None and two.plan.num_stages > 1:
+        assert any(m.startswith("stages: DeepSpeed") and "without pipeline" in m
+                   for m in target_violations(zero2, two.plan, "deepspeed"))
+    with pytest.raises(InfeasibleError, match="zero_stage 2: Megatron-LM runs ZeRO stage 1"):
+        solve_for_target(zero2, "megatron", time_limit_s=10, seed=0)
+    exported = json.loads(export_deepspeed(zero2, res.plan))
+    assert exported["pipeline_module"] is None
+    assert exported["ds_config"]["zero_optimization"]["stage"] == 2
