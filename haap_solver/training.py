@@ -9,7 +9,7 @@ from haap_solver import limits
 from haap_solver._fields import Length, Range, check_ranges, require
 
 Recompute = Literal["none", "selective", "full"]
-Schedule = Literal["1f1b", "gpipe"]
+Schedule = Literal["1f1b", "gpipe", "interleaved-1f1b"]
 PipelineP2P = Literal["blocking", "overlapped"]
 Dtype = Literal["bf16", "fp16", "fp32", "fp8"]
 Framework = Literal["megatron", "deepspeed"]
@@ -17,7 +17,10 @@ Fp32MatmulPrecision = Literal["highest", "high"]
 Target = Literal["any", "megatron", "deepspeed", "torchtitan", "flagscale"]
 TARGETS: tuple[Target, ...] = ("any", "megatron", "deepspeed", "torchtitan", "flagscale")
 RECOMPUTE_MODES: tuple[Recompute, ...] = ("none", "selective", "full")
-SCHEDULES: tuple[Schedule, ...] = ("1f1b", "gpipe")
+SCHEDULES: tuple[Schedule, ...] = ("1f1b", "gpipe", "interleaved-1f1b")
+SEARCHED_SCHEDULES: tuple[Schedule, ...] = ("1f1b", "gpipe")
+"""The schedules the exact search (and the brute force that checks it) can plan; the interleaved
+schedule is costed (`haap evaluate`) but not searched (docs/cost-model.md Sec. 7.1)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -48,7 +51,15 @@ class TrainingSpec:
     """Activation recomputation modes the planner may use."""
     schedules: Annotated[tuple[Schedule, ...],
                          Length(max=len(SCHEDULES), what="schedules")] = ("1f1b",)
-    """Pipeline schedules the planner may use."""
+    """Pipeline schedules the planner may use: "1f1b" (PipeDream-flush), "gpipe", and
+    "interleaved-1f1b" (Megatron-LM's virtual pipeline stages, `virtual_stages` model chunks per
+    stage; costed by `haap evaluate`, not yet searched by `haap solve`)."""
+    virtual_stages: Annotated[int, Range(2, limits.MAX_LAYERS)] = 2
+    """Model chunks per pipeline stage (v) under the "interleaved-1f1b" schedule, fixed by the
+    user as in Megatron-LM (``--num-layers-per-virtual-pipeline-stage`` = layers per stage / v).
+    Every stage's layer count must be a multiple of v and the micro-batch count a multiple of
+    the stage count, as Megatron-LM requires (the validator checks both). Ignored by the other
+    schedules."""
     sequence_parallel: bool = True
     """Megatron sequence parallelism with TP > 1 (shards norm/dropout activations by TP)."""
     flash_attention: bool = True
@@ -97,3 +108,13 @@ class TrainingSpec:
     @property
     def bytes_per_value(self) -> int:
         return 4 if self.dtype == "fp32" else 2
+
+
+def check_searchable(training: TrainingSpec) -> None:
+    """Refuse to plan with a schedule the exact search does not model (a plan it called optimal
+    would not be): "interleaved-1f1b" is costed by `evaluate()` but not yet searched."""
+    unsearched = [s for s in training.schedules if s not in SEARCHED_SCHEDULES]
+    require(not unsearched, "training.schedules",
+            f"{unsearched[0] if unsearched else ''!r} is costed by `haap evaluate` but the "
+            f"planners cannot search it yet; plan with {list(SEARCHED_SCHEDULES)} (docs/"
+            "cost-model.md Sec. 7.1)")

@@ -77,6 +77,7 @@ from haap_solver.errors import HaapError
 from haap_solver.instance import Instance
 from haap_solver.plan import Placement, Plan, ReplicaGroup, Stage
 from haap_solver.search.solve import SolveResult
+from haap_solver.training import check_searchable
 from haap_solver.validate import check_plan, plan_violations
 
 METHOD = "bruteforce"
@@ -403,6 +404,7 @@ def space_size(instance: Instance, *, mixed: bool = False, cost_model: CostModel
     sequences within every node group's GPUs, each weighted by an upper bound on its placements
     (``_placement_bound`` per part), times the layer splits."""
     _check_space(space)
+    check_searchable(instance.training)  # the search does not plan interleaved 1F1B either
     if empty_end_stages is None:
         empty_end_stages = instance.training.empty_end_stages
     cm = cost_model or CostModel(instance)
@@ -470,6 +472,7 @@ def bruteforce(instance: Instance, *, time_limit_s: float = 600.0, threads: int 
     the whole space's from above). `threads` and `seed` are accepted for the methods' common
     interface and unused."""
     _check_space(space)
+    check_searchable(instance.training)  # the search does not plan interleaved 1F1B either
     if empty_end_stages is None:
         empty_end_stages = instance.training.empty_end_stages
     cm = cost_model or CostModel(instance)

@@ -113,11 +113,57 @@ def last_stage_extra_activation_bytes(model: ModelSpec, training: TrainingSpec, 
 
 def in_flight_micro_batches(schedule: str, stage_index: int, num_stages: int,
                             num_micro_batches: int) -> int:
-    """Micro-batches whose activations a stage holds at its peak.
+    """Micro-batches whose activations a stage holds at its peak (1F1B and GPipe).
 
     1F1B: stage i (0-based) of p runs p - i warm-up forwards before its first backward, so it holds
-    min(p - i, m) (Narayanan et al. SC'21, Sec. 2.2.1). GPipe holds all m.
+    min(p - i, m) (Narayanan et al. SC'21, Sec. 2.2.1). GPipe holds all m. The interleaved
+    schedule's count depends on v and is not an integer: `interleaved_in_flight`
+    (`CostModel.in_flight` gives either).
     """
     if schedule == "gpipe":
         return num_micro_batches
+    if schedule != "1f1b":
+        raise ValueError(f"in_flight_micro_batches: schedule {schedule!r} is not 1f1b or gpipe")
     return min(num_stages - stage_index, num_micro_batches)
+
+
+def interleaved_in_flight(stage_index: int, num_stages: int, num_micro_batches: int,
+                          chunks: int) -> tuple[int, int, int]:
+    """Peak chunk activations a stage holds under Megatron-LM's interleaved 1F1B: (all chunks,
+    chunk 0's micro-batches, chunk v-1's micro-batches). The stage holds total / v micro-batches
+    of its activations (each chunk has 1/v of its layers): p + (p - 1) / v on the first stage,
+    a factor 1 + (p - 1) / (p v) over plain 1F1B (Korthikanti et al. 2022, Sec. 4.2.3).
+
+    Megatron-LM core (`forward_backward_pipelining_with_interleaving`): with m = p every forward
+    runs first; otherwise rank i runs min(2 (p - i - 1) + (v - 1) p, m v) warm-up forwards, then
+    one forward and one backward in turn. Forward k runs chunk (k mod p v) // p, backward k chunk
+    v - 1 - (k mod p v) // p. Warm-up only adds, the steady state keeps the total constant, so
+    the total's peak is warm-up + 1, and the peaks of chunk 0 and chunk v-1 fall where the total
+    is at its peak: the three together are the stage's peak (the first chunk holds the embedding's
+    dropout mask, the last the LM head's logits).
+    """
+    p, m, v = num_stages, num_micro_batches, chunks
+    if m % p:
+        raise ValueError(f"interleaved 1F1B needs the micro-batches ({m}) to be a multiple of "
+                         f"the stages ({p}), as Megatron-LM does (the validator checks it)")
+    total = m * v
+    warmup = total if m == p else min(2 * (p - stage_index - 1) + (v - 1) * p, total)
+    counts = [0] * v
+    peak_first = peak_last = 0
+
+    def forward(k: int) -> None:
+        counts[(k % (p * v)) // p] += 1
+
+    def backward(k: int) -> None:
+        counts[v - 1 - (k % (p * v)) // p] -= 1
+
+    for k in range(warmup):
+        forward(k)
+    peak_total = warmup
+    peak_first, peak_last = counts[0], counts[-1]
+    for j in range(total - warmup):
+        forward(warmup + j)
+        peak_total = max(peak_total, sum(counts))
+        peak_first, peak_last = max(peak_first, counts[0]), max(peak_last, counts[-1])
+        backward(j)
+    return peak_total, peak_first, peak_last
