@@ -42,6 +42,7 @@ from haap_solver.search.space import (
     stage_configs,
     tp_candidates,
 )
+from haap_solver.training import check_searchable
 from haap_solver.validate import check_plan, plan_violations
 
 Progress = Callable[[int, int, str], None]
@@ -1113,6 +1114,7 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
     """
     if not 0.0 <= relative_gap < 1.0:
         raise ValueError(f"relative_gap: must be in [0, 1), got {relative_gap}")
+    check_searchable(instance.training)
     if stage_filter is not None:  # a restricted space (targets.py): one process, no seeds
         state, threads, seed_with_baselines = state or SearchState(instance), 1, False
         state.stage_filter = stage_filter
