@@ -109,10 +109,17 @@ def stage_params(model: ModelSpec, *, num_layers: int, is_first: bool, is_last: 
 def state_bytes_per_param(training: TrainingSpec, dp: int) -> tuple[float, float, float]:
     """(weights, gradients, optimizer) bytes per local parameter after ZeRO over `dp` replicas.
 
-    Mixed-precision Adam: 2 + 2 + 12 (fp32 master, m, v); fp32 training: 4 + 4 + 8. ZeRO-1 shards
-    the optimizer state, ZeRO-2 also the gradients, ZeRO-3 also the weights.
+    Mixed-precision Adam: 2 + 2 + 12 (fp32 master, m, v); fp32 training: 4 + 4 + 8. Megatron-LM
+    keeps bf16 (and fp8) training's gradients in fp32 unless told otherwise: 2 + 4 + 12
+    (`training.grad_dtype`). ZeRO-1 shards the optimizer state, ZeRO-2 also the gradients,
+    ZeRO-3 also the weights.
     """
     weights, grads, optimizer = (4.0, 4.0, 8.0) if training.dtype == "fp32" else (2.0, 2.0, 12.0)
+    fp32_grads = training.grad_dtype == "fp32" or (
+        training.grad_dtype == "auto" and training.framework == "megatron"
+        and training.dtype in ("bf16", "fp8"))
+    if fp32_grads:
+        grads = 4.0
     stage = training.zero_stage
     if stage >= 1:
         optimizer /= dp

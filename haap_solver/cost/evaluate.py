@@ -335,6 +335,14 @@ class CostModel:
             # Measured times include TP communication.
             tp_fwd = tp_bwd = 0.0
         else:
+            if self.training.tp_comm_overlap and tp > 1:
+                # Sec. 3: the all-gathers and reduce-scatters pipelined with the weight GEMMs
+                # that consume or produce them; only what exceeds those GEMMs is exposed.
+                gemm = compute.weight_gemms_s(m, self.training, dev, self._constants_of(device),
+                                              tp, batch)
+                tp_fwd = max(tp_fwd - gemm.fwd_s, 0.0)
+                tp_bwd = max(tp_bwd - gemm.bwd_s - (gemm.fwd_s if recompute == "full" else 0.0),
+                             0.0)
             times = compute.layer_compute(m, self.training, dev, self._constants_of(device),
                                           tp, batch, recompute, tp_fwd, tp_bwd)
             fwd, bwd = times.fwd_s, times.bwd_s
@@ -481,7 +489,17 @@ class CostModel:
                 end_comm = comm.ring_allgather_s(grads, dp, dp_gb_s, dp_latency_s)
                 last_bucket = comm.ring_allgather_s(bucket * sb.grads, dp, dp_gb_s, dp_latency_s)
                 param_gather = comm.ring_allgather_s(weights, dp, dp_gb_s, dp_latency_s)
-            elif t.zero_stage <= 1:
+            elif t.zero_stage == 1:
+                # Distributed optimizer with the all-gather overlapped: the pair, the gradients'
+                # reduce-scatter and the (16-bit) parameters' all-gather, costed together as
+                # before; with 16-bit gradients exactly one all-reduce (Sec. 6.3).
+                end_comm = (comm.ring_allgather_s(grads, dp, dp_gb_s, dp_latency_s)
+                            + comm.ring_allgather_s(weights, dp, dp_gb_s, dp_latency_s))
+                last_bucket = (comm.ring_allgather_s(bucket * sb.grads, dp, dp_gb_s,
+                                                     dp_latency_s)
+                               + comm.ring_allgather_s(bucket * sb.weights, dp, dp_gb_s,
+                                                       dp_latency_s))
+            elif t.zero_stage == 0:
                 end_comm = comm.ring_allreduce_s(grads, dp, dp_gb_s, dp_latency_s)
                 last_bucket = comm.ring_allreduce_s(bucket * sb.grads, dp, dp_gb_s, dp_latency_s)
             elif t.zero_stage == 2:

@@ -27,13 +27,14 @@ class StateBytes:
 
 
 def state_bytes(training: TrainingSpec) -> StateBytes:
-    """Mixed-precision Adam: 2 + 2 + 12 (fp32 master, m, v) = 16 bytes/param (ZeRO paper, Sec. 3.1).
-
-    fp32 training keeps no master copy: 4 + 4 + 8 = 16 as well.
+    """Mixed-precision Adam: 2 + 2 + 12 (fp32 master, m, v) = 16 bytes/param (ZeRO paper, Sec. 3.1),
+    2 + 4 + 12 = 18 with fp32 gradients (`TrainingSpec.grad_bytes`: Megatron-LM's default with
+    bf16). fp32 training keeps no master copy: 4 + 4 + 8 = 16.
     """
     if training.dtype == "fp32":
         return StateBytes(weights=4, grads=4, optimizer=8)
-    return StateBytes(weights=2, grads=2, optimizer=12)
+    # Gradients in fp32 where the engine keeps them so (Megatron-LM with bf16: 18 bytes).
+    return StateBytes(weights=2, grads=training.grad_bytes, optimizer=12)
 
 
 def model_state_bytes_per_param(training: TrainingSpec, dp: int) -> tuple[float, float, float]:
@@ -137,33 +138,33 @@ def interleaved_in_flight(stage_index: int, num_stages: int, num_micro_batches: 
     Megatron-LM core (`forward_backward_pipelining_with_interleaving`): with m = p every forward
     runs first; otherwise rank i runs min(2 (p - i - 1) + (v - 1) p, m v) warm-up forwards, then
     one forward and one backward in turn. Forward k runs chunk (k mod p v) // p, backward k chunk
-    v - 1 - (k mod p v) // p. Warm-up only adds, the steady state keeps the total constant, so
-    the total's peak is warm-up + 1, and the peaks of chunk 0 and chunk v-1 fall where the total
-    is at its peak: the three together are the stage's peak (the first chunk holds the embedding's
-    dropout mask, the last the LM head's logits).
+    v - 1 - (k mod p v) // p (m a multiple of p). Warm-up only adds, the steady state keeps the
+    total constant, so the total's peak is warm-up + 1, and the peaks of chunk 0 and chunk v-1
+    fall where the total is at its peak: with p >= 2 (the validator's rule) the three together
+    are the stage's peak (the first chunk holds the embedding's dropout mask, the last stage's
+    last chunk the LM head's logits; on a single stage both, each charged at its own peak).
     """
     p, m, v = num_stages, num_micro_batches, chunks
-    if m % p:
-        raise ValueError(f"interleaved 1F1B needs the micro-batches ({m}) to be a multiple of "
-                         f"the stages ({p}), as Megatron-LM does (the validator checks it)")
+    # Chunk of each forward and each backward in Megatron's order: groups of p micro-batches
+    # (a last, smaller group where m is not a multiple of p, which Megatron refuses and the
+    # validator rejects; costed the same way so that evaluate() never fails on a plan).
+    fwd_chunks: list[int] = []
+    bwd_chunks: list[int] = []
+    for start in range(0, m, p):
+        size = min(p, m - start)
+        for c in range(v):
+            fwd_chunks += [c] * size
+            bwd_chunks += [v - 1 - c] * size
     total = m * v
     warmup = total if m == p else min(2 * (p - stage_index - 1) + (v - 1) * p, total)
     counts = [0] * v
-    peak_first = peak_last = 0
-
-    def forward(k: int) -> None:
-        counts[(k % (p * v)) // p] += 1
-
-    def backward(k: int) -> None:
-        counts[v - 1 - (k % (p * v)) // p] -= 1
-
     for k in range(warmup):
-        forward(k)
+        counts[fwd_chunks[k]] += 1
     peak_total = warmup
     peak_first, peak_last = counts[0], counts[-1]
     for j in range(total - warmup):
-        forward(warmup + j)
+        counts[fwd_chunks[warmup + j]] += 1
         peak_total = max(peak_total, sum(counts))
         peak_first, peak_last = max(peak_first, counts[0]), max(peak_last, counts[-1])
-        backward(j)
+        counts[bwd_chunks[j]] -= 1
     return peak_total, peak_first, peak_last
