@@ -614,10 +614,14 @@ class CostModel:
 
     # -- The plan ------------------------------------------------------------------------------
     def _stage_entry(self, stage: Stage, is_first: bool, is_last: bool,
-                     in_flight: tuple[float, float, float]) -> _StageEntry:
+                     in_flight: tuple[float, float, float],
+                     schedule: str = "1f1b") -> _StageEntry:
         """Everything evaluate() needs of one stage that does not depend on its neighbours."""
         c, m = self.constants, self.model
         overlap = self.training.overlap_grad_reduce
+        # The gradient reduction overlaps the last backward: 1/v of it when interleaved.
+        window = (1.0 / self.training.virtual_stages if schedule == "interleaved-1f1b"
+                  else 1.0)
         num_layers, recompute = stage.num_layers, stage.recompute
         # A stage that is both first and last is the only one: no tied-embedding copy.
         params = self.params_held(num_layers, is_first, is_last, not (is_first and is_last))
@@ -651,7 +655,7 @@ class CostModel:
                 micro_batch_share=share, fwd_s=fwd_c + tp_f + zero_f,
                 bwd_s=bwd_c + tp_b + zero_b, compute_s=fwd_c + bwd_c,
                 tp_comm_s=tp_f + tp_b, zero_comm_s=zero_f + zero_b,
-                dp_comm_s=end_exposed_s(terms, overlap) + terms.param_gather_s,
+                dp_comm_s=end_exposed_s(terms, overlap, window) + terms.param_gather_s,
                 optimizer_s=terms.optimizer_s - terms.param_gather_s,
                 memory=mem, params_local=terms.params_local,
             ))
@@ -690,13 +694,14 @@ class CostModel:
             is_first, is_last = i == 0, i == p - 1
             in_flight = self.in_flight(schedule, i, p, mb_count)
             key = (stage.replicas, stage.recompute, stage.num_layers, is_first, is_last,
-                   in_flight)
+                   in_flight, schedule == "interleaved-1f1b")
             entry = cache.get(key)
             if entry is None:
                 if len(cache) >= _CACHE_LIMIT:
                     cache.clear()
                     self._links.clear()
-                entry = cache[key] = self._stage_entry(stage, is_first, is_last, in_flight)
+                entry = cache[key] = self._stage_entry(stage, is_first, is_last, in_flight,
+                                                       schedule)
             else:
                 self.cache_hits += 1
             entries.append(entry)
