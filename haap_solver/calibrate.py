@@ -85,7 +85,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     console.print(_rich_table(rows, "predicted vs measured iteration time ("
                               + ("refitted" if fit_result else "shipped") + " constants)"))
     console.print(f"median abs error {_pct(s.median_abs_error)}, max {_pct(s.max_abs_error)} "
-                  f"({s.worst}); Table 1 micro-batches chosen by lowest predicted time")
+                  f"({s.worst}); unreported micro-batches chosen by lowest predicted time")
     if args.write:
         try:
             path = write_validation_doc(args.write, constants, prepared)

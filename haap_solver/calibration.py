@@ -33,7 +33,7 @@ from haap_solver.errors import InputError
 from haap_solver.instance import Instance, make_instance
 from haap_solver.model import ModelSpec
 from haap_solver.plan import Placement, Plan, ReplicaGroup, Stage
-from haap_solver.training import TrainingSpec
+from haap_solver.training import Schedule, TrainingSpec
 from haap_solver.validate import plan_violations
 
 DATA_FILE = "calibration_runs.csv"
@@ -109,6 +109,8 @@ class CalibrationRun:
     sequence_parallel: bool = False
     flash_attention: bool = False
     overlap_grad_reduce: bool = False
+    tp_comm_overlap: bool = False
+    """TP communication overlapped with the GEMMs (the README's "DP/TP/PP comm overlap")."""
     zero_stage: int | None = None
     """ZeRO stage; None: 3 for ZeRO-3 rows, else 0."""
     recompute: tuple[str, ...] = ("full",)
@@ -118,6 +120,8 @@ class CalibrationRun:
     dropout: bool = True
     per_layer: bool = False
     """The measurement is one layer's forward + backward, not an iteration ([K22] Table 4)."""
+    virtual_stages: int = 1
+    """Model chunks per pipeline stage: > 1 runs Megatron's interleaved 1F1B with that v."""
     assumptions: str = ""
     """What the encoding assumes beyond the row (docs/validation.md lists it)."""
 
@@ -137,8 +141,20 @@ def _int_or_none(text: str) -> int | None:
     return int(text) if text else None
 
 
+SC21_SCRIPT = ("NVIDIA/Megatron-LM examples/sc21/run_table_1.sh (commit 79a3bb6b), the "
+               "authors' script for Table 1")
+SC21_TABLE1_SETTINGS: dict[str, tuple[int, int]] = {
+    "r001": (16, 1), "r002": (16, 1), "r003": (16, 1), "r004": (8, 1), "r005": (4, 1),
+    "r006": (2, 3), "r007": (2, 2), "r008": (1, 2), "r009": (1, 3), "r010": (1, 1),
+}
+"""(micro-batch, virtual stages v) of each Table 1 run from `SC21_SCRIPT`, which the paper
+does not print: MBS and ``--num-layers-per-virtual-pipeline-stage`` (5 of 15 layers per stage
+for 76B: v = 3; 5 of 10 for 145B, 3 of 6 for 310B: v = 2; 1 of 3 for 530B: v = 3). The 39B
+(PP 2) and 1T runs set no virtual stages: plain 1F1B."""
+
+
 def parse_runs(text: str) -> list[CalibrationRun]:
-    """Parse the calibration CSV."""
+    """Parse the calibration CSV (Table 1's micro-batch and v from `SC21_TABLE1_SETTINGS`)."""
     runs = []
     reader = csv.DictReader(io.StringIO(text))
     for row in reader:
@@ -149,7 +165,10 @@ def parse_runs(text: str) -> list[CalibrationRun]:
             hidden=int(row["hidden"]), heads=int(row["heads"]), ffn=int(row["ffn"]),
             vocab=int(row["vocab"]), seq=int(row["seq"]),
             global_batch=int(row["global_batch_seqs"]),
-            micro_batch=_int_or_none(row["micro_batch"]),
+            micro_batch=(_int_or_none(row["micro_batch"])
+                         if row["id"] not in SC21_TABLE1_SETTINGS
+                         else SC21_TABLE1_SETTINGS[row["id"]][0]),
+            virtual_stages=SC21_TABLE1_SETTINGS.get(row["id"], (0, 1))[1],
             gpus=int(row["gpus"]), tp=int(row["tp"]), pp=int(row["pp"]), dp=int(row["dp"]),
             zero3="zero-3" in row["zero_or_sharding"].lower(),
             measured_tflops=float(row["measured_tflops_per_gpu"]),
@@ -246,11 +265,13 @@ def _more_run(row: dict[str, str]) -> CalibrationRun:
             **common, ffn=4 * int(row["hidden"]), vocab=int(row["vocab"]), global_batch=batch,
             micro_batch=None, measured_tflops=tflops, measured_s=measured, source=_README,
             device="H100", nic_gbit_s=400.0, dtype="bf16", sequence_parallel=True,
-            flash_attention=True, overlap_grad_reduce=True, zero_stage=1,
+            flash_attention=True, overlap_grad_reduce=True, tp_comm_overlap=True, zero_stage=1,
             recompute=("none", "selective", "full"),
             assumptions="ffn 4h, GPT layers (learned positions, dropout), bf16, sequence "
                         "parallelism, flash attention, distributed optimizer (ZeRO-1), "
-                        "overlapped gradient reduction, the least recomputation that fits, "
+                        "overlapped gradient reduction and TP communication (the README's "
+                        "\"DP/TP/PP comm overlap\"), fp32 gradients (Megatron's bf16 "
+                        "default), the least recomputation that fits, "
                         "DGX H100 (8 x 400 Gbit/s); micro-batch chosen; plain 1F1B although "
                         "the README's pipelined runs likely interleave; time = model FLOPs / "
                         "measured TFLOP/s")
@@ -295,8 +316,10 @@ def run_instance(run: CalibrationRun) -> Instance:
     training = TrainingSpec(
         global_batch_size=run.global_batch, dtype=run.dtype,  # type: ignore[arg-type]
         zero_stage=run.zero, recompute=run.recompute,  # type: ignore[arg-type]
-        schedules=("1f1b",), sequence_parallel=run.sequence_parallel,
+        schedules=(run_schedule(run),), sequence_parallel=run.sequence_parallel,
+        virtual_stages=max(run.virtual_stages, 2),
         flash_attention=run.flash_attention, overlap_grad_reduce=run.overlap_grad_reduce,
+        tp_comm_overlap=run.tp_comm_overlap,
     )
     group = NodeGroup(name="dgx-a100" if run.device == DEVICE else "dgx", device=run.device,
                       num_nodes=run.gpus // GPUS_PER_NODE, gpus_per_node=GPUS_PER_NODE,
@@ -304,6 +327,11 @@ def run_instance(run: CalibrationRun) -> Instance:
                       nics_per_node=run.nics_per_node)
     return make_instance(model=run_model(run), training=training, node_groups=[group],
                          name=f"calibration-{run.id}")
+
+
+def run_schedule(run: CalibrationRun) -> Schedule:
+    """Megatron's interleaved 1F1B where the run sets virtual stages, else plain 1F1B."""
+    return "interleaved-1f1b" if run.virtual_stages > 1 else "1f1b"
 
 
 def layer_split(num_layers: int, num_stages: int) -> list[int]:
@@ -345,7 +373,8 @@ def run_plan(run: CalibrationRun, micro_batch: int, instance: Instance,
                             recompute=recompute,  # type: ignore[arg-type]
                             replicas=(replicas,)))
         first += n_layers
-    return Plan(instance=instance.name, schedule="1f1b", micro_batch_size=micro_batch * run.dp,
+    return Plan(instance=instance.name, schedule=run_schedule(run),
+                micro_batch_size=micro_batch * run.dp,
                 num_micro_batches=per_dp // micro_batch, stages=tuple(stages),
                 note=f"calibration run {run.id} ({run.model}, tp {run.tp} pp {run.pp} dp {run.dp})")
 

@@ -109,10 +109,17 @@ def stage_params(model: ModelSpec, *, num_layers: int, is_first: bool, is_last: 
 def state_bytes_per_param(training: TrainingSpec, dp: int) -> tuple[float, float, float]:
     """(weights, gradients, optimizer) bytes per local parameter after ZeRO over `dp` replicas.
 
-    Mixed-precision Adam: 2 + 2 + 12 (fp32 master, m, v); fp32 training: 4 + 4 + 8. ZeRO-1 shards
-    the optimizer state, ZeRO-2 also the gradients, ZeRO-3 also the weights.
+    Mixed-precision Adam: 2 + 2 + 12 (fp32 master, m, v); fp32 training: 4 + 4 + 8. Megatron-LM
+    keeps bf16 (and fp8) training's gradients in fp32 unless told otherwise: 2 + 4 + 12
+    (`training.grad_dtype`). ZeRO-1 shards the optimizer state, ZeRO-2 also the gradients,
+    ZeRO-3 also the weights.
     """
     weights, grads, optimizer = (4.0, 4.0, 8.0) if training.dtype == "fp32" else (2.0, 2.0, 12.0)
+    fp32_grads = training.grad_dtype == "fp32" or (
+        training.grad_dtype == "auto" and training.framework == "megatron"
+        and training.dtype in ("bf16", "fp8"))
+    if fp32_grads:
+        grads = 4.0
     stage = training.zero_stage
     if stage >= 1:
         optimizer /= dp
@@ -176,15 +183,55 @@ def layer_activations(model: ModelSpec, training: TrainingSpec, *, batch: int, t
 
 
 def micro_batches_in_flight(schedule: str, *, stage_index: int, num_stages: int,
-                            num_micro_batches: int) -> int:
+                            num_micro_batches: int, chunks: int = 1) -> float:
     """Micro-batches whose activations stage `stage_index` holds at its peak (Narayanan SC'21).
 
     1F1B: stage i (of p, 0-based) runs p - i forward passes before its first backward pass.
-    GPipe: every forward pass runs before the first backward pass.
+    GPipe: every forward pass runs before the first backward pass. Interleaved 1F1B: the most
+    model chunks alive at once in Megatron-LM's order (`interleaved_order`), over `chunks`.
     """
     if schedule == "gpipe":
         return num_micro_batches
+    if schedule == "interleaved-1f1b":
+        alive: set[tuple[int, int]] = set()
+        most = 0
+        for kind, chunk, micro_batch in interleaved_order(stage_index, num_stages,
+                                                          num_micro_batches, chunks):
+            if kind == "F":
+                alive.add((chunk, micro_batch))
+            else:
+                alive.remove((chunk, micro_batch))
+            most = max(most, len(alive))
+        return most / chunks
     return min(num_stages - stage_index, num_micro_batches)
+
+
+def interleaved_order(stage_index: int, num_stages: int, num_micro_batches: int,
+                      chunks: int) -> list[tuple[str, int, int]]:
+    """The passes ("F" or "B", model chunk, micro-batch) rank `stage_index` runs, in order, under
+    Megatron-LM core's interleaved 1F1B (`forward_backward_pipelining_with_interleaving`).
+
+    Micro-batches go in groups of p: a group's forwards run chunk 0 for its p micro-batches,
+    then chunk 1, ...; backwards run the chunks in reverse. With m = p all forwards come first;
+    otherwise 2 (p - i - 1) + (v - 1) p warm-up forwards (at most m v), then one forward and one
+    backward in turn, then the remaining backwards.
+    """
+    p, m, v = num_stages, num_micro_batches, chunks
+    forwards: list[tuple[str, int, int]] = []
+    backwards: list[tuple[str, int, int]] = []
+    for group in range(0, m, p):
+        for chunk in range(v):
+            forwards.extend(("F", chunk, group + j) for j in range(min(p, m - group)))
+        for chunk in reversed(range(v)):
+            backwards.extend(("B", chunk, group + j) for j in range(min(p, m - group)))
+    n = len(forwards)
+    warmup = n if m == p else min(2 * (p - stage_index - 1) + (v - 1) * p, n)
+    order = forwards[:warmup]
+    for j in range(n - warmup):
+        order.append(forwards[warmup + j])
+        order.append(backwards[j])
+    order.extend(backwards[n - warmup:])
+    return order
 
 
 def embedding_dropout_mask(model: ModelSpec, training: TrainingSpec, *, batch: int,
@@ -284,7 +331,8 @@ def gpu_memory(instance: Instance, plan: Plan, stage_index: int, replica_index: 
     w, g, o = state_bytes_per_param(training, dp)
 
     in_flight = micro_batches_in_flight(plan.schedule, stage_index=stage_index, num_stages=p,
-                                        num_micro_batches=plan.num_micro_batches)
+                                        num_micro_batches=plan.num_micro_batches,
+                                        chunks=training.virtual_stages)
     per_layer = layer_activations(model, training, batch=b, tp=tp, recompute=stage.recompute)
     if (stage.recompute == "none" and measured is not None
             and measured.covers(replica.device)):
@@ -297,11 +345,30 @@ def gpu_memory(instance: Instance, plan: Plan, stage_index: int, replica_index: 
         # the cost model does not take the working set from a profile).
         activations += layer_activations(model, training, batch=b, tp=tp, recompute="none")
 
-    extras = 0.0
-    if is_first:
-        extras += in_flight * embedding_dropout_mask(model, training, batch=b, tp=tp)
-    if is_last:
-        extras += in_flight * head_activations(model, training, batch=b, tp=tp)
+    first_extra = embedding_dropout_mask(model, training, batch=b, tp=tp) if is_first else 0.0
+    last_extra = head_activations(model, training, batch=b, tp=tp) if is_last else 0.0
+    if plan.schedule == "interleaved-1f1b":
+        # Walk Megatron's order; each chunk holds num_layers / v layers, chunk 0 of the first
+        # stage the embedding's mask, chunk v-1 of the last the head's logits. The chunks alive
+        # at the peak of the whole (not of each term) give the activations and the extras.
+        v = training.virtual_stages
+        weight = [stage.num_layers / v * per_layer for _ in range(v)]
+        weight[0] += first_extra
+        weight[-1] += last_extra
+        alive = [0] * v
+        at_peak = list(alive)
+        held = most = 0.0
+        for kind, chunk, _ in interleaved_order(stage_index, p, plan.num_micro_batches, v):
+            alive[chunk] += 1 if kind == "F" else -1
+            held += weight[chunk] if kind == "F" else -weight[chunk]
+            if held > most:
+                most, at_peak = held, list(alive)
+        activations = sum(at_peak) * stage.num_layers / v * per_layer
+        if stage.recompute == "full" and stage.num_layers > 0:
+            activations += layer_activations(model, training, batch=b, tp=tp, recompute="none")
+        extras = at_peak[0] * first_extra + at_peak[-1] * last_extra
+    else:
+        extras = in_flight * first_extra + in_flight * last_extra
 
     return GpuMemory(
         weights_bytes=params_per_gpu * w, grads_bytes=params_per_gpu * g,

@@ -59,6 +59,10 @@ def _lazy(module: str, fn: str) -> Method:
     def run(instance: Instance, **kwargs: Any) -> SolveResult:
         import importlib
 
+        from haap_solver.training import check_searchable
+
+        check_searchable(instance.training)  # the baselines plan 1F1B and GPipe only
+
         result: SolveResult = getattr(importlib.import_module(module), fn)(instance, **kwargs)
         return result
 

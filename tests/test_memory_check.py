@@ -19,7 +19,6 @@ from hypothesis import strategies as st
 
 from haap_solver.cluster import NodeGroup
 from haap_solver.cost.evaluate import CostModel, MemoryReport
-from haap_solver.cost.memory import in_flight_micro_batches
 from haap_solver.cost.profile import Profile, ProfileEntry, load_profile
 from haap_solver.devices import DEVICE_PRESETS
 from haap_solver.instance import Instance, make_instance
@@ -66,7 +65,8 @@ def trainings(draw: st.DrawFn) -> TrainingSpec:
         global_batch_size=draw(st.sampled_from([8, 12, 64, 96])),
         dtype=draw(st.sampled_from(["bf16", "fp16", "fp32"])),
         zero_stage=draw(st.integers(0, 3)),
-        schedules=("1f1b", "gpipe"),
+        schedules=("1f1b", "gpipe", "interleaved-1f1b"),
+        virtual_stages=draw(st.integers(2, 4)),
         sequence_parallel=draw(st.booleans()), flash_attention=draw(st.booleans()),
         reserved_memory_gib=draw(st.sampled_from([0.0, 2.0, 3.5])))
 
@@ -75,7 +75,9 @@ def trainings(draw: st.DrawFn) -> TrainingSpec:
 def plans(draw: st.DrawFn, instance: Instance) -> Plan:
     """A plan of 1-5 stages with 1-3 replica groups each (structure is not validated here)."""
     groups = instance.cluster.node_groups
-    p = draw(st.integers(1, 5))
+    schedule = draw(st.sampled_from(["1f1b", "gpipe", "interleaved-1f1b"]))
+    # Megatron's interleaved schedule (and the validator) needs p >= 2 and m a multiple of p.
+    p = draw(st.integers(2 if schedule == "interleaved-1f1b" else 1, 5))
     L = instance.model.num_layers
     cuts = sorted(draw(st.lists(st.integers(0, L), min_size=p - 1, max_size=p - 1)))
     bounds = [0, *cuts, L]
@@ -93,9 +95,9 @@ def plans(draw: st.DrawFn, instance: Instance) -> Plan:
         stages.append(Stage(first_layer=bounds[i], num_layers=bounds[i + 1] - bounds[i],
                             recompute=draw(st.sampled_from(["none", "selective", "full"])),
                             replicas=tuple(reps)))
-    return Plan(schedule=draw(st.sampled_from(["1f1b", "gpipe"])),
-                micro_batch_size=1, num_micro_batches=draw(st.integers(1, 64)),
-                stages=tuple(stages))
+    m = draw(st.integers(1, 64)) * (p if schedule == "interleaved-1f1b" else 1)
+    return Plan(schedule=schedule,  # type: ignore[arg-type]
+                micro_batch_size=1, num_micro_batches=m, stages=tuple(stages))
 
 
 @st.composite
@@ -129,11 +131,12 @@ def cost_model_memory(cm: CostModel, plan: Plan, i: int, j: int) -> MemoryReport
     p = len(plan.stages)
     stage = plan.stages[i]
     r = stage.replicas[j]
-    in_flight = in_flight_micro_batches(plan.schedule, i, p, plan.num_micro_batches)
+    n, first, last = cm.in_flight(plan.schedule, i, p, plan.num_micro_batches)
     return cm.replica_memory(device=r.device, tp=r.tp, share=r.micro_batch_share, dp=stage.dp,
                              num_layers=stage.num_layers, recompute=stage.recompute,
                              params=cm.stage_params(stage, i, p), is_first=i == 0,
-                             is_last=i == p - 1, in_flight=in_flight)
+                             is_last=i == p - 1, in_flight=n, in_flight_first=first,
+                             in_flight_last=last)
 
 
 def assert_agree(instance: Instance, plan: Plan, profile: Profile | None) -> None:
@@ -176,9 +179,9 @@ def test_presets_agree_at_every_position(name: str) -> None:
     model = PRESETS[name]
     for zero in (0, 1, 3):
         training = TrainingSpec(global_batch_size=64, zero_stage=zero,
-                                schedules=("1f1b", "gpipe"))
+                                schedules=("1f1b", "gpipe", "interleaved-1f1b"))
         instance = instance_of(model, training, ["A100-80G", "H100"])
-        for schedule in ("1f1b", "gpipe"):
+        for schedule in ("1f1b", "gpipe", "interleaved-1f1b"):
             for rc in ("none", "selective", "full"):
                 reps = (ReplicaGroup(node_group="g0", device="A100-80G", count=2, tp=4,
                                      micro_batch_share=1,
@@ -298,7 +301,7 @@ def test_validator_catches_a_cost_model_memory_bug(monkeypatch: pytest.MonkeyPat
     real = CostModel.replica_memory
 
     def forgetful(self: CostModel, **kw: object) -> MemoryReport:
-        kw["in_flight"] = 1
+        kw["in_flight"] = kw["in_flight_first"] = kw["in_flight_last"] = 1
         return real(self, **kw)  # type: ignore[arg-type]
 
     monkeypatch.setattr(CostModel, "replica_memory", forgetful)

@@ -169,11 +169,14 @@ class StageReport:
     first_layer: int
     num_layers: int
     recompute: str
-    in_flight: int
+    in_flight: float
+    """Micro-batches of the stage's activations held at its peak (fractional under the
+    interleaved schedule: chunks in flight / v)."""
     fwd_s: float
     bwd_s: float
     p2p_next_s: float
-    """Point-to-point time per micro-batch and direction to the next stage (0 for the last)."""
+    """Point-to-point time per micro-batch and direction to the next stage (0 for the last;
+    under the interleaved schedule the last stage's is its link back to the first)."""
     tail_s: float
     """Exposed data-parallel communication plus optimizer step after the pipeline drains."""
     replicas: list[ReplicaReport]
@@ -336,6 +339,14 @@ class CostModel:
             # Measured times include TP communication.
             tp_fwd = tp_bwd = 0.0
         else:
+            if self.training.tp_comm_overlap and tp > 1:
+                # Sec. 3: the all-gathers and reduce-scatters pipelined with the weight GEMMs
+                # that consume or produce them; only what exceeds those GEMMs is exposed.
+                gemm = compute.weight_gemms_s(m, self.training, dev, self._constants_of(device),
+                                              tp, batch)
+                tp_fwd = max(tp_fwd - gemm.fwd_s, 0.0)
+                tp_bwd = max(tp_bwd - gemm.bwd_s - (gemm.fwd_s if recompute == "full" else 0.0),
+                             0.0)
             times = compute.layer_compute(m, self.training, dev, self._constants_of(device),
                                           tp, batch, recompute, tp_fwd, tp_bwd)
             fwd, bwd = times.fwd_s, times.bwd_s
@@ -413,8 +424,14 @@ class CostModel:
 
     def replica_memory(self, *, device: str, tp: int, share: int, dp: int, num_layers: int,
                        recompute: str, params: float, is_first: bool, is_last: bool,
-                       in_flight: int) -> MemoryReport:
-        """Peak bytes on one GPU of a replica (Sec. 5)."""
+                       in_flight: float, in_flight_first: float | None = None,
+                       in_flight_last: float | None = None) -> MemoryReport:
+        """Peak bytes on one GPU of a replica (Sec. 5).
+
+        `in_flight` is the micro-batches of the whole stage's activations held at the peak;
+        `in_flight_first` / `in_flight_last` (default `in_flight`) the micro-batches whose
+        embedding / LM-head activations are held then: under the interleaved schedule those of
+        the first / last model chunk (memory.interleaved_in_flight)."""
         m, t = self.model, self.training
         is_first = is_first and self.embedding_held
         is_last = is_last and self.head_held
@@ -426,11 +443,13 @@ class CostModel:
             acts += layer.working_bytes
         extras = 0.0
         if is_first:
-            extras += in_flight * memory.first_stage_extra_activation_bytes(m, t, share, tp)
+            extras += ((in_flight if in_flight_first is None else in_flight_first)
+                       * memory.first_stage_extra_activation_bytes(m, t, share, tp))
         if is_last:
-            # One micro-batch under 1F1B (the last stage runs each backward right after its
-            # forward); all m under GPipe.
-            extras += in_flight * memory.last_stage_extra_activation_bytes(m, t, share, tp)
+            # One micro-batch under 1F1B, plain or interleaved (the last stage runs each
+            # backward of its last chunk right after its forward); all m under GPipe.
+            extras += ((in_flight if in_flight_last is None else in_flight_last)
+                       * memory.last_stage_extra_activation_bytes(m, t, share, tp))
         return MemoryReport(weights=local * w, grads=local * g, optimizer=local * o,
                             activations=acts, extras=extras, reserved=self._reserved_bytes,
                             capacity=self.instance.device(device).memory_gib * memory.GIB)
@@ -474,7 +493,17 @@ class CostModel:
                 end_comm = comm.ring_allgather_s(grads, dp, dp_gb_s, dp_latency_s)
                 last_bucket = comm.ring_allgather_s(bucket * sb.grads, dp, dp_gb_s, dp_latency_s)
                 param_gather = comm.ring_allgather_s(weights, dp, dp_gb_s, dp_latency_s)
-            elif t.zero_stage <= 1:
+            elif t.zero_stage == 1:
+                # Distributed optimizer with the all-gather overlapped: the pair, the gradients'
+                # reduce-scatter and the (16-bit) parameters' all-gather, costed together as
+                # before; with 16-bit gradients exactly one all-reduce (Sec. 6.3).
+                end_comm = (comm.ring_allgather_s(grads, dp, dp_gb_s, dp_latency_s)
+                            + comm.ring_allgather_s(weights, dp, dp_gb_s, dp_latency_s))
+                last_bucket = (comm.ring_allgather_s(bucket * sb.grads, dp, dp_gb_s,
+                                                     dp_latency_s)
+                               + comm.ring_allgather_s(bucket * sb.weights, dp, dp_gb_s,
+                                                       dp_latency_s))
+            elif t.zero_stage == 0:
                 end_comm = comm.ring_allreduce_s(grads, dp, dp_gb_s, dp_latency_s)
                 last_bucket = comm.ring_allreduce_s(bucket * sb.grads, dp, dp_gb_s, dp_latency_s)
             elif t.zero_stage == 2:
@@ -590,10 +619,14 @@ class CostModel:
 
     # -- The plan ------------------------------------------------------------------------------
     def _stage_entry(self, stage: Stage, is_first: bool, is_last: bool,
-                     in_flight: int) -> _StageEntry:
+                     in_flight: tuple[float, float, float],
+                     schedule: str = "1f1b") -> _StageEntry:
         """Everything evaluate() needs of one stage that does not depend on its neighbours."""
         c, m = self.constants, self.model
         overlap = self.training.overlap_grad_reduce
+        # The gradient reduction overlaps the last backward: 1/v of it when interleaved.
+        window = (1.0 / self.training.virtual_stages if schedule == "interleaved-1f1b"
+                  else 1.0)
         num_layers, recompute = stage.num_layers, stage.recompute
         # A stage that is both first and last is the only one: no tied-embedding copy.
         params = self.params_held(num_layers, is_first, is_last, not (is_first and is_last))
@@ -618,7 +651,8 @@ class CostModel:
             zero_f, zero_b = zero_exposed_s(terms, c)
             mem = self.replica_memory(device=device, tp=tp, share=share, dp=dp,
                                       num_layers=num_layers, recompute=recompute, params=params,
-                                      is_first=is_first, is_last=is_last, in_flight=in_flight)
+                                      is_first=is_first, is_last=is_last, in_flight=in_flight[0],
+                                      in_flight_first=in_flight[1], in_flight_last=in_flight[2])
             memory_ok &= mem.fits
             peak_fraction = max(peak_fraction, mem.total / mem.capacity)
             reps.append(ReplicaReport(
@@ -626,7 +660,7 @@ class CostModel:
                 micro_batch_share=share, fwd_s=fwd_c + tp_f + zero_f,
                 bwd_s=bwd_c + tp_b + zero_b, compute_s=fwd_c + bwd_c,
                 tp_comm_s=tp_f + tp_b, zero_comm_s=zero_f + zero_b,
-                dp_comm_s=end_exposed_s(terms, overlap) + terms.param_gather_s,
+                dp_comm_s=end_exposed_s(terms, overlap, window) + terms.param_gather_s,
                 optimizer_s=terms.optimizer_s - terms.param_gather_s,
                 memory=mem, params_local=terms.params_local,
             ))
@@ -663,15 +697,16 @@ class CostModel:
         num_gpus = 0
         for i, stage in enumerate(plan_stages):
             is_first, is_last = i == 0, i == p - 1
-            in_flight = memory.in_flight_micro_batches(schedule, i, p, mb_count)
+            in_flight = self.in_flight(schedule, i, p, mb_count)
             key = (stage.replicas, stage.recompute, stage.num_layers, is_first, is_last,
-                   in_flight)
+                   in_flight, schedule == "interleaved-1f1b")
             entry = cache.get(key)
             if entry is None:
                 if len(cache) >= _CACHE_LIMIT:
                     cache.clear()
                     self._links.clear()
-                entry = cache[key] = self._stage_entry(stage, is_first, is_last, in_flight)
+                entry = cache[key] = self._stage_entry(stage, is_first, is_last, in_flight,
+                                                       schedule)
             else:
                 self.cache_hits += 1
             entries.append(entry)
@@ -685,7 +720,7 @@ class CostModel:
             peak_fraction = max(peak_fraction, entry.peak_memory_fraction)
             stages.append(StageReport(
                 index=i, first_layer=stage.first_layer, num_layers=stage.num_layers,
-                recompute=stage.recompute, in_flight=in_flight, fwd_s=entry.fwd_s,
+                recompute=stage.recompute, in_flight=in_flight[0], fwd_s=entry.fwd_s,
                 bwd_s=entry.bwd_s, p2p_next_s=0.0, tail_s=entry.tail_s,
                 replicas=list(entry.replicas),
             ))
@@ -705,9 +740,16 @@ class CostModel:
             link = record[2]
             links.append(link)
             stages[i].p2p_next_s = link
+        chunks, wrap = 1, 0.0
+        if schedule == "interleaved-1f1b":
+            # Chunk j of the last stage feeds chunk j + 1 of the first (Sec. 7.1).
+            chunks = t.virtual_stages
+            wrap = self._p2p_pair(plan_stages[-1].replicas, plan_stages[0].replicas)
+            stages[-1].p2p_next_s = wrap
         pipe, breakdown = pipeline_makespan(schedule, [e.fwd_s for e in entries],
                                             [e.bwd_s for e in entries], links, entries, mb_count,
-                                            blocking=t.pipeline_p2p == "blocking")
+                                            blocking=t.pipeline_p2p == "blocking",
+                                            virtual_stages=chunks, wrap_s=wrap)
         tails = [e.tail_s for e in entries]
         tail_stage = entries[tails.index(max(tails))]
         tail_rep = max(tail_stage.replicas, key=lambda r: r.dp_comm_s + r.optimizer_s)
@@ -730,6 +772,18 @@ class CostModel:
             extrapolated=sorted(set(extrapolated)),
             cost_per_iteration=_cost_per_iteration(self.instance, plan, iteration),
         )
+
+    def in_flight(self, schedule: str, index: int, num_stages: int,
+                  num_micro_batches: int) -> tuple[float, float, float]:
+        """Micro-batches in flight on stage `index` at its peak (Sec. 5.3): of the whole stage,
+        of its embedding (first chunk) and of its LM head (last chunk)."""
+        if schedule == "interleaved-1f1b":
+            v = self.training.virtual_stages
+            total, first, last = memory.interleaved_in_flight(index, num_stages,
+                                                              num_micro_batches, v)
+            return total / v, float(first), float(last)
+        n = float(memory.in_flight_micro_batches(schedule, index, num_stages, num_micro_batches))
+        return n, n, n
 
     def _model_flops(self, global_batch: int) -> float:
         hit = self._model_flops_cache.get(global_batch)

@@ -27,13 +27,14 @@ class StateBytes:
 
 
 def state_bytes(training: TrainingSpec) -> StateBytes:
-    """Mixed-precision Adam: 2 + 2 + 12 (fp32 master, m, v) = 16 bytes/param (ZeRO paper, Sec. 3.1).
-
-    fp32 training keeps no master copy: 4 + 4 + 8 = 16 as well.
+    """Mixed-precision Adam: 2 + 2 + 12 (fp32 master, m, v) = 16 bytes/param (ZeRO paper, Sec. 3.1),
+    2 + 4 + 12 = 18 with fp32 gradients (`TrainingSpec.grad_bytes`: Megatron-LM's default with
+    bf16). fp32 training keeps no master copy: 4 + 4 + 8 = 16.
     """
     if training.dtype == "fp32":
         return StateBytes(weights=4, grads=4, optimizer=8)
-    return StateBytes(weights=2, grads=2, optimizer=12)
+    # Gradients in fp32 where the engine keeps them so (Megatron-LM with bf16: 18 bytes).
+    return StateBytes(weights=2, grads=training.grad_bytes, optimizer=12)
 
 
 def model_state_bytes_per_param(training: TrainingSpec, dp: int) -> tuple[float, float, float]:
@@ -113,11 +114,57 @@ def last_stage_extra_activation_bytes(model: ModelSpec, training: TrainingSpec, 
 
 def in_flight_micro_batches(schedule: str, stage_index: int, num_stages: int,
                             num_micro_batches: int) -> int:
-    """Micro-batches whose activations a stage holds at its peak.
+    """Micro-batches whose activations a stage holds at its peak (1F1B and GPipe).
 
     1F1B: stage i (0-based) of p runs p - i warm-up forwards before its first backward, so it holds
-    min(p - i, m) (Narayanan et al. SC'21, Sec. 2.2.1). GPipe holds all m.
+    min(p - i, m) (Narayanan et al. SC'21, Sec. 2.2.1). GPipe holds all m. The interleaved
+    schedule's count depends on v and is not an integer: `interleaved_in_flight`
+    (`CostModel.in_flight` gives either).
     """
     if schedule == "gpipe":
         return num_micro_batches
+    if schedule != "1f1b":
+        raise ValueError(f"in_flight_micro_batches: schedule {schedule!r} is not 1f1b or gpipe")
     return min(num_stages - stage_index, num_micro_batches)
+
+
+def interleaved_in_flight(stage_index: int, num_stages: int, num_micro_batches: int,
+                          chunks: int) -> tuple[int, int, int]:
+    """Peak chunk activations a stage holds under Megatron-LM's interleaved 1F1B: (all chunks,
+    chunk 0's micro-batches, chunk v-1's micro-batches). The stage holds total / v micro-batches
+    of its activations (each chunk has 1/v of its layers): p + (p - 1) / v on the first stage,
+    a factor 1 + (p - 1) / (p v) over plain 1F1B (Korthikanti et al. 2022, Sec. 4.2.3).
+
+    Megatron-LM core (`forward_backward_pipelining_with_interleaving`): with m = p every forward
+    runs first; otherwise rank i runs min(2 (p - i - 1) + (v - 1) p, m v) warm-up forwards, then
+    one forward and one backward in turn. Forward k runs chunk (k mod p v) // p, backward k chunk
+    v - 1 - (k mod p v) // p (m a multiple of p). Warm-up only adds, the steady state keeps the
+    total constant, so the total's peak is warm-up + 1, and the peaks of chunk 0 and chunk v-1
+    fall where the total is at its peak: with p >= 2 (the validator's rule) the three together
+    are the stage's peak (the first chunk holds the embedding's dropout mask, the last stage's
+    last chunk the LM head's logits; on a single stage both, each charged at its own peak).
+    """
+    p, m, v = num_stages, num_micro_batches, chunks
+    # Chunk of each forward and each backward in Megatron's order: groups of p micro-batches
+    # (a last, smaller group where m is not a multiple of p, which Megatron refuses and the
+    # validator rejects; costed the same way so that evaluate() never fails on a plan).
+    fwd_chunks: list[int] = []
+    bwd_chunks: list[int] = []
+    for start in range(0, m, p):
+        size = min(p, m - start)
+        for c in range(v):
+            fwd_chunks += [c] * size
+            bwd_chunks += [v - 1 - c] * size
+    total = m * v
+    warmup = total if m == p else min(2 * (p - stage_index - 1) + (v - 1) * p, total)
+    counts = [0] * v
+    for k in range(warmup):
+        counts[fwd_chunks[k]] += 1
+    peak_total = warmup
+    peak_first, peak_last = counts[0], counts[-1]
+    for j in range(total - warmup):
+        counts[fwd_chunks[warmup + j]] += 1
+        peak_total = max(peak_total, sum(counts))
+        peak_first, peak_last = max(peak_first, counts[0]), max(peak_last, counts[-1])
+        counts[bwd_chunks[j]] -= 1
+    return peak_total, peak_first, peak_last

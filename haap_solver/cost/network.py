@@ -69,11 +69,16 @@ def zero_exposed_s(terms: _Terms, constants: CostConstants) -> tuple[float, floa
             _exposed(terms.zero_bwd_s, terms.bwd_s + terms.tp_bwd_s, o))
 
 
-def end_exposed_s(terms: _Terms, overlap: bool) -> float:
+def end_exposed_s(terms: _Terms, overlap: bool, window_share: float = 1.0) -> float:
     """Exposed end-of-iteration collective.
 
-    Overlapped with the last micro-batch's backward, except its last bucket (Sec. 6.3).
+    Overlapped with the last micro-batch's backward, except its last bucket (Sec. 6.3). Under
+    the interleaved schedule (`window_share` 1/v) only with the last chunk's backward, 1/v of
+    it: the last chunk's gradients are final only then (the other chunks' earlier, so this is
+    conservative), and it keeps a faster stage from ever making the plan slower (the pipeline
+    term falls by at least 1/v of a stage's backward, Sec. 7.1).
     """
     if not overlap or terms.end_comm_s <= 0:
         return terms.end_comm_s
-    return max(terms.end_comm_s - (terms.bwd_s + terms.tp_bwd_s), terms.last_bucket_s)
+    return max(terms.end_comm_s - window_share * (terms.bwd_s + terms.tp_bwd_s),
+               terms.last_bucket_s)

@@ -1,7 +1,8 @@
 """The pipeline schedules: makespan of one iteration's micro-batches and its breakdown.
 
-docs/cost-model.md Sec. 7 (formulas) and Sec. 8 (breakdown). 1F1B and GPipe; the exact search
-encodes the same formulas (formulations/stage-assignment.md), so a change here needs one there.
+docs/cost-model.md Sec. 7 (formulas) and Sec. 8 (breakdown). 1F1B, interleaved 1F1B and GPipe;
+the exact search encodes the same formulas for 1F1B and GPipe (formulations/stage-assignment.md),
+so a change here needs one there. It does not search the interleaved schedule (Sec. 7.1).
 """
 
 from __future__ import annotations
@@ -44,7 +45,8 @@ class _HasTimes(_HasReplicas, Protocol):
 
 
 def pipeline_time(schedule: str, stages: Sequence[_HasTimes], num_micro_batches: int, *,
-                  blocking: bool = True) -> tuple[float, dict[str, float]]:
+                  blocking: bool = True, virtual_stages: int = 1,
+                  wrap_s: float = 0.0) -> tuple[float, dict[str, float]]:
     """Pipeline makespan and its breakdown (Sec. 7).
 
     1F1B: sum_i tau_i + 2 sum_j c_j + (m - 1) T, with tau_i the stage's forward + backward per
@@ -53,10 +55,12 @@ def pipeline_time(schedule: str, stages: Sequence[_HasTimes], num_micro_batches:
     for its exchanges with both neighbours every micro-batch, T = max_i (tau_i + c_{i-1} + c_i);
     overlapped, a link is a pipeline stage of its own, T = max(max_i tau_i, max_j 2 c_j).
     GPipe: all forwards, then all backwards, each with its own bottleneck, the same way.
+    Interleaved 1F1B (`virtual_stages` v model chunks per stage, `wrap_s` the last stage's link
+    back to the first): see `pipeline_makespan`.
     """
     return pipeline_makespan(schedule, [s.fwd_s for s in stages], [s.bwd_s for s in stages],
                              [s.p2p_next_s for s in stages[:-1]], stages, num_micro_batches,
-                             blocking=blocking)
+                             blocking=blocking, virtual_stages=virtual_stages, wrap_s=wrap_s)
 
 
 def links_around(links: list[float], i: int) -> float:
@@ -66,10 +70,28 @@ def links_around(links: list[float], i: int) -> float:
     return (links[i - 1] if i > 0 else 0.0) + (links[i] if i < len(links) else 0.0)
 
 
+def interleaved_exchanges(links: list[float], wrap_s: float, chunks: int, i: int) -> float:
+    """The link time stage i waits for per micro-batch under the interleaved schedule with
+    blocking sends: each of its `chunks` model chunks exchanges with both neighbours (v times
+    the plain schedule's), and the first and last stages also exchange over the wrap-around
+    link between the last stage and the first, which chunks 0..v-2 cross (v - 1 times)."""
+    ends = (i == 0) + (i == len(links))
+    return chunks * links_around(links, i) + (chunks - 1) * wrap_s * ends
+
+
 def pipeline_makespan(schedule: str, fwds: list[float], bwds: list[float], links: list[float],
-                      stages: Sequence[_HasReplicas], m: int, *,
-                      blocking: bool) -> tuple[float, dict[str, float]]:
-    """pipeline_time() on the stages' forward and backward times and the links between them."""
+                      stages: Sequence[_HasReplicas], m: int, *, blocking: bool,
+                      virtual_stages: int = 1,
+                      wrap_s: float = 0.0) -> tuple[float, dict[str, float]]:
+    """pipeline_time() on the stages' forward and backward times and the links between them.
+
+    Interleaved 1F1B (Sec. 7.1; Narayanan et al. SC'21 Sec. 2.2.2) with v = `virtual_stages`:
+    every stage runs v chunks of tau_i / v each, so the fill and drain shrink v-fold while the
+    bottleneck still does m tau_k of work: T = sum_i tau_i / v + 2 sum_j c_j + (m - 1/v) T_b.
+    T_b = max(max_i tau_i, 2 v max_j c_j, 2 (v - 1) c_wrap) overlapped (every link carries v
+    messages per micro-batch and direction, the wrap-around v - 1), max_i (tau_i +
+    interleaved_exchanges) blocking. On p equal stages without links, m tau + (p - 1) tau / v.
+    """
     link_sum = 2 * sum(links)
     link_max = max(links, default=0.0)
     taus = [f + b for f, b in zip(fwds, bwds, strict=True)]
@@ -87,6 +109,15 @@ def pipeline_makespan(schedule: str, fwds: list[float], bwds: list[float], links
         # Only the part of each bottleneck that a link (not a stage) sets is p2p time; the
         # forward and backward maxima falling on different stages is imbalance (bubble).
         stall = (m - 1) * (fmax - max_f + bmax - max_b)
+    elif schedule == "interleaved-1f1b":
+        v = virtual_stages
+        if blocking:
+            bottleneck = max(t + interleaved_exchanges(links, wrap_s, v, i)
+                             for i, t in enumerate(taus))
+        else:
+            bottleneck = max(max_tau, 2 * v * link_max, 2 * (v - 1) * wrap_s)
+        total = sum(taus) / v + link_sum + (m - 1 / v) * bottleneck
+        stall = (m - 1 / v) * (bottleneck - max_tau)
     else:
         bottleneck = (max(t + a for t, a in zip(taus, around, strict=True)) if blocking
                       else max(max_tau, 2 * link_max))

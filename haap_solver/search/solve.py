@@ -32,6 +32,7 @@ from haap_solver.search.second_process import _MixedHelper, _solve_beside
 from haap_solver.search.space import StageConfig
 from haap_solver.search.state import SearchState
 from haap_solver.search.tuning import DEFAULT_BACKEND
+from haap_solver.training import check_searchable
 
 
 def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: float = 60.0,
@@ -82,6 +83,7 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
         raise ValueError(f"relative_gap: must be in [0, 1), got {relative_gap}")
     if not cutoff_s > 0:
         raise ValueError(f"cutoff_s: must be > 0, got {cutoff_s}")
+    check_searchable(instance.training)
     from haap_solver.search import objectives
     if objectives.applies(instance):  # cost, limits, caps, prices: over sub-clusters
         return objectives.solve_objective(

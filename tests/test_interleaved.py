@@ -1,0 +1,181 @@
+"""Megatron-LM's interleaved 1F1B schedule (docs/cost-model.md Sec. 7.1): its bubble, its memory,
+its sends, the rules it needs, and the search refusing what it cannot search.
+
+Each phenomenon test fails when the phenomenon is taken out (checked by planting the bug: v = 1
+in the makespan, the plain 1F1B in-flight count, no v factor on the exchanges).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from haap_solver.cluster import NodeGroup
+from haap_solver.cost import memory
+from haap_solver.cost.evaluate import CostModel, MemoryReport, ReplicaReport, StageReport
+from haap_solver.cost.pipeline import pipeline_time
+from haap_solver.errors import InputError
+from haap_solver.instance import Instance, make_instance
+from haap_solver.memory_check import interleaved_order
+from haap_solver.model import ModelSpec
+from haap_solver.plan import Placement, Plan, ReplicaGroup, Stage
+from haap_solver.training import TrainingSpec
+from haap_solver.validate import plan_violations
+
+GPT = ModelSpec(name="gpt-2.7b", num_layers=32, hidden_size=2560, ffn_hidden_size=10240,
+                num_attention_heads=32, vocab_size=51200, seq_length=2048,
+                learned_position_embeddings=True, uses_dropout=True)
+
+
+def _stage(i: int, tau: float, link: float = 0.0) -> StageReport:
+    mem = MemoryReport(weights=0, grads=0, optimizer=0, activations=0, extras=0, reserved=0,
+                       capacity=1)
+    rep = ReplicaReport(node_group="g", device="d", count=1, tp=1, micro_batch_share=1,
+                        fwd_s=tau / 3, bwd_s=2 * tau / 3, compute_s=tau, tp_comm_s=0.0,
+                        zero_comm_s=0.0, dp_comm_s=0.0, optimizer_s=0.0, memory=mem,
+                        params_local=0.0)
+    return StageReport(index=i, first_layer=0, num_layers=1, recompute="none", in_flight=1,
+                       fwd_s=tau / 3, bwd_s=2 * tau / 3, p2p_next_s=link, tail_s=0.0,
+                       replicas=[rep])
+
+
+@pytest.mark.parametrize("v", [2, 3, 4])
+def test_interleaving_cuts_the_bubble_by_v(v: int) -> None:
+    """[N21] Sec. 2.2.2: on p equal stages the bubble is (p - 1) tau / v, a fraction
+    (p - 1) / (v m) of the ideal m tau."""
+    p, m, tau = 4, 8, 1.0
+    stages = [_stage(i, tau) for i in range(p)]
+    plain, plain_parts = pipeline_time("1f1b", stages, m, blocking=False)
+    inter, parts = pipeline_time("interleaved-1f1b", stages, m, blocking=False, virtual_stages=v)
+    assert plain == pytest.approx(m * tau + (p - 1) * tau)
+    assert inter == pytest.approx(m * tau + (p - 1) * tau / v)
+    assert parts["bubble_s"] / parts["compute_s"] == pytest.approx((p - 1) / (v * m))
+    assert plain_parts["bubble_s"] / parts["bubble_s"] == pytest.approx(v)
+
+
+def test_interleaved_makespan_on_unequal_stages() -> None:
+    """Fill and drain shrink v-fold, the bottleneck still does m tau_k: sum tau / v +
+    (m - 1/v) max tau (hand-computed)."""
+    stages = [_stage(0, 1.0), _stage(1, 3.0), _stage(2, 2.0)]
+    total, parts = pipeline_time("interleaved-1f1b", stages, 6, blocking=False, virtual_stages=2)
+    assert total == pytest.approx(6.0 / 2 + (6 - 0.5) * 3.0)
+    assert parts["compute_s"] == pytest.approx(18.0)
+    assert sum(parts.values()) == pytest.approx(total)
+
+
+def test_interleaving_sends_v_times_more() -> None:
+    """Blocking sends: every micro-batch each of a stage's v chunks exchanges with both
+    neighbours, and the ends also over the link from the last stage back to the first
+    (v - 1 crossings). p = 3, tau = 1, every link c = 0.1, m = 6, v = 2: the middle stage
+    waits 2 x (0.1 + 0.1) = 0.4 per micro-batch, the ends 2 x 0.1 + 1 x 0.1 = 0.3."""
+    c = 0.1
+    stages = [_stage(0, 1.0, c), _stage(1, 1.0, c), _stage(2, 1.0, c)]  # the last: wrap link
+    m, v = 6, 2
+    total, parts = pipeline_time("interleaved-1f1b", stages, m, blocking=True, virtual_stages=v,
+                                 wrap_s=c)
+    assert total == pytest.approx(3.0 / v + 2 * 2 * c + (m - 1 / v) * (1.0 + 2 * v * c))
+    assert parts["p2p_s"] == pytest.approx(2 * 2 * c + (m - 1 / v) * 2 * v * c)
+    _, plain_parts = pipeline_time("1f1b", stages, m, blocking=True)
+    steady = (m - 1) * 2 * c  # plain 1F1B: the middle stage waits c + c per micro-batch
+    assert plain_parts["p2p_s"] == pytest.approx(2 * 2 * c + steady)
+    # The steady-state sends per micro-batch: v times the plain schedule's.
+    assert (parts["p2p_s"] - 4 * c) / (m - 1 / v) == pytest.approx(v * steady / (m - 1))
+    # Overlapped: each link carries v messages per micro-batch and direction.
+    slow = [_stage(0, 1.0, 0.4), _stage(1, 1.0, 0.0)]
+    total, _ = pipeline_time("interleaved-1f1b", slow, 4, blocking=False, virtual_stages=2)
+    assert total == pytest.approx(2.0 / 2 + 0.8 + (4 - 0.5) * (2 * 2 * 0.4))
+
+
+@pytest.mark.parametrize(("p", "m", "v"), [(4, 8, 2), (4, 16, 3), (8, 48, 2), (2, 4, 4)])
+def test_first_stage_holds_korthikanti_factor_more(p: int, m: int, v: int) -> None:
+    """Korthikanti et al. 2022 Sec. 4.2.3: interleaving multiplies the first stage's activation
+    memory by 1 + (p - 1) / (p v): p + (p - 1) / v micro-batches in flight instead of p."""
+    total, _, _ = memory.interleaved_in_flight(0, p, m, v)
+    assert total / v == pytest.approx(p * (1 + (p - 1) / (p * v)))
+    # Megatron's warm-up (2 (p - i - 1) + (v - 1) p forwards) plus one, on every stage.
+    for i in range(p):
+        total, _, last = memory.interleaved_in_flight(i, p, m, v)
+        assert total == 2 * (p - i - 1) + (v - 1) * p + 1
+    assert last == 1  # the last stage runs its last chunk's backward right after its forward
+    # m = p: Megatron runs every forward first.
+    assert memory.interleaved_in_flight(0, p, p, v)[0] == p * v
+
+
+def _instance(**training: object) -> Instance:
+    t = TrainingSpec(global_batch_size=64, schedules=("1f1b", "interleaved-1f1b"),
+                     **training)  # type: ignore[arg-type]
+    group = NodeGroup(name="a100", device="A100-80G", num_nodes=4, gpus_per_node=8,
+                      nic_gbit_s=200, nics_per_node=8)
+    return make_instance(model=GPT, training=t, node_groups=[group])
+
+
+def _plan(schedule: str, p: int = 4, m: int = 16, layers: list[int] | None = None) -> Plan:
+    layers = layers or [GPT.num_layers // p] * p
+    stages, first = [], 0
+    for i, n in enumerate(layers):
+        stages.append(Stage(first_layer=first, num_layers=n, recompute="none", replicas=(
+            ReplicaGroup(node_group="a100", device="A100-80G", count=1, tp=8,
+                         micro_batch_share=64 // m, placement=(Placement(node=i, replicas=1),)),)))
+        first += n
+    return Plan(schedule=schedule, micro_batch_size=64 // m,  # type: ignore[arg-type]
+                num_micro_batches=m, stages=tuple(stages))
+
+
+def test_evaluate_interleaved_plan() -> None:
+    """End to end: a smaller bubble, more first-stage activations by [K22]'s factor, the wrap
+    link reported on the last stage, and the validator's memory agrees with evaluate()."""
+    inst = _instance(virtual_stages=2)
+    cm = CostModel(inst)
+    plain = cm.evaluate(_plan("1f1b"))
+    inter = cm.evaluate(_plan("interleaved-1f1b"))
+    assert plan_violations(inst, _plan("interleaved-1f1b")) == []
+    assert inter.breakdown["bubble_s"] < 0.6 * plain.breakdown["bubble_s"]
+    assert inter.iteration_time_s < plain.iteration_time_s
+    a0 = inter.stages[0].replicas[0].memory.activations
+    assert a0 / plain.stages[0].replicas[0].memory.activations == pytest.approx(1 + 3 / 8)
+    assert inter.stages[0].in_flight == pytest.approx(5.5)
+    assert inter.stages[-1].p2p_next_s > 0 and plain.stages[-1].p2p_next_s == 0
+    assert sum(inter.breakdown.values()) == pytest.approx(inter.iteration_time_s, rel=1e-12)
+
+
+def test_validator_names_what_interleaving_needs() -> None:
+    inst = _instance(virtual_stages=3)
+    msgs = plan_violations(inst, _plan("interleaved-1f1b"))  # 8 layers per stage, v = 3
+    assert any("stages[0].num_layers 8 is not a multiple of training.virtual_stages (3)" in x
+               for x in msgs), msgs
+    inst = _instance(virtual_stages=2)
+    msgs = plan_violations(inst, _plan("interleaved-1f1b", p=4, m=2))
+    assert any("num_micro_batches to be a multiple of the 4 stages" in x for x in msgs), msgs
+    msgs = plan_violations(inst, _plan("interleaved-1f1b", p=1, m=16, layers=[32]))
+    assert any("needs at least 2 pipeline stages" in x for x in msgs), msgs
+
+
+def test_virtual_stages_range_is_checked() -> None:
+    with pytest.raises(InputError, match="virtual_stages"):
+        TrainingSpec(global_batch_size=8, virtual_stages=1)
+
+
+def test_the_planners_refuse_the_schedule_they_cannot_search() -> None:
+    """A plan the search called optimal would not be: it does not model interleaving."""
+    from haap_solver.baselines.bruteforce import bruteforce
+    from haap_solver.search.solve import solve
+
+    inst = _instance()
+    for planner in (solve, bruteforce):
+        with pytest.raises(InputError, match=r"training\.schedules: 'interleaved-1f1b'"):
+            planner(inst, time_limit_s=1.0)
+
+
+def test_memory_check_walks_megatron_order() -> None:
+    """The validator's own walk: every forward before its backward, each chunk's backwards in
+    reverse chunk order, and m v of each."""
+    order = interleaved_order(1, 4, 8, 2)
+    assert len(order) == 2 * 8 * 2
+    seen: set[tuple[int, int]] = set()
+    for kind, chunk, mb in order:
+        if kind == "F":
+            seen.add((chunk, mb))
+        else:
+            assert (chunk, mb) in seen
+    # Warm-up of rank 1: 2 (4 - 1 - 1) + 4 = 8 forwards.
+    assert [k for k, _, _ in order[:9]] == ["F"] * 9 and order[9][0] == "B"
+    assert order[9][1:] == (1, 0)  # the first backward: the last chunk of micro-batch 0
