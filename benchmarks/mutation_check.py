@@ -140,25 +140,25 @@ MUTATIONS: tuple[Mutation, ...] = (
     # -- pipeline time ----------------------------------------------------------------------------
     Mutation(
         name="1f1b-bubble-m", area="pipeline",
-        path="haap_solver/cost/evaluate.py",
+        path="haap_solver/cost/pipeline.py",
         old="total = sum(taus) + link_sum + (m - 1) * bottleneck",
         new="total = sum(taus) + link_sum + m * bottleneck",
         tests=PIPELINE_TESTS, what="1F1B steady state counts m bottlenecks instead of m - 1"),
     Mutation(
         name="1f1b-link-once", area="pipeline",
-        path="haap_solver/cost/evaluate.py",
-        old="bottleneck = max(max_tau, 2 * link_max)",
-        new="bottleneck = max(max_tau, link_max)",
+        path="haap_solver/cost/pipeline.py",
+        old="else max(max_tau, 2 * link_max))",
+        new="else max(max_tau, link_max))",
         tests=PIPELINE_TESTS, what="a link paces 1F1B at one direction's time, not two"),
     Mutation(
         name="gpipe-one-bottleneck", area="pipeline",
-        path="haap_solver/cost/evaluate.py",
+        path="haap_solver/cost/pipeline.py",
         old="total = sum(fwds) + sum(bwds) + link_sum + (m - 1) * (fmax + bmax)",
         new="total = sum(fwds) + sum(bwds) + link_sum + (m - 1) * max(fmax, bmax)",
         tests=PIPELINE_TESTS, what="GPipe paced by one bottleneck, not forward plus backward"),
     Mutation(
         name="p2p-one-way", area="pipeline",
-        path="haap_solver/cost/evaluate.py",
+        path="haap_solver/cost/pipeline.py",
         old="link_sum = 2 * sum(links)", new="link_sum = sum(links)",
         tests=PIPELINE_TESTS, what="pipeline fill counts the links in one direction only"),
     # -- cost terms -------------------------------------------------------------------------------
@@ -188,9 +188,10 @@ MUTATIONS: tuple[Mutation, ...] = (
         tests=COST_TESTS, what="ZeRO-1 optimizer step over all local parameters"),
     Mutation(
         name="efficiency-width-tp-ignored", area="cost",
-        path="haap_solver/cost/efficiency.py",
-        old="width = hidden_size / tp", new="width = hidden_size",
-        tests=COST_TESTS, what="compute efficiency ignores the per-GPU width h/t"),
+        path="haap_solver/cost/compute.py",
+        old="(2.0 * n * h * h / tp, h / tp),", new="(2.0 * n * h * h / tp, h),",
+        tests=COST_TESTS, what="the output projection's GEMM efficiency ignores the per-GPU "
+                               "width h/t"),
     # -- validator ---------------------------------------------------------------------------------
     Mutation(
         name="validator-memory-off", area="validator",
