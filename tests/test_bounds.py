@@ -144,25 +144,22 @@ def _sub_problem_optima(instance: Instance, state: SearchState, sub: SubProblem,
     return best_time, best_bottleneck, fastest_bottleneck
 
 
+P2P_MODES = ("overlapped", "blocking")
+"""Both ways pipeline sends meet compute (training.pipeline_p2p), drawn per example."""
+
+
+def _with_p2p(instance: Instance, p2p: str) -> Instance:
+    """`instance` with pipeline sends `p2p` (training.pipeline_p2p). Blocking: a stage's period
+    is tau_i + c_{i-1} + c_i, and the bottleneck bounds charge each stage its least link sides
+    (formulations (6b))."""
+    return replace(instance, training=replace(instance.training, pipeline_p2p=p2p))
+
+
 @settings(max_examples=25, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
-@given(memory_bound_instances())
-def test_bounds_never_exceed_the_sub_problem_optimum(instance: Instance) -> None:
-    assume(_check_bounds(SearchState(instance)))
-
-
-def _blocking(instance: Instance) -> Instance:
-    """`instance` with blocking pipeline sends (training.pipeline_p2p): a stage's period is then
-    tau_i + c_{i-1} + c_i, and the bottleneck bounds charge each stage its least link sides."""
-    return replace(instance, training=replace(instance.training, pipeline_p2p="blocking"))
-
-
-@settings(max_examples=25, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
-@given(memory_bound_instances())
-def test_bounds_never_exceed_the_sub_problem_optimum_with_blocking_sends(
-        instance: Instance) -> None:
-    assume(_check_bounds(SearchState(_blocking(instance))))
+@given(memory_bound_instances(), st.sampled_from(P2P_MODES))
+def test_bounds_never_exceed_the_sub_problem_optimum(instance: Instance, p2p: str) -> None:
+    assume(_check_bounds(SearchState(_with_p2p(instance, p2p))))
 
 
 @st.composite
@@ -183,21 +180,12 @@ def mixed_memory_bound_instances(draw: st.DrawFn) -> Instance:
 
 @settings(max_examples=20, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
-@given(mixed_memory_bound_instances())
-def test_bounds_stay_valid_with_mixed_stages(instance: Instance) -> None:
+@given(mixed_memory_bound_instances(), st.sampled_from(P2P_MODES))
+def test_bounds_stay_valid_with_mixed_stages(instance: Instance, p2p: str) -> None:
     """The same with mixed-type stages among the candidates: the capacity bound's relaxation
     (Sec. 4.3), the GPU matrix of the positional LPs (Sec. 4.4-4.6) and the fluid rates of the
     parts (Sec. 4.1)."""
-    state = SearchState(instance, mixed=True)
-    assume(any(c.mixed for b in state.micro_batches() for c in state.configs(b)))
-    assume(_check_bounds(state))
-
-
-@settings(max_examples=20, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
-@given(mixed_memory_bound_instances())
-def test_bounds_stay_valid_with_mixed_stages_and_blocking_sends(instance: Instance) -> None:
-    state = SearchState(_blocking(instance), mixed=True)
+    state = SearchState(_with_p2p(instance, p2p), mixed=True)
     assume(any(c.mixed for b in state.micro_batches() for c in state.configs(b)))
     assume(_check_bounds(state))
 

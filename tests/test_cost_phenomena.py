@@ -118,15 +118,21 @@ def test_single_stage_plan_has_no_p2p_and_the_breakdown_adds_up() -> None:
     assert sum(ev.breakdown.values()) == pytest.approx(ev.iteration_time_s, rel=1e-12)
 
 
-def test_fp32_gradients_double_the_data_parallel_reduction() -> None:
-    """Megatron-LM reduces bf16 training's gradients in fp32: twice the bytes of the ring, and
-    2 more bytes per parameter of memory, than with --grad-reduce-in-bf16."""
-    plan = Plan(micro_batch_size=64, num_micro_batches=1, stages=(
+def _two_node_data_parallel_plan() -> Plan:
+    """One stage of the 32 layers, data-parallel over two nodes of 8 A100 (TP 1, 4 sequences
+    per replica): its gradient ring crosses the network."""
+    return Plan(micro_batch_size=64, num_micro_batches=1, stages=(
         Stage(first_layer=0, num_layers=32, recompute="selective",
               replicas=(ReplicaGroup(node_group="a100", device="A100-80G", count=16, tp=1,
                                      micro_batch_share=4,
                                      placement=(Placement(node=0, replicas=8),
                                                 Placement(node=1, replicas=8))),)),))
+
+
+def test_fp32_gradients_double_the_data_parallel_reduction() -> None:
+    """Megatron-LM reduces bf16 training's gradients in fp32: twice the bytes of the ring, and
+    2 more bytes per parameter of memory, than with --grad-reduce-in-bf16."""
+    plan = _two_node_data_parallel_plan()
     fp32 = CostModel(_instance(overlap_grad_reduce=False)).evaluate(plan)
     bf16 = CostModel(_instance(overlap_grad_reduce=False, grad_dtype="param")).evaluate(plan)
     a, b = fp32.stages[0].replicas[0], bf16.stages[0].replicas[0]
@@ -138,12 +144,7 @@ def test_fp32_gradients_double_the_data_parallel_reduction() -> None:
 def test_distributed_optimizer_parameter_gather_is_exposed_unless_overlapped() -> None:
     """ZeRO-1 without overlap_param_gather: the parameters' all-gather follows the step (here
     the last backward is long enough to hide the whole collective when it may overlap)."""
-    plan = Plan(micro_batch_size=64, num_micro_batches=1, stages=(
-        Stage(first_layer=0, num_layers=32, recompute="selective",
-              replicas=(ReplicaGroup(node_group="a100", device="A100-80G", count=16, tp=1,
-                                     micro_batch_share=4,
-                                     placement=(Placement(node=0, replicas=8),
-                                                Placement(node=1, replicas=8))),)),))
+    plan = _two_node_data_parallel_plan()
     inst = _instance(zero_stage=1, grad_dtype="param")  # bf16 gradients: a shorter reduction
     hidden = CostModel(inst).evaluate(plan)
     exposed = CostModel(replace(inst, training=replace(inst.training,

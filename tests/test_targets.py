@@ -44,7 +44,18 @@ def _compositions(total: int, parts: int) -> Iterator[list[int]]:
             yield [first, *rest]
 
 
+_TRUTHS: dict[tuple[str, str], float] = {}
+"""_target_bruteforce's answers by (instance as text, target): several tests ask the same."""
+
+
 def _target_bruteforce(instance, target: str) -> float:
+    key = (repr(instance), target)
+    if key not in _TRUTHS:
+        _TRUTHS[key] = _target_enumeration(instance, target)
+    return _TRUTHS[key]
+
+
+def _target_enumeration(instance, target: str) -> float:
     """The least iteration time over every plan of the search space (mixed stages included)
     that `target` can run: the search's stage configurations in every sequence that fits the
     GPUs, every layer split, each plan checked by the validator and target_violations."""
