@@ -108,9 +108,10 @@ class TrainingSpec:
     steady-state period is its forward + backward plus the exchanges with both neighbours.
     "overlapped" (asynchronous sends that compute hides, e.g. Megatron's interleaved schedule
     with ``--overlap-p2p-communication``): a link delays only where it is slower than compute.
-    The default stays "overlapped" until the search's bottleneck bounds charge the links:
-    with "blocking" the search is exact but proves more slowly (llama3-8b-h100-a100-l40s, two
-    threads: proven in 3 s overlapped, a 2.9% gap after 44 s blocking)."""
+    The search's bottleneck bounds charge the links under "blocking" (formulations (6b)), so
+    it proves about as fast either way. The default is still "overlapped" only because the
+    shipped constants, the calibration page and the benchmarks were made with it: making
+    Megatron-LM's "blocking" the default means regenerating them together."""
     empty_end_stages: bool = False
     """Whether the planner may also use a first stage that holds only the embedding and a last
     stage that holds only the LM head (formulations/stage-assignment.md Sec. 1.2; Megatron-LM's
