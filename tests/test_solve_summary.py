@@ -8,6 +8,7 @@ calls, not of sub-problems (a sub-problem may need several, most need none).
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 
@@ -64,3 +65,16 @@ def test_cli_summary_counts_add_up(capsys: pytest.CaptureFixture[str]) -> None:
     assert len(lines) == 2  # (single-type stages, then plans with a mixed-type stage)
     for searched, *ends in lines:
         assert sum(map(int, ends)) == int(searched)
+
+
+@pytest.mark.parametrize("options, field", [
+    ({"time_limit_s": math.nan}, "time_limit_s"), ({"time_limit_s": 0.0}, "time_limit_s"),
+    ({"time_limit_s": -1.0}, "time_limit_s"), ({"threads": 0}, "threads"),
+    ({"threads": 1.5}, "threads"), ({"relative_gap": math.nan}, "relative_gap"),
+    ({"cutoff_s": math.nan}, "cutoff_s")])
+def test_library_options_are_checked(options: dict[str, float], field: str) -> None:
+    """The library's solve() refuses what the CLI's options refuse, naming the argument: a NaN
+    time limit would otherwise run with no deadline at all."""
+    inst = load_instance(INSTANCES / "llama3.2-1b-h100x4-l40sx4.toml")
+    with pytest.raises(ValueError, match=field):
+        solve(inst, **options)  # type: ignore[arg-type]

@@ -83,6 +83,11 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
         raise ValueError(f"relative_gap: must be in [0, 1), got {relative_gap}")
     if not cutoff_s > 0:
         raise ValueError(f"cutoff_s: must be > 0, got {cutoff_s}")
+    # (NaN fails every comparison: `not x > 0` refuses it where `x <= 0` would let it through.)
+    if not time_limit_s > 0:
+        raise ValueError(f"time_limit_s: must be a positive number of seconds, got {time_limit_s}")
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise ValueError(f"threads: must be a whole number >= 1, got {threads!r}")
     check_searchable(instance.training)
     from haap_solver.search import objectives
     if objectives.applies(instance):  # cost, limits, caps, prices: over sub-clusters
