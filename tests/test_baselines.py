@@ -173,3 +173,25 @@ def test_plot_cli_writes_pngs(tmp_path: Path) -> None:
     gantt, mem = tmp_path / "g.png", tmp_path / "m.png"
     assert main(["plot", TOY, str(plan), "--gantt", str(gantt), "--memory", str(mem)]) == 0
     assert gantt.read_bytes()[:4] == b"\x89PNG" and mem.stat().st_size > 1000
+
+
+def test_gantt_blocking_sends_occupy_the_sender() -> None:
+    """With blocking sends (training.pipeline_p2p) a stage is busy while it sends: the steady
+    state of equal stages then repeats every tau + c_{i-1} + c_i, the period of cost model
+    Sec. 7; overlapped sends are faster (their steady state is not strictly periodic: the
+    round trip of the p micro-batches in flight paces it, at (p tau + 2 (p - 1) c) / p on
+    average)."""
+    from itertools import pairwise
+    from types import SimpleNamespace
+
+    tau_f, tau_b, c, p, m = 1.0, 2.0, 0.25, 3, 12
+    ev = SimpleNamespace(stages=[SimpleNamespace(fwd_s=tau_f, bwd_s=tau_b, p2p_next_s=c)
+                                 for _ in range(p)])
+    plan = SimpleNamespace(schedule="1f1b")
+    steady = {}
+    for blocking in (False, True):
+        events = schedule_events(plan, ev, m, blocking=blocking)
+        starts = sorted(s for i, j, k, s, _ in events if i == 1 and k == "F")
+        steady[blocking] = [b - a for a, b in pairwise(starts)][-6:]
+    assert steady[True] == pytest.approx([tau_f + tau_b + 2 * c] * 6)
+    assert sum(steady[False]) == pytest.approx(6 * (p * (tau_f + tau_b) + 2 * (p - 1) * c) / p)

@@ -80,14 +80,18 @@ def _pyplot() -> Any:
     return plt
 
 
-def schedule_events(plan: Any, ev: Any, micro_batches: int) -> list[tuple[int, int, str, float,
-                                                                          float]]:
+def schedule_events(plan: Any, ev: Any, micro_batches: int, *, blocking: bool = False
+                    ) -> list[tuple[int, int, str, float, float]]:
     """(stage, micro-batch, 'F' or 'B', start, end) of a simulated pipeline schedule.
 
     Each stage runs its forwards and backwards in schedule order (1F1B: p - i warm-up forwards,
     then alternate; GPipe: all forwards, then all backwards); an operation starts when its stage is
     free and its input has arrived over the link (forward from the previous stage, backward from
     the next), with each stage's forward / backward time and each link's p2p time from evaluate().
+    With `blocking` sends (training.pipeline_p2p) a stage is also busy while it sends each
+    output, so per micro-batch it is busy for tau_i + c_{i-1} + c_i, the period of
+    docs/cost-model.md Sec. 7; overlapped, sends take no time of the stage's. (Interleaved 1F1B
+    is drawn as plain 1F1B.)
     """
     p = len(ev.stages)
     m = micro_batches
@@ -133,6 +137,9 @@ def schedule_events(plan: Any, ev: Any, micro_batches: int) -> list[tuple[int, i
                 end = start + (fwd[i] if kind == "F" else bwd[i])
                 done[(kind, i, j)] = end
                 free[i] = end
+                if blocking:  # the send of this output (the forward's onward, the backward's back)
+                    free[i] += (link[i] if i < p - 1 else 0.0) if kind == "F" else \
+                        (link[i - 1] if i > 0 else 0.0)
                 events.append((i, j, kind, start, end))
                 pos[i] += 1
                 remaining -= 1
@@ -147,7 +154,8 @@ def plot_gantt(instance: Instance, plan: Any, ev: Any, path: Path, *,
     plt = _pyplot()
     m = micro_batches or min(plan.num_micro_batches, 32)
     m = min(m, plan.num_micro_batches)
-    events = schedule_events(plan, ev, m)
+    events = schedule_events(plan, ev, m,
+                             blocking=instance.training.pipeline_p2p == "blocking")
     p = len(ev.stages)
     cmap = plt.get_cmap("tab20")
     fig, ax = plt.subplots(figsize=(12, 1.0 + 0.55 * p))
