@@ -79,10 +79,11 @@ def _truth(seed: int, mixed: bool, empty_end_stages: bool = True) -> SolveResult
 ALLOWED_IMPORTS = {
     "haap_solver.cost.evaluate": {"CostModel", "Evaluation"},
     "haap_solver.cost.memory": {"in_flight_micro_batches"},
-    "haap_solver.errors": {"HaapError", "InputError"},
+    "haap_solver.errors": {"HaapError"},
     "haap_solver.instance": {"Instance"},
     "haap_solver.plan": {"Placement", "Plan", "ReplicaGroup", "Stage"},
     "haap_solver.result": {"SolveResult"},
+    "haap_solver.training": {"check_searchable"},
     "haap_solver.validate": {"check_plan", "plan_violations"},
 }
 

@@ -73,15 +73,14 @@ from functools import cache
 
 from haap_solver.cost.evaluate import CostModel, Evaluation
 from haap_solver.cost.memory import in_flight_micro_batches
-from haap_solver.errors import HaapError, InputError
+from haap_solver.errors import HaapError
 from haap_solver.instance import Instance
 from haap_solver.plan import Placement, Plan, ReplicaGroup, Stage
 from haap_solver.result import SolveResult
+from haap_solver.training import check_searchable
 from haap_solver.validate import check_plan, plan_violations
 
 METHOD = "bruteforce"
-SCHEDULES = ("1f1b", "gpipe")
-"""The schedules of the space (the module docstring): the interleaved one is not searched."""
 MAX_PLANS = 2_000_000
 """Largest space (``space_size``) the brute force enumerates."""
 MIXED_MIN_BUSY = 0.9
@@ -405,11 +404,7 @@ def space_size(instance: Instance, *, mixed: bool = False, cost_model: CostModel
     sequences within every node group's GPUs, each weighted by an upper bound on its placements
     (``_placement_bound`` per part), times the layer splits."""
     _check_space(space)
-    unsearched = [s for s in instance.training.schedules if s not in SCHEDULES]
-    if unsearched:  # the search does not plan interleaved 1F1B either
-        raise InputError(f"{unsearched[0]!r} is costed by `haap evaluate` but the planners "
-                         f"cannot search it yet; plan with {list(SCHEDULES)}",
-                         field="training.schedules")
+    check_searchable(instance.training)  # (the search does not plan it either)
     if empty_end_stages is None:
         empty_end_stages = instance.training.empty_end_stages
     cm = cost_model or CostModel(instance)
@@ -479,11 +474,7 @@ def bruteforce(instance: Instance, *, time_limit_s: float = 600.0, threads: int 
     the whole space's from above). `threads` and `seed` are accepted for the methods' common
     interface and unused."""
     _check_space(space)
-    unsearched = [s for s in instance.training.schedules if s not in SCHEDULES]
-    if unsearched:  # the search does not plan interleaved 1F1B either
-        raise InputError(f"{unsearched[0]!r} is costed by `haap evaluate` but the planners "
-                         f"cannot search it yet; plan with {list(SCHEDULES)}",
-                         field="training.schedules")
+    # (space_size, below, refuses a schedule the planners do not search)
     if empty_end_stages is None:
         empty_end_stages = instance.training.empty_end_stages
     cm = cost_model or CostModel(instance)

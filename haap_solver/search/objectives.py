@@ -197,9 +197,10 @@ def solve_objective(instance: Instance, *, solve: Callable[..., SolveResult],
         # A plan of this sub-cluster beats the best one only below this time: the search
         # starts as if it had a plan of it (solve's cutoff), so its bounds close at once what
         # cannot (no plan of it below: status "cutoff", a proof for this sub-cluster).
-        cutoff = math.inf if best is None else (
-            best[0] * 3600.0 / sub.price_per_hour if by_cost and sub.price_per_hour > 0
-            else best[0] if not by_cost else math.inf)
+        if best is None or (by_cost and sub.price_per_hour <= 0):
+            cutoff = math.inf
+        else:  # (value() inverted at the best plan's value)
+            cutoff = best[0] * 3600.0 / sub.price_per_hour if by_cost else best[0]
         try:
             res = solve(sub_instance(instance, sub.nodes), time_limit_s=remaining,
                         relative_gap=relative_gap, cutoff_s=cutoff, **options)
