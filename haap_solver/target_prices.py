@@ -17,6 +17,7 @@ from typing import Any
 
 from haap_solver.instance import Instance
 from haap_solver.plan import plan_from_dict
+from haap_solver.target_rules import RULES
 from haap_solver.targets import target_violations
 
 PRICE_TARGETS = ("megatron", "deepspeed")
@@ -29,6 +30,11 @@ TOLERANCE = 1e-9
 def method_of(target: str) -> str:
     """The method name of `target`'s search in `haap compare` / `haap bench`."""
     return f"haap-{target}"
+
+
+def targets_in(methods: Sequence[str]) -> list[str]:
+    """The targets whose searches are among `methods`, in their order (method_of inverted)."""
+    return [t for m in methods for t in RULES if m == method_of(t)]
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -13,8 +13,7 @@ from typing import Any
 
 from haap_solver.instance import Instance
 from haap_solver.report.comparison import _fmt
-from haap_solver.target_prices import price_section
-from haap_solver.target_rules import RULES as PRICE_TARGET_RULES
+from haap_solver.target_prices import method_of, price_section, targets_in
 
 BASELINES = ("uniform", "proportional", "metis")
 """The baselines whose speed-up the report gives (haap against each)."""
@@ -108,9 +107,11 @@ def bench_report(rows: list[dict[str, Any]], instances: list[Instance], *, metho
               "Iteration time in seconds (lower is better); speed-up = baseline time / haap "
               "time.", ""]
     head = ["instance", "GPUs", "haap s", "haap status", "haap gap"]
-    targets = [t for m in methods if (t := m.removeprefix("haap-")) in PRICE_TARGET_RULES]
-    for b in (m for m in methods if m not in ("haap",) and m.removeprefix("haap-") not in targets):
-        head.append(f"{b} s")
+    targets = targets_in(methods)
+    # (the target searches have their own section, the price of each target)
+    target_methods = {method_of(t) for t in targets}
+    columns = [m for m in methods if m != "haap" and m not in target_methods]
+    head += [f"{b} s" for b in columns]
     head += ["vs uniform", "vs proportional", "vs metis", "search s haap / metis"]
     lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     by = {(r["instance"], r["method"]): r for r in rows}
@@ -122,7 +123,7 @@ def bench_report(rows: list[dict[str, Any]], instances: list[Instance], *, metho
             continue
         cells = [inst.name, f"{inst.cluster.num_gpus:,}", _fmt(h["iteration_time_s"], "time"),
                  h["status"], _fmt(h["gap"], "gap")]
-        for b in (m for m in methods if m != "haap" and m.removeprefix("haap-") not in targets):
+        for b in columns:
             r = by.get((inst.name, b))
             if r is None:
                 cells.append("-")

@@ -214,11 +214,9 @@ def render_large_clusters(data: Mapping[str, Any]) -> str:
 
 def render_target_prices(data: Mapping[str, Any]) -> str:
     """docs/targets.md: the price of each target the run searched (`haap bench --targets`)."""
-    from haap_solver.target_prices import price_table
-    from haap_solver.target_rules import RULES
+    from haap_solver.target_prices import price_table, targets_in
 
-    targets = [t for m in data["methods"] if (t := m.removeprefix("haap-")) in RULES]
-    table = price_table(data["rows"], targets)
+    table = price_table(data["rows"], targets_in(data["methods"]))
     if not table:
         return f"(No target search in the {_run_line(data)}: `haap bench --targets`.)"
     return "\n".join([f"Measured in {_run_line(data)} (docs/benchmarks.md):", "", *table])
