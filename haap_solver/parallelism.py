@@ -1,5 +1,6 @@
-"""The tensor-parallel degrees a node group allows for a model: shared by the search's space and
-the baselines, below both (the baselines must not import the search, which seeds from them)."""
+"""The tensor-parallel degrees a node group allows for a model, and the divisors of a batch:
+shared by the search's space and the baselines, below both (the baselines must not import the
+search, which seeds from them)."""
 
 from __future__ import annotations
 
@@ -18,3 +19,19 @@ def tp_candidates(instance: Instance, group: NodeGroup) -> list[int]:
             out.append(t)
         t *= 2
     return out
+
+
+def divisors(n: int) -> list[int]:
+    """The divisors of n >= 1, ascending. Pairs d, n // d up to sqrt(n): the global batch may be
+    2^20 sequences (limits.MAX_BATCH), where walking every integer up to n took seconds per call
+    and the set-up calls it once per pipeline depth."""
+    small: list[int] = []
+    large: list[int] = []
+    d = 1
+    while d * d <= n:
+        if n % d == 0:
+            small.append(d)
+            if d * d != n:
+                large.append(n // d)
+        d += 1
+    return small + large[::-1]

@@ -33,10 +33,6 @@ def recompute_order(instance: Instance) -> list[str]:
     return [r for r in CHEAPEST_FIRST if r in allowed]
 
 
-def divisors(n: int) -> list[int]:
-    return [d for d in range(1, n + 1) if n % d == 0]
-
-
 @dataclass(frozen=True)
 class GpuLine:
     """The cluster's nodes in one order; GPU k of the line is on node `node_of(k)`."""

@@ -28,7 +28,6 @@ from collections.abc import Iterator
 
 from haap_solver.baselines.common import (
     Best,
-    divisors,
     gpu_line,
     layer_time,
     legal_tps,
@@ -43,6 +42,7 @@ from haap_solver.baselines.common import (
 )
 from haap_solver.cost.evaluate import CostModel
 from haap_solver.instance import Instance
+from haap_solver.parallelism import divisors
 from haap_solver.plan import ReplicaGroup
 from haap_solver.result import SolveResult
 

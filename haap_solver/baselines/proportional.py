@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from haap_solver.baselines.common import (
     Best,
-    divisors,
     gpu_line,
     legal_tps,
     make_plan,
@@ -29,6 +28,7 @@ from haap_solver.baselines.common import (
 from haap_solver.baselines.uniform import uniform
 from haap_solver.cost.evaluate import CostModel
 from haap_solver.instance import Instance
+from haap_solver.parallelism import divisors
 from haap_solver.result import SolveResult
 
 METHOD = "proportional"

@@ -24,7 +24,7 @@ from typing import Any, Generic, TypeVar
 
 from haap_solver.cluster import NodeGroup
 from haap_solver.instance import Instance
-from haap_solver.parallelism import tp_candidates
+from haap_solver.parallelism import divisors, tp_candidates
 from haap_solver.plan import Placement, Plan, ReplicaGroup, Stage
 from haap_solver.training import Recompute, Schedule
 
@@ -216,8 +216,8 @@ def stage_configs(instance: Instance, micro_batch: int) -> list[StageConfig]:
     out: list[StageConfig] = []
     for group in instance.cluster.node_groups:
         for tp in tp_candidates(instance, group):
-            for dp in range(1, micro_batch + 1):
-                if micro_batch % dp or micro_batch // dp > t.max_micro_batch_share:
+            for dp in divisors(micro_batch):
+                if micro_batch // dp > t.max_micro_batch_share:
                     continue
                 if not shape_allowed(group, tp * dp):
                     continue
@@ -233,8 +233,8 @@ def micro_batch_candidates(instance: Instance) -> list[int]:
     single-type or mixed (a mixed stage may take a micro-batch no single-type stage can: 6 + 2
     sequences where no node group has four replicas of two)."""
     big = instance.training.global_batch_size
-    return [b for b in range(1, big + 1) if big % b == 0
-            and (stage_configs(instance, b) or mixed_shapes(instance, b))]
+    return [b for b in divisors(big)
+            if (stage_configs(instance, b) or mixed_shapes(instance, b))]
 
 
 def canonical_placement(instance: Instance, configs: list[StageConfig]
