@@ -719,9 +719,12 @@ def _markup_instance(directory: Path) -> Path:
     return path
 
 
-def test_markup_in_names_is_printed_as_text(tmp_path: Path,
-                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_markup_in_names_is_printed_as_text(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
     """validate, solve (table, summary, 'plan written to') and evaluate print names verbatim."""
+    # Lines as wide as the message: the temporary path's length (longer under pytest-xdist)
+    # must not move where rich wraps the line this test compares whole.
+    monkeypatch.setenv("COLUMNS", "1000")
     instance = _markup_instance(tmp_path)
     assert load_instance(instance).name == MARKUP[0]
     plan = tmp_path / "[" / "]plan.json"

@@ -207,6 +207,11 @@ def _group_capacity(gains: list[tuple[int, list[float]]], budget: int, p_max: in
     unit = 0
     for w, _ in (*gains, *free):
         unit = math.gcd(unit, w)
+    if gains and not free:
+        # At most p_max stages of at most the largest size: GPUs beyond that cannot be used, and
+        # hist is monotone in w, so its value at the cap is its value at the budget. Exact, and
+        # the table no longer grows with the cluster (2^21 GPUs in a group: minutes, not ms).
+        budget = min(budget, p_max * max(w for w, _ in gains))
     hist, unit = _group_history(gains, budget, p_max, unit or 1)
     if not free:
         return hist[:, :, -1].copy()
