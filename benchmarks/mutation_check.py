@@ -337,8 +337,9 @@ def copy_project(dest: Path) -> None:
 
 
 def pytest_command(args: tuple[str, ...]) -> list[str]:
-    return [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-rf",
-            "--no-header", *args]
+    # -n 0: in one process, so that -x stops at the first failure (the mutants run side by side).
+    return [sys.executable, "-m", "pytest", "-x", "-q", "-n", "0", "-p", "no:cacheprovider",
+            "-rf", "--no-header", *args]
 
 
 def run_tests(workdir: Path, args: tuple[str, ...], timeout_s: float) -> tuple[int | None, str,
