@@ -29,7 +29,7 @@ possible, a batch split it gets wrong) makes the two disagree.
 * a **mixed stage** (only with ``mixed=True``; Sec. 1.1): two replica groups on node groups of
   different device types, part ``j`` with ``count_j`` replicas of TP ``t_j`` (a TP degree of its
   group, as above) taking ``share_j`` sequences each, ``sum_j count_j share_j = b``; each part's
-  ``t_j count_j`` GPUs a power of two dividing its node size or exactly one whole node
+  ``t_j count_j`` GPUs a power of two dividing its node size or whole nodes, one or two
   (``_mixed_part_gpus_allowed``); the shares are the documented split (``_mixed_split``): among
   the integer splits with ``1 <= share_j <= max_micro_batch_share`` where every replica holds one
   layer as a middle stage with one micro-batch in flight, the least per-layer time of the slowest
@@ -92,6 +92,8 @@ MIXED_MIN_BUSY = 0.9
 """Formulations Sec. 1.1: each part of a mixed stage busy for at least this share of the stage's
 per-layer time at its split (or held back by integrality only)."""
 SPACES = ("documented", "validator")
+MIXED_MAX_PART_NODES = 2
+"""Formulations Sec. 1.1: the most whole nodes one part of a mixed stage takes."""
 
 
 @dataclass(frozen=True)
@@ -167,17 +169,15 @@ def _single_gpus_allowed(gpus: int, gpus_per_node: int, group_gpus: int, space: 
 
 
 def _mixed_part_gpus_allowed(gpus: int, gpus_per_node: int, group_gpus: int, space: str) -> bool:
-    """A mixed stage's part: a power of two dividing its node size, or exactly one whole node.
-
-    Formulations Sec. 1.1 says "a power of two dividing its node size (one node per part at
-    most)" and, before it, "count_j a power of two"; issue 19 and the task add exactly one whole
-    node (3 GPUs of a 3-GPU node, whose count 3 is not a power of two). This takes the wider
-    reading; it only matters on nodes whose size is not a power of two."""
+    """A mixed stage's part: a power of two dividing its node size, or whole nodes (one node of
+    any size, 3 GPUs of a 3-GPU node included, or two: issue 23 item 1; Sec. 1.1 caps a part at
+    MIXED_MAX_PART_NODES = 2 nodes)."""
     if gpus > group_gpus:
         return False
     if space == "validator":
         return True
-    return (_is_pow2(gpus) and gpus_per_node % gpus == 0) or gpus == gpus_per_node
+    return (_is_pow2(gpus) and gpus_per_node % gpus == 0) or (
+        gpus % gpus_per_node == 0 and gpus <= MIXED_MAX_PART_NODES * gpus_per_node)
 
 
 def single_options(instance: Instance, b: int, space: str = "documented") -> list[StageOption]:

@@ -169,19 +169,28 @@ def mixed_config(parts: tuple[ReplicaPart, ...], recompute: Recompute) -> StageC
                        parts=parts)
 
 
+MIXED_MAX_PART_NODES = 2
+"""Most whole nodes one part of a mixed stage takes (formulations Sec. 1.1). The space is cut
+here for cluster scale: parts of up to every node of their group would multiply the mixed
+skeletons 79-fold on gpt3-175b-4types-x1024 (787,002 instead of 9,972 with one node; 18,276 with
+two) and 2,700-fold on llama3-405b-6types-x16384 (38.4 M; 14,190; 26,130). Of the shipped
+instances of up to 64 GPUs the cap cuts only llama3-70b-h100x32-a100x32's parts of three or four
+nodes (2,474 skeletons uncapped, 1,154 with two, 646 with one)."""
+
+
 def mixed_shapes(instance: Instance, micro_batch: int) -> list[tuple[tuple[str, int, int], ...]]:
     """Replica-group skeletons ((node group, tp, count), (node group, tp, count)) of mixed stages
     at micro-batch `micro_batch` (formulations Sec. 1.1): two node groups of different device
-    types, each part's GPUs node-aligned within one node (a power of two dividing its node size,
-    or the whole node: one node per part at most, since a group that can fill whole nodes can
-    host stages of its own), fewer replicas in all than sequences in the micro-batch (at least
-    one sequence per replica, and neither part holds the whole micro-batch)."""
+    types, each part's GPUs node-aligned (a power of two dividing its node size, or whole nodes,
+    at most MIXED_MAX_PART_NODES), fewer replicas in all than sequences in the micro-batch (at
+    least one sequence per replica, and neither part holds the whole micro-batch)."""
     groups = instance.cluster.node_groups
     per_group: list[list[tuple[str, int, int]]] = []
     for g in groups:
         opts = []
         for tp in tp_candidates(instance, g):
-            for count in range(1, min(micro_batch - 1, g.gpus_per_node // tp) + 1):
+            most = min(g.num_gpus, MIXED_MAX_PART_NODES * g.gpus_per_node)
+            for count in range(1, min(micro_batch - 1, most // tp) + 1):
                 if mixed_part_allowed(g, tp * count):
                     opts.append((g.name, tp, count))
         per_group.append(opts)
@@ -212,12 +221,12 @@ def shape_allowed(group: NodeGroup, gpus: int) -> bool:
 
 
 def mixed_part_allowed(group: NodeGroup, gpus: int) -> bool:
-    """A mixed stage's part (Sec. 1.1): a power of two dividing the node size, or exactly one
-    whole node."""
+    """A mixed stage's part (Sec. 1.1): a power of two dividing the node size, or whole nodes
+    (one or several)."""
     gpn = group.gpus_per_node
     if gpus < 1 or gpus > group.num_gpus:
         return False
-    return gpus == gpn or (gpus < gpn and _is_pow2(gpus) and gpn % gpus == 0)
+    return gpus % gpn == 0 or (gpus < gpn and _is_pow2(gpus) and gpn % gpus == 0)
 
 
 def budget_packs(group: NodeGroup, gpus: int) -> bool:
