@@ -342,7 +342,8 @@ def _place(instance: Instance, configs: list[ReplicaPart],
             continue
         # First-fit fails on a selection that fits the budget only where a stage sits on part of
         # a node with a size the budget alone does not pack (Sec. 1.3): pack it exactly there.
-        if all(mixed[i] or budget_packs(group, configs[i].gpus) for i in idxs):
+        if all(mixed[i] or budget_packs(group, configs[i].gpus) for i in idxs) or \
+                sum(configs[i].gpus for i in idxs) > group.num_gpus:
             return None
         if not _pack_exactly(group, configs, idxs, mixed, result):
             return None
