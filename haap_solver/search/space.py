@@ -175,7 +175,10 @@ here for cluster scale: parts of up to every node of their group would multiply 
 skeletons 79-fold on gpt3-175b-4types-x1024 (787,002 instead of 9,972 with one node; 18,276 with
 two) and 2,700-fold on llama3-405b-6types-x16384 (38.4 M; 14,190; 26,130). Of the shipped
 instances of up to 64 GPUs the cap cuts only llama3-70b-h100x32-a100x32's parts of three or four
-nodes (2,474 skeletons uncapped, 1,154 with two, 646 with one)."""
+nodes (2,474 skeletons uncapped, 1,154 with two, 646 with one). Even with two, the mixed
+set-up (SearchState.prepare_mixed) took about 1.5 times the CPU time of one node a part, on a
+loaded machine: 7.7-8.1 s instead of 4.5-6.0 s on x1024 (part-node sizes included), 9.4-9.7 s
+instead of 5.4-7.0 s on x16384."""
 
 
 def mixed_shapes(instance: Instance, micro_batch: int) -> list[tuple[tuple[str, int, int], ...]]:
