@@ -22,13 +22,14 @@ possible, a batch split it gets wrong) makes the two disagree.
 * a **single-type stage** is one replica group on one node group ``g`` (``q_g`` GPUs per node):
   TP ``t`` a power of two, ``t <= min(q_g, training.max_tp)``, dividing ``q_g``, the attention
   heads, the KV heads and ``ffn_hidden_size``; DP ``d >= 1`` dividing ``b``, each replica taking
-  ``b / d <= training.max_micro_batch_share`` sequences; its ``t d`` GPUs a power of two dividing
-  ``q_g`` or a multiple of ``q_g`` (whole nodes, so one node of 3 or 6 GPUs is a stage), at most
-  the group's GPUs (``_single_gpus_allowed``);
+  ``b / d <= training.max_micro_batch_share`` sequences; its ``t d`` GPUs fewer than ``q_g``
+  (part of one node, any count: 3 of a 4-GPU node, Sec. 1.3) or a multiple of ``q_g`` (whole
+  nodes, so one node of 3 or 6 GPUs is a stage), at most the group's GPUs
+  (``_single_gpus_allowed``);
 * a **mixed stage** (only with ``mixed=True``; Sec. 1.1): two replica groups on node groups of
   different device types, part ``j`` with ``count_j`` replicas of TP ``t_j`` (a TP degree of its
   group, as above) taking ``share_j`` sequences each, ``sum_j count_j share_j = b``; each part's
-  ``t_j count_j`` GPUs a power of two dividing its node size or exactly one whole node
+  ``t_j count_j`` GPUs a power of two dividing its node size or whole nodes, one or two
   (``_mixed_part_gpus_allowed``); the shares are the documented split (``_mixed_split``): among
   the integer splits with ``1 <= share_j <= max_micro_batch_share`` where every replica holds one
   layer as a middle stage with one micro-batch in flight, the least per-layer time of the slowest
@@ -39,9 +40,12 @@ possible, a batch split it gets wrong) makes the two disagree.
 * **placement**: every way of putting each replica group's replicas on its group's nodes that
   the validator accepts (no node given more GPUs than it has), up to the symmetry of a group's
   identical nodes (``_group_placements``: one placement per orbit, the nodes' load vectors in
-  non-increasing order). Not the search's first-fit placement: costs depend on placement (a
-  stage's data-parallel ring is intra-node only when all its replicas share a node), so this
-  checks the search's claim that its canonical placement loses nothing;
+  non-increasing order), a single-type stage of at most ``q_g`` GPUs on one node (Sec. 1.3,
+  ``_on_one_node``); larger stages and mixed parts anywhere, filling holes. Not the search's
+  placement: costs depend on placement (a stage's data-parallel ring is intra-node only when
+  all its replicas share a node), and with part-node sizes not every selection that fits the
+  GPUs packs, so this checks the search's claim that its canonical placement loses nothing
+  and its packing rows forbid only what does not pack;
 * memory fits on every GPU, as the validator (``plan_violations``) judges.
 
 Every plan is costed by ``CostModel.evaluate`` and the least iteration time kept (ties: the
@@ -52,9 +56,10 @@ the validator's own call of ``CostModel.replica_memory``, memoised); ``prune_mem
 skips that and leaves memory to the validator alone (a diagnostic: the same answer, slower).
 
 ``space="validator"`` widens the space to what the validator accepts beyond it: any TP degree
-up to the node size that divides the heads, KV heads and FFN width (3 on a 4-GPU node), and any
-GPU count a group can place (3 GPUs of a 4-GPU node, 5 on two 4-GPU nodes), for single-type
-stages and mixed parts alike; ``training.max_tp`` and ``max_micro_batch_share`` still bound it
+up to the node size that divides the heads, KV heads and FFN width (3 on a 4-GPU node), any
+GPU count a group can place (5 on two 4-GPU nodes; 3 GPUs of a 4-GPU node for mixed parts too),
+for single-type stages and mixed parts alike, and every placement (a part-node stage spread
+over nodes included); ``training.max_tp`` and ``max_micro_batch_share`` still bound it
 (they are the user's limits on the planner; the validator does not read them) and the mixed
 split rule is unchanged. It measures what the documented space leaves out.
 
@@ -87,6 +92,8 @@ MIXED_MIN_BUSY = 0.9
 """Formulations Sec. 1.1: each part of a mixed stage busy for at least this share of the stage's
 per-layer time at its split (or held back by integrality only)."""
 SPACES = ("documented", "validator")
+MIXED_MAX_PART_NODES = 2
+"""Formulations Sec. 1.1: the most whole nodes one part of a mixed stage takes."""
 
 
 @dataclass(frozen=True)
@@ -151,27 +158,26 @@ def tp_degrees(instance: Instance, gpus_per_node: int, space: str) -> list[int]:
 
 
 def _single_gpus_allowed(gpus: int, gpus_per_node: int, group_gpus: int, space: str) -> bool:
-    """A single-type stage's GPU count: a power of two dividing the node size (part of one node)
-    or a multiple of it (whole nodes, one node of any size included), within the group."""
+    """A single-type stage's GPU count: fewer than the node size (part of one node, any count:
+    3 of 4 included, Sec. 1.3) or a multiple of it (whole nodes, one node of any size
+    included), within the group."""
     if gpus > group_gpus:
         return False
     if space == "validator":
         return True
-    return (_is_pow2(gpus) and gpus_per_node % gpus == 0) or gpus % gpus_per_node == 0
+    return gpus < gpus_per_node or gpus % gpus_per_node == 0
 
 
 def _mixed_part_gpus_allowed(gpus: int, gpus_per_node: int, group_gpus: int, space: str) -> bool:
-    """A mixed stage's part: a power of two dividing its node size, or exactly one whole node.
-
-    Formulations Sec. 1.1 says "a power of two dividing its node size (one node per part at
-    most)" and, before it, "count_j a power of two"; issue 19 and the task add exactly one whole
-    node (3 GPUs of a 3-GPU node, whose count 3 is not a power of two). This takes the wider
-    reading; it only matters on nodes whose size is not a power of two."""
+    """A mixed stage's part: a power of two dividing its node size, or whole nodes (one node of
+    any size, 3 GPUs of a 3-GPU node included, or two: issue 23 item 1; Sec. 1.1 caps a part at
+    MIXED_MAX_PART_NODES = 2 nodes)."""
     if gpus > group_gpus:
         return False
     if space == "validator":
         return True
-    return (_is_pow2(gpus) and gpus_per_node % gpus == 0) or gpus == gpus_per_node
+    return (_is_pow2(gpus) and gpus_per_node % gpus == 0) or (
+        gpus % gpus_per_node == 0 and gpus <= MIXED_MAX_PART_NODES * gpus_per_node)
 
 
 def single_options(instance: Instance, b: int, space: str = "documented") -> list[StageOption]:
@@ -350,25 +356,44 @@ def _group_placements(items: tuple[tuple[int, int], ...], num_nodes: int,
     return tuple(out)
 
 
-def placements(instance: Instance, seq: Sequence[StageOption]) -> Iterator[
-        list[tuple[Placement, ...]]]:
+def placements(instance: Instance, seq: Sequence[StageOption],
+               space: str = "documented") -> Iterator[list[tuple[Placement, ...]]]:
     """Every placement of a stage sequence's replica groups (flattened, stage by stage) up to
-    the symmetry of each node group's nodes."""
+    the symmetry of each node group's nodes; in the documented space, a single-type stage of at
+    most a node's GPUs on one node (``_on_one_node``)."""
     where: dict[str, list[int]] = {}
     flat = [part for option in seq for part in option.parts]
+    one_node = [space != "validator" and len(option.parts) == 1 for option in seq
+                for _ in option.parts]
     for k, part in enumerate(flat):
         where.setdefault(part.node_group, []).append(k)
     per_group = []
     for name, idx in where.items():
         g = instance.cluster.group(name)
-        per_group.append((idx, _group_placements(tuple((flat[k].tp, flat[k].count) for k in idx),
-                                                 g.num_nodes, g.gpus_per_node)))
+        every = _group_placements(tuple((flat[k].tp, flat[k].count) for k in idx),
+                                  g.num_nodes, g.gpus_per_node)
+        held = [j for j, k in enumerate(idx) if one_node[k] and flat[k].gpus <= g.gpus_per_node]
+        per_group.append((idx, _on_one_node(every, tuple(held))))
     for choice in itertools.product(*(pls for _, pls in per_group)):
         out: list[tuple[Placement, ...]] = [()] * len(flat)
         for (idx, _), pls in zip(per_group, choice, strict=True):
             for k, pl in zip(idx, pls, strict=True):
                 out[k] = pl
         yield out
+
+
+@cache
+def _on_one_node(pls: tuple[tuple[tuple[Placement, ...], ...], ...],
+                 held: tuple[int, ...]) -> tuple[tuple[tuple[Placement, ...], ...], ...]:
+    """The placements in which every item of `held` sits on one node.
+
+    Formulations Sec. 1 and 1.3: a single-type stage of at most a node's GPUs is on one node
+    (its data-parallel ring inside it). Spread over several nodes, its ring would cross the
+    network: the search does not cost that variant, and with part-node sizes (3 GPUs of a
+    4-GPU node) such a spread stage could fill the holes a packing leaves (3 + 3 + 2 on two
+    4-GPU nodes, the 2 split 1 + 1), a plan the search's space does not hold. A larger stage
+    and a mixed stage's part may spread freely: their rings cross the network anyway."""
+    return tuple(pl for pl in pls if all(len(pl[j]) == 1 for j in held))
 
 
 def _placement_bound(part: Part, num_nodes: int) -> int:
@@ -494,7 +519,7 @@ def bruteforce(instance: Instance, *, time_limit_s: float = 600.0, threads: int 
             for p in range(1, _max_stages(instance, empty_end_stages, max_stages) + 1):
                 if not _enumerate(instance, cm, best, options, b, schedule, p,
                                   empty_end_stages=empty_end_stages,
-                                  prune_memory=prune_memory):
+                                  prune_memory=prune_memory, space=space):
                     return _result(instance, best, size, space, max_stages)
     return _result(instance, best, size, space, max_stages)
 
@@ -519,7 +544,7 @@ def _stage_fits(cm: CostModel, option: StageOption, layers: int, index: int, p: 
 
 def _enumerate(instance: Instance, cm: CostModel, best: _Best, options: list[StageOption],
                b: int, schedule: str, p: int, *, empty_end_stages: bool,
-               prune_memory: bool) -> bool:
+               prune_memory: bool, space: str = "documented") -> bool:
     """Every plan with micro-batch `b`, `schedule` and `p` stages; False once out of time."""
     L = instance.model.num_layers
     m = instance.training.global_batch_size // b
@@ -539,7 +564,7 @@ def _enumerate(instance: Instance, cm: CostModel, best: _Best, options: list[Sta
     def rec() -> bool:
         k = len(seq)
         if k == p:
-            return _cost_sequence(instance, cm, best, seq, splits, b, schedule, fits)
+            return _cost_sequence(instance, cm, best, seq, splits, b, schedule, fits, space)
         for option, use in uses:
             if any(u > budget[n] for n, u in use) or \
                     not any(fits(option, n, k) for n in counts[k]):
@@ -560,7 +585,8 @@ def _enumerate(instance: Instance, cm: CostModel, best: _Best, options: list[Sta
 
 def _cost_sequence(instance: Instance, cm: CostModel, best: _Best, seq: list[StageOption],
                    splits: list[tuple[int, ...]], b: int, schedule: str,
-                   fits: Callable[[StageOption, int, int], bool]) -> bool:
+                   fits: Callable[[StageOption, int, int], bool],
+                   space: str = "documented") -> bool:
     """Every placement and layer split of one stage sequence; False once out of time."""
     m = instance.training.global_batch_size // b
     if time.perf_counter() > best.deadline:
@@ -572,7 +598,7 @@ def _cost_sequence(instance: Instance, cm: CostModel, best: _Best, seq: list[Sta
                       for k, (o, n) in enumerate(zip(seq, s, strict=True)))]
     if not fitting:
         return True
-    for placed in placements(instance, seq):
+    for placed in placements(instance, seq, space):
         groups: list[tuple[ReplicaGroup, ...]] = []
         k = 0
         for option in seq:

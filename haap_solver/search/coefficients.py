@@ -21,7 +21,14 @@ from haap_solver.cost.evaluate import CostModel, ReplicaTerms
 from haap_solver.cost.memory import GIB, in_flight_micro_batches
 from haap_solver.errors import HaapError
 from haap_solver.plan import Placement, ReplicaGroup
-from haap_solver.search.space import ReplicaPart, StageConfig, mixed_config, mixed_shapes
+from haap_solver.search.space import (
+    ReplicaPart,
+    StageConfig,
+    budget_packs,
+    mixed_config,
+    mixed_shapes,
+    stage_configs,
+)
 
 
 class Affine(NamedTuple):
@@ -211,6 +218,43 @@ class CoefficientCache:
         self._misc: dict[tuple[object, ...], object] = {}
         self.hits = 0
         self.misses = 0
+
+    def _fits_in_footprint(self, a: StageConfig, b: StageConfig, group: str,
+                           micro_batch: int) -> bool:
+        """`a` fits wherever `b` sat in node group `group`, so that swapping them keeps every
+        placement (formulations Sec. 2.3 with Sec. 1.3). Where every single-type size at
+        `micro_batch` is one the budget alone packs, fewer GPUs is enough. Elsewhere `b` on
+        one node (single-type, at most a node) leaves room for `a`'s fewer GPUs there; `b`
+        spread in replicas of TP t (a larger stage, a mixed part) leaves t-GPU holes, which
+        hold `a` when `a` is single-type of at most t GPUs, or spread in replicas of TP <= t
+        (powers of two, so they tile the holes). Sufficient, not necessary."""
+        if self._budget_packs_at(group, micro_batch):
+            return True
+        q = self.instance.cluster.group(group).gpus_per_node
+
+        def spread_tp(c: StageConfig) -> int | None:
+            """TP of `c`'s replicas in `group` where they may spread, None where on one node."""
+            if not c.parts:
+                return None if c.gpus <= q else c.tp
+            return next(p.tp for p in c.parts if p.node_group == group)
+
+        hole = spread_tp(b)
+        if hole is None:
+            return True
+        own = spread_tp(a)
+        return a.gpus_in(group) <= hole if own is None else own <= hole
+
+    def _budget_packs_at(self, group: str, micro_batch: int) -> bool:
+        """No single-type configuration of `group` at `micro_batch` needs the packing rows of
+        Sec. 1.3 (every size a power of two dividing the node size, or whole nodes)."""
+        key = ("budget_packs", group, micro_batch)
+        hit = self._misc.get(key)
+        if hit is None:
+            node_group = self.instance.cluster.group(group)
+            hit = self._misc[key] = all(
+                budget_packs(node_group, c.gpus)
+                for c in stage_configs(self.instance, micro_batch) if c.node_group == group)
+        return bool(hit)
 
     # -- helpers ---------------------------------------------------------------------------------
     def replicas(self, c: StageConfig, micro_batch: int) -> tuple[ReplicaGroup, ...]:
@@ -586,6 +630,8 @@ class CoefficientCache:
         groups, or node-group sets of mixed stages, a neighbour may use), in every pipeline role
         (formulations Sec. 2.3). Sufficient, not necessary."""
         if a.groups != b.groups or any(a.gpus_in(g) > b.gpus_in(g) for g in a.groups):
+            return False
+        if not all(self._fits_in_footprint(a, b, g, micro_batch) for g in a.groups):
             return False
         L = self.instance.model.num_layers
         for first, last, multi in ((True, True, False), (True, False, True), (False, True, True),

@@ -9,10 +9,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from haap_solver.cluster import NodeGroup
 from haap_solver.instance import Instance
 from haap_solver.search.coefficients import Affine, CoefficientCache, StageCoefficients
 from haap_solver.search.lp import LinearProgram
-from haap_solver.search.space import StageConfig, stage_configs
+from haap_solver.search.space import (
+    StageConfig,
+    budget_packs,
+    chain_capacity,
+    chain_levels,
+    node_patterns,
+    packing_items,
+    stage_configs,
+)
 
 
 @dataclass(frozen=True)
@@ -179,6 +188,37 @@ def _active_pieces(pieces: tuple[Affine, ...], n_max: int) -> list[Affine]:
     return out
 
 
+def _add_packing_rows(lp: LinearProgram, group: NodeGroup, slots: list[Slot],
+                      xs: list[list[int]]) -> None:
+    """Rows (4a)-(4c) of formulations Sec. 1.3 for node group `group`, only where a candidate
+    sits on part of a node with a size the budget (4) alone does not pack (3 GPUs of a 4-GPU
+    node): y_P integer nodes of each node pattern P (multiset of pattern sizes, sum <= q_g),
+    (4a) every pattern item on a pattern slot of its size, (4b) patterns on at most N_g nodes,
+    (4c) for every level t the chain items of size >= t within what the pattern nodes leave
+    (t floor(free_P / t) each) and the empty nodes (t floor(q_g / t) each)."""
+    uses = [(x, c) for s, row in zip(slots, xs, strict=True)
+            for x, c in zip(row, s.candidates, strict=True) if c.gpus_in(group.name)]
+    if all(c.mixed or budget_packs(group, c.gpus) for _, c in uses):
+        return
+    items = [(x, packing_items(c, group)) for x, c in uses]
+    sizes = sorted({size for _, (size, _) in items if size})
+    q, nodes = group.gpus_per_node, group.num_nodes
+    patterns = node_patterns(sizes, q)
+    ys = [lp.var(f"nodes[{group.name},{'+'.join(map(str, pat))}]", 0, nodes, integer=True)
+          for pat in patterns]
+    for size in sizes:  # (4a)
+        row = {x: 1.0 for x, (s, _) in items if s == size}
+        for y, pat in zip(ys, patterns, strict=True):
+            row[y] = -float(pat.count(size))
+        lp.add(row, "<=", 0, f"pattern[{group.name},{size}]")
+    lp.add({y: 1.0 for y in ys}, "<=", nodes, f"pattern_nodes[{group.name}]")  # (4b)
+    for t in chain_levels(q):  # (4c)
+        row = {x: float(sum(u for u in chain if u >= t)) for x, (_, chain) in items}
+        for y, pat in zip(ys, patterns, strict=True):
+            row[y] = float(chain_capacity(q, t) - chain_capacity(q - sum(pat), t))
+        lp.add(row, "<=", nodes * chain_capacity(q, t), f"chain[{group.name},{t}]")
+
+
 def build_model(instance: Instance, cache: CoefficientCache, sub: SubProblem, slots: list[Slot], *,
                 time_upper_bound_s: float, load_balance_floor_s: float = 0.0,
                 objective_cutoff_s: float | None = None,
@@ -220,6 +260,7 @@ def build_model(instance: Instance, cache: CoefficientCache, sub: SubProblem, sl
                for x, c in zip(xs, s.candidates, strict=True) if c.gpus_in(gname)}
         if row:
             lp.add(row, "<=", g.num_gpus, f"budget[{gname}]")
+        _add_packing_rows(lp, g, slots, sm.x)
 
     def epigraph(var: int, s: Slot, xs: list[int], ys: list[int], attr: str, name: str) -> None:
         """var >= max of the chosen configuration's pieces `attr`, at its layer count."""

@@ -2,13 +2,15 @@
 
 A *stage configuration* is (node group, TP, DP, recomputation). The search only uses
 node-aligned shapes (formulations/stage-assignment.md, Sec. 1): TP is a power of two dividing the
-node size, and a stage's GPU count tp x dp is either a power of two dividing the node size (a
-*sub-node* stage, placed on one node) or a multiple of the node size (a *whole-node* stage, one
-node of any size included).
-With such shapes, first-fit decreasing packs any selection whose GPU count fits a node group's
-budget, so the budget is the only placement constraint the solver needs, and every cost term that
-depends on placement (is the data-parallel ring inside one node?) is a function of the
-configuration alone.
+node size, and a stage's GPU count tp x dp is either below the node size (a *sub-node* stage,
+placed on one node) or a multiple of the node size (a *whole-node* stage, one node of any size
+included).
+Where every sub-node size is a power of two dividing the node size, first-fit decreasing packs any
+selection whose GPU count fits a node group's budget, so the budget is the only placement
+constraint the solver needs; other sub-node sizes (3 GPUs of 4) get the exact packing rows of
+Sec. 1.3, and `canonical_placement` then packs exactly. Either way every cost term that depends
+on placement (is the data-parallel ring inside one node?) is a function of the configuration
+alone.
 
 A *mixed* stage configuration (formulations Sec. 1.1) combines two replica groups (`ReplicaPart`)
 on node groups of different device types, each node-aligned in its own group, so the same packing
@@ -167,20 +169,32 @@ def mixed_config(parts: tuple[ReplicaPart, ...], recompute: Recompute) -> StageC
                        parts=parts)
 
 
+MIXED_MAX_PART_NODES = 2
+"""Most whole nodes one part of a mixed stage takes (formulations Sec. 1.1). The space is cut
+here for cluster scale: parts of up to every node of their group would multiply the mixed
+skeletons 79-fold on gpt3-175b-4types-x1024 (787,002 instead of 9,972 with one node; 18,276 with
+two) and 2,700-fold on llama3-405b-6types-x16384 (38.4 M; 14,190; 26,130). Of the shipped
+instances of up to 64 GPUs the cap cuts only llama3-70b-h100x32-a100x32's parts of three or four
+nodes (2,474 skeletons uncapped, 1,154 with two, 646 with one). Even with two, the mixed
+set-up (SearchState.prepare_mixed) took about 1.5 times the CPU time of one node a part, on a
+loaded machine: 7.7-8.1 s instead of 4.5-6.0 s on x1024 (part-node sizes included), 9.4-9.7 s
+instead of 5.4-7.0 s on x16384."""
+
+
 def mixed_shapes(instance: Instance, micro_batch: int) -> list[tuple[tuple[str, int, int], ...]]:
     """Replica-group skeletons ((node group, tp, count), (node group, tp, count)) of mixed stages
     at micro-batch `micro_batch` (formulations Sec. 1.1): two node groups of different device
-    types, each part's GPUs node-aligned within one node (a power of two dividing its node size,
-    or the whole node: one node per part at most, since a group that can fill whole nodes can
-    host stages of its own), fewer replicas in all than sequences in the micro-batch (at least
-    one sequence per replica, and neither part holds the whole micro-batch)."""
+    types, each part's GPUs node-aligned (a power of two dividing its node size, or whole nodes,
+    at most MIXED_MAX_PART_NODES), fewer replicas in all than sequences in the micro-batch (at
+    least one sequence per replica, and neither part holds the whole micro-batch)."""
     groups = instance.cluster.node_groups
     per_group: list[list[tuple[str, int, int]]] = []
     for g in groups:
         opts = []
         for tp in tp_candidates(instance, g):
-            for count in range(1, min(micro_batch - 1, g.gpus_per_node // tp) + 1):
-                if shape_allowed(g, tp * count):
+            most = min(g.num_gpus, MIXED_MAX_PART_NODES * g.gpus_per_node)
+            for count in range(1, min(micro_batch - 1, most // tp) + 1):
+                if mixed_part_allowed(g, tp * count):
                     opts.append((g.name, tp, count))
         per_group.append(opts)
     out: list[tuple[tuple[str, int, int], ...]] = []
@@ -200,14 +214,74 @@ def _is_pow2(n: int) -> bool:
 
 
 def shape_allowed(group: NodeGroup, gpus: int) -> bool:
-    """Node-aligned stage sizes (formulations Sec. 1): a power of two dividing the node size
-    (part of one node), or whole nodes, one node of any size included (3, 6, 10 GPUs...)."""
+    """Single-type stage sizes (formulations Sec. 1): part of one node, any GPU count below the
+    node size (3 of a 4-GPU node included, Sec. 1.3), or whole nodes, one node of any size
+    included (3, 6, 10 GPUs...)."""
     gpn = group.gpus_per_node
     if gpus < 1 or gpus > group.num_gpus:
         return False
-    if gpus % gpn == 0:
-        return True
-    return gpus < gpn and _is_pow2(gpus) and gpn % gpus == 0
+    return gpus % gpn == 0 or gpus < gpn
+
+
+def mixed_part_allowed(group: NodeGroup, gpus: int) -> bool:
+    """A mixed stage's part (Sec. 1.1): a power of two dividing the node size, or whole nodes
+    (one or several)."""
+    gpn = group.gpus_per_node
+    if gpus < 1 or gpus > group.num_gpus:
+        return False
+    return gpus % gpn == 0 or (gpus < gpn and _is_pow2(gpus) and gpn % gpus == 0)
+
+
+def budget_packs(group: NodeGroup, gpus: int) -> bool:
+    """A single-type stage size under which the GPU budget alone decides placement (Sec. 1): a
+    power of two dividing the node size, or whole nodes. A group whose candidates have another
+    size (part of a node: 3 of 4 GPUs, 2 of 3) needs the packing rows (4a)-(4c) of Sec. 1.3."""
+    gpn = group.gpus_per_node
+    return gpus % gpn == 0 or (_is_pow2(gpus) and gpn % gpus == 0)
+
+
+def packing_items(c: StageConfig, group: NodeGroup) -> tuple[int, tuple[int, ...]]:
+    """How `c` occupies node group `group` in the packing rows of Sec. 1.3: (pattern size,
+    chain item sizes). A single-type stage of at most a node sits on one node: a *pattern* item
+    of its size when that is not a power of two (pattern size 0 otherwise), else one *chain*
+    item of its size; a larger stage, or a mixed stage's part, may spread its replicas over any
+    nodes (its ring crosses the network wherever they sit): one chain item of its TP degree per
+    replica."""
+    gpn = group.gpus_per_node
+    if not c.parts:
+        if c.node_group != group.name:
+            return 0, ()
+        if c.gpus <= gpn:
+            return (0, (c.gpus,)) if _is_pow2(c.gpus) else (c.gpus, ())
+        return 0, (c.tp,) * c.dp
+    return 0, tuple(p.tp for p in c.parts if p.node_group == group.name for _ in range(p.count))
+
+
+def node_patterns(sizes: list[int], gpus_per_node: int) -> list[tuple[int, ...]]:
+    """Every non-empty multiset (sorted decreasing) of the pattern sizes `sizes` whose sum fits one
+    node: the node patterns of Sec. 1.3."""
+    sizes = sorted(set(sizes), reverse=True)
+    out: list[tuple[int, ...]] = []
+
+    def rec(start: int, room: int, chosen: tuple[int, ...]) -> None:
+        if chosen:
+            out.append(chosen)
+        for k in range(start, len(sizes)):
+            if sizes[k] <= room:
+                rec(k, room - sizes[k], (*chosen, sizes[k]))
+
+    rec(0, gpus_per_node, ())
+    return out
+
+
+def chain_levels(gpus_per_node: int) -> list[int]:
+    """The powers of two up to the node size: the levels t of row (4c)."""
+    return [1 << k for k in range(gpus_per_node.bit_length()) if 1 << k <= gpus_per_node]
+
+
+def chain_capacity(free: int, level: int) -> int:
+    """GPUs of a node with `free` GPUs left that chain items of size >= `level` can use."""
+    return level * (free // level)
 
 
 def stage_configs(instance: Instance, micro_batch: int) -> list[StageConfig]:
@@ -244,11 +318,13 @@ def canonical_placement(instance: Instance, configs: list[StageConfig]
     groups (one for a single-type stage), or None if a node group's budget is exceeded."""
     pieces: list[ReplicaPart] = []
     owner: list[tuple[int, int]] = []
+    mixed: list[bool] = []
     for i, c in enumerate(configs):
         for j, part in enumerate(c.replica_parts(1)):  # (placement ignores the shares)
             pieces.append(part)
             owner.append((i, j))
-    placed = _place(instance, pieces)
+            mixed.append(c.mixed)
+    placed = _place(instance, pieces, mixed)
     if placed is None:
         return None
     out: list[list[tuple[Placement, ...]]] = [[] for _ in configs]
@@ -257,37 +333,130 @@ def canonical_placement(instance: Instance, configs: list[StageConfig]
     return [tuple(x) for x in out]
 
 
-def _place(instance: Instance, configs: list[ReplicaPart]) -> list[tuple[Placement, ...]] | None:
+def _place(instance: Instance, configs: list[ReplicaPart],
+           mixed: list[bool]) -> list[tuple[Placement, ...]] | None:
     result: list[tuple[Placement, ...] | None] = [None] * len(configs)
     by_group: dict[str, list[int]] = defaultdict(list)
     for i, c in enumerate(configs):
         by_group[c.node_group].append(i)
     for gname, idxs in by_group.items():
         group = instance.cluster.group(gname)
-        gpn = group.gpus_per_node
-        free = [gpn] * group.num_nodes
-        next_node = 0
-        for i in sorted(idxs, key=lambda k: (-configs[k].gpus, k)):
-            c = configs[i]
-            if not c.single_node:
-                nodes = c.gpus // gpn
-                if next_node + nodes > group.num_nodes:
-                    return None
-                per_node = gpn // c.tp
-                result[i] = tuple(Placement(node=next_node + k, replicas=per_node)
-                                  for k in range(nodes))
-                for k in range(nodes):
-                    free[next_node + k] = 0
-                next_node += nodes
-            else:
-                for node in range(next_node, group.num_nodes):
-                    if free[node] >= c.gpus:
-                        free[node] -= c.gpus
-                        result[i] = (Placement(node=node, replicas=c.count),)
-                        break
-                else:
-                    return None
+        if _first_fit(group, configs, idxs, result):
+            continue
+        # First-fit fails on a selection that fits the budget only where a stage sits on part of
+        # a node with a size the budget alone does not pack (Sec. 1.3): pack it exactly there.
+        if all(mixed[i] or budget_packs(group, configs[i].gpus) for i in idxs) or \
+                sum(configs[i].gpus for i in idxs) > group.num_gpus:
+            return None
+        if not _pack_exactly(group, configs, idxs, mixed, result):
+            return None
     return [r for r in result if r is not None] if all(r is not None for r in result) else None
+
+
+def _first_fit(group: NodeGroup, configs: list[ReplicaPart], idxs: list[int],
+               result: list[tuple[Placement, ...] | None]) -> bool:
+    """Whole-node replica groups on fresh nodes, then the others first-fit decreasing (Sec. 1);
+    False where a piece finds no room."""
+    gpn = group.gpus_per_node
+    free = [gpn] * group.num_nodes
+    next_node = 0
+    for i in sorted(idxs, key=lambda k: (-configs[k].gpus, k)):
+        c = configs[i]
+        if not c.single_node:
+            nodes = c.gpus // gpn
+            if next_node + nodes > group.num_nodes:
+                return False
+            per_node = gpn // c.tp
+            result[i] = tuple(Placement(node=next_node + k, replicas=per_node)
+                              for k in range(nodes))
+            for k in range(nodes):
+                free[next_node + k] = 0
+            next_node += nodes
+        else:
+            for node in range(next_node, group.num_nodes):
+                if free[node] >= c.gpus:
+                    free[node] -= c.gpus
+                    result[i] = (Placement(node=node, replicas=c.count),)
+                    break
+            else:
+                return False
+    return True
+
+
+def _pack_exactly(group: NodeGroup, configs: list[ReplicaPart], idxs: list[int],
+                  mixed: list[bool], result: list[tuple[Placement, ...] | None]) -> bool:
+    """The packing that rows (4a)-(4c) of Sec. 1.3 promise, found for real: the *pattern*
+    pieces (single-type, at most a node, a size not a power of two) each on one node, by a
+    search over their node assignments (nodes interchangeable: one try per distinct load, and
+    failed (piece, load multiset) states remembered); for the first assignment where the
+    *chain* units (a power-of-two single-type piece of at most a node as one unit of its size,
+    every other piece as one unit of its TP degree per replica) pass the level test of (4c),
+    the units first-fit decreasing, which the divisibility of their sizes makes succeed.
+    False where no packing exists."""
+    gpn, num_nodes = group.gpus_per_node, group.num_nodes
+    pattern = sorted((i for i in idxs if not mixed[i] and configs[i].gpus <= gpn
+                      and not _is_pow2(configs[i].gpus)), key=lambda k: (-configs[k].gpus, k))
+    units: list[tuple[int, int, int]] = []  # (size, piece, replicas)
+    for i in idxs:
+        c = configs[i]
+        if not mixed[i] and c.gpus <= gpn:
+            if _is_pow2(c.gpus):
+                units.append((c.gpus, i, c.count))
+        else:
+            units.extend((c.tp, i, 1) for _ in range(c.count))
+    units.sort(key=lambda u: (-u[0], u[1]))
+    levels = sorted({u[0] for u in units})
+    demand = {t: sum(u[0] for u in units if u[0] >= t) for t in levels}
+
+    def chain_fits(loads: list[int]) -> bool:
+        empty = num_nodes - len(loads)
+        return all(demand[t] <= sum(chain_capacity(gpn - load, t) for load in loads)
+                   + empty * chain_capacity(gpn, t) for t in levels)
+
+    where: list[int] = [0] * len(pattern)
+    failed: set[tuple[int, tuple[int, ...]]] = set()
+
+    def assign(k: int, loads: list[int]) -> bool:
+        if k == len(pattern):
+            return chain_fits(loads)
+        key = (k, tuple(sorted(loads)))
+        if key in failed:
+            return False
+        size = configs[pattern[k]].gpus
+        seen: set[int] = set()
+        for node, load in enumerate(loads):
+            if load + size <= gpn and load not in seen:
+                seen.add(load)
+                loads[node] += size
+                where[k] = node
+                if assign(k + 1, loads):
+                    return True
+                loads[node] -= size
+        if len(loads) < num_nodes:
+            loads.append(size)
+            where[k] = len(loads) - 1
+            if assign(k + 1, loads):
+                return True
+            loads.pop()
+        failed.add(key)
+        return False
+
+    if not assign(0, []):
+        return False
+    free = [gpn] * num_nodes
+    for k, i in enumerate(pattern):
+        free[where[k]] -= configs[i].gpus
+        result[i] = (Placement(node=where[k], replicas=configs[i].count),)
+    spread: dict[int, dict[int, int]] = defaultdict(dict)
+    for size, i, replicas in units:
+        node = next((n for n in range(num_nodes) if free[n] >= size), None)
+        if node is None:  # (the level test of (4c) rules this out)
+            return False
+        free[node] -= size
+        spread[i][node] = spread[i].get(node, 0) + replicas
+    for i, per_node in spread.items():
+        result[i] = tuple(Placement(node=n, replicas=r) for n, r in sorted(per_node.items()))
+    return True
 
 
 def build_plan(instance: Instance, configs: list[StageConfig], layers: list[int], *,
