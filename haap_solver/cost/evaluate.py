@@ -748,7 +748,7 @@ class CostModel:
             stages[-1].p2p_next_s = wrap
         pipe, breakdown = pipeline_makespan(schedule, [e.fwd_s for e in entries],
                                             [e.bwd_s for e in entries], links, entries, mb_count,
-                                            blocking=t.pipeline_p2p == "blocking",
+                                            blocking=t.blocks_p2p(schedule),
                                             virtual_stages=chunks, wrap_s=wrap)
         tails = [e.tail_s for e in entries]
         tail_stage = entries[tails.index(max(tails))]
