@@ -320,6 +320,10 @@ def run_instance(run: CalibrationRun) -> Instance:
         virtual_stages=max(run.virtual_stages, 2),
         flash_attention=run.flash_attention, overlap_grad_reduce=run.overlap_grad_reduce,
         tp_comm_overlap=run.tp_comm_overlap,
+        # Every engine of these runs waited for its pipeline sends: 2021 Megatron-LM (the SC'21
+        # interleaved rows too: p2p overlap came in 2023, Megatron-LM commit f9283c5a8a),
+        # DeepSpeed's pipeline engine (MT-NLG) and today's Megatron-LM in plain 1F1B.
+        pipeline_p2p="blocking",
     )
     group = NodeGroup(name="dgx-a100" if run.device == DEVICE else "dgx", device=run.device,
                       num_nodes=run.gpus // GPUS_PER_NODE, gpus_per_node=GPUS_PER_NODE,

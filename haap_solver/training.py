@@ -10,7 +10,7 @@ from haap_solver._fields import Length, Range, check_ranges, require
 
 Recompute = Literal["none", "selective", "full"]
 Schedule = Literal["1f1b", "gpipe", "interleaved-1f1b"]
-PipelineP2P = Literal["blocking", "overlapped"]
+PipelineP2P = Literal["auto", "blocking", "overlapped"]
 Dtype = Literal["bf16", "fp16", "fp32", "fp8"]
 Framework = Literal["megatron", "deepspeed"]
 Fp32MatmulPrecision = Literal["highest", "high"]
@@ -101,17 +101,17 @@ class TrainingSpec:
     ``max_micro_batch_size`` before, which read as a cap on the micro-batch itself."""
     max_tp: Annotated[int, Range(1, limits.MAX_TP)] = 8
     """Largest tensor-parallel degree the planner considers."""
-    pipeline_p2p: PipelineP2P = "overlapped"
+    pipeline_p2p: PipelineP2P = "auto"
     """How a stage's pipeline sends and receives meet its compute (docs/cost-model.md Sec. 7).
-    "blocking" (Megatron-LM core's 1F1B without interleaving and DeepSpeed's pipeline engine:
-    each batched send/receive is waited for before the next forward or backward): a stage's
-    steady-state period is its forward + backward plus the exchanges with both neighbours.
-    "overlapped" (asynchronous sends that compute hides, e.g. Megatron's interleaved schedule
-    with ``--overlap-p2p-communication``): a link delays only where it is slower than compute.
-    The search's bottleneck bounds charge the links under "blocking" (formulations (6b)), so
-    it proves about as fast either way. The default is still "overlapped" only because the
-    shipped constants, the calibration page and the benchmarks were made with it: making
-    Megatron-LM's "blocking" the default means regenerating them together."""
+    "blocking": each batched send/receive is waited for before the next forward or backward,
+    so a stage's steady-state period is its forward + backward plus the exchanges with both
+    neighbours. "overlapped": asynchronous sends that compute hides; a link delays only where
+    it is slower than compute (an optimistic period, Sec. 7). "auto", the engine's default
+    (`framework`): Megatron-LM blocks in 1F1B without interleaving (its non-interleaved
+    schedule raises on ``overlap_p2p_comm``; ``p2p_communication.py`` waits on every request)
+    and overlaps in the interleaved schedule (``--overlap-p2p-communication``, on by default
+    since Megatron-LM commit 4eeff55d1f, 2023-10); DeepSpeed's pipeline engine blocks.
+    `blocks_p2p` resolves it per schedule."""
     empty_end_stages: bool = False
     """Whether the planner may also use a first stage that holds only the embedding and a last
     stage that holds only the LM head (formulations/stage-assignment.md Sec. 1.2; Megatron-LM's
@@ -130,6 +130,15 @@ class TrainingSpec:
     @property
     def bytes_per_value(self) -> int:
         return 4 if self.dtype == "fp32" else 2
+
+    def blocks_p2p(self, schedule: str) -> bool:
+        """Whether a stage waits for its pipeline sends under `schedule` (`pipeline_p2p`
+        resolved: "auto" is the engine's default). Plain 1F1B and GPipe, the searched
+        schedules, block under "auto" with every framework, so the search's answer does not
+        depend on which of them a sub-problem uses."""
+        if self.pipeline_p2p != "auto":
+            return self.pipeline_p2p == "blocking"
+        return not (self.framework == "megatron" and schedule == "interleaved-1f1b")
 
     @property
     def grad_bytes(self) -> int:

@@ -133,7 +133,7 @@ def _sub_problem_optima(instance: Instance, state: SearchState, sub: SubProblem,
                     for i, (c, n) in enumerate(zip(seq, layers, strict=True))]
             evaluation = cm.evaluate(plan)
             iteration = evaluation.iteration_time_s
-            if instance.training.pipeline_p2p == "blocking":  # the period: its sends too
+            if instance.training.blocks_p2p(sub.schedule):  # the period: its sends too
                 links = [s.p2p_next_s for s in evaluation.stages[:-1]]
                 taus = [tau + links_around(links, i) for i, tau in enumerate(taus)]
             if iteration < best_time:
@@ -146,6 +146,10 @@ def _sub_problem_optima(instance: Instance, state: SearchState, sub: SubProblem,
 
 P2P_MODES = ("overlapped", "blocking")
 """Both ways pipeline sends meet compute (training.pipeline_p2p), drawn per example."""
+OVERLAPPED = "overlapped"
+"""The sends of the checks below whose truth is a plan's max_i tau_i and tails (the overlapped
+period; "auto", the default, blocks): under blocking the bounds add each stage's least link
+sides to tau, which the end-to-end checks above cover in both modes."""
 
 
 def _with_p2p(instance: Instance, p2p: str) -> Instance:
@@ -270,6 +274,7 @@ def test_tail_walk_is_valid_and_not_trivial() -> None:
     some sub-problem it must beat the trivial (m - 1) T_floor + smallest tail."""
     inst = tiny_instance(devices=[("A100-80G", 4.0)], groups=[(0, 2, 2)], layers=4, hidden=1024,
                          heads=4, seq=256, batch=8, recompute=("none",), zero=0, overlap=False)
+    inst = _with_p2p(inst, OVERLAPPED)
     state = SearchState(inst)
     p_cap = min(inst.model.num_layers, inst.cluster.num_gpus)
     budget = {g.name: g.num_gpus for g in inst.cluster.node_groups}
@@ -580,7 +585,7 @@ def test_stage_sum_floor_against_plans_and_the_continuous_lp(instance: Instance,
                                                              require_mixed: bool) -> None:
     """S(T) (Sec. 4.6) and the fluid bounds (Sec. 4.1), mixed-type stages among the candidates,
     with and without row (M)."""
-    state = SearchState(instance, mixed=True)
+    state = SearchState(_with_p2p(instance, OVERLAPPED), mixed=True)
     state.require_mixed = require_mixed
     assume(_check_stage_sums(state))
 
@@ -868,7 +873,7 @@ def _assert_sequence_fits(state: SearchState, seq: list, b: int, schedule: str, 
 def test_integer_sequence_admits_every_plan(instance: Instance, require_mixed: bool) -> None:
     """Sec. 4.4 with integer stage counts, mixed-type stages among the candidates, with and
     without row (M)."""
-    state = SearchState(instance, mixed=True)
+    state = SearchState(_with_p2p(instance, OVERLAPPED), mixed=True)
     state.require_mixed = require_mixed
     assume(_check_integer_sequences(state))
 
@@ -878,7 +883,7 @@ def test_integer_sequence_admits_every_plan(instance: Instance, require_mixed: b
 @given(memory_bound_instances())
 def test_integer_sequence_admits_every_single_type_plan(instance: Instance) -> None:
     """The same on single-type stages, where in-flight memory decides what fits where."""
-    assume(_check_integer_sequences(SearchState(instance)))
+    assume(_check_integer_sequences(SearchState(_with_p2p(instance, OVERLAPPED))))
 
 
 def test_integer_program_is_tighter_than_the_lp_at_1024_gpus() -> None:

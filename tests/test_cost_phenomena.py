@@ -180,3 +180,87 @@ def test_tp_communication_overlap_hides_behind_the_gemms() -> None:
     # Without TP there is nothing to hide.
     assert hidden.layer_cost("A100-80G", 1, 1, "none") == plain.layer_cost("A100-80G", 1, 1,
                                                                             "none")
+
+
+def _two_stage_plan(schedule: str = "1f1b") -> Plan:
+    """16 layers on each node of the two (TP 8, DP 1): the pipeline link crosses the network."""
+    def stage(node: int) -> Stage:
+        return Stage(first_layer=16 * node, num_layers=16, recompute="selective",
+                     replicas=(ReplicaGroup(node_group="a100", device="A100-80G", count=1, tp=8,
+                                            micro_batch_share=1,
+                                            placement=(Placement(node=node, replicas=1),)),))
+    return Plan(micro_batch_size=1, num_micro_batches=64, schedule=schedule,  # type: ignore[arg-type]
+                stages=(stage(0), stage(1)))
+
+
+def test_pipeline_sends_block_by_default_as_in_megatron_and_deepspeed() -> None:
+    """Megatron-LM's 1F1B without interleaving waits for its batched sends (its schedule raises
+    on overlap_p2p_comm), its interleaved schedule overlaps them by default, DeepSpeed's
+    pipeline engine blocks: "auto" (the default) resolves to that, and evaluate() charges each
+    stage its sends every micro-batch under it."""
+    megatron, deepspeed = TrainingSpec(global_batch_size=64), TrainingSpec(
+        global_batch_size=64, framework="deepspeed")
+    assert megatron.pipeline_p2p == "auto"
+    assert [megatron.blocks_p2p(s) for s in ("1f1b", "gpipe", "interleaved-1f1b")] == [
+        True, True, False]
+    assert [deepspeed.blocks_p2p(s) for s in ("1f1b", "gpipe", "interleaved-1f1b")] == [
+        True, True, True]
+    for mode, blocks in (("blocking", True), ("overlapped", False)):
+        explicit = replace(megatron, pipeline_p2p=mode)
+        assert [explicit.blocks_p2p(s) for s in ("1f1b", "interleaved-1f1b")] == [blocks] * 2
+    plan = _two_stage_plan()
+    default = CostModel(_instance()).evaluate(plan)
+    blocking = CostModel(_instance(pipeline_p2p="blocking")).evaluate(plan)
+    overlapped = CostModel(_instance(pipeline_p2p="overlapped")).evaluate(plan)
+    assert default.iteration_time_s == blocking.iteration_time_s
+    # The bottleneck stage's period holds its one link: (m - 1) c more than overlapped.
+    link = default.stages[0].p2p_next_s
+    assert link > 0.0
+    assert default.iteration_time_s - overlapped.iteration_time_s == pytest.approx(63 * link,
+                                                                                   rel=1e-9)
+
+
+@pytest.mark.parametrize(("fwd", "bwd", "links"), [
+    ([1 / 3] * 3, [2 / 3] * 3, [1.0, 1.0]),
+    ([1 / 3] * 4, [2 / 3] * 4, [0.5, 0.5, 0.5]),
+    ([0.3, 0.5, 0.2], [0.6, 1.0, 0.4], [0.8, 0.2]),
+    ([0.2, 0.4], [0.5, 0.9], [0.05]),
+])
+def test_blocking_period_is_the_simulated_one_and_overlapped_a_lower_bound(
+        fwd: list[float], bwd: list[float], links: list[float]) -> None:
+    """The steady-state period of pipeline_makespan against an independent event simulation of
+    1F1B (report.plots.schedule_events: each operation waits for its stage and its input's
+    arrival over the link). Blocking sends: equal. Overlapped: the formula's
+    max(max tau, 2 max c) never exceeds the simulated period, and over slow links falls short
+    of it, because 1F1B keeps only p - i micro-batches in flight on stage i
+    (docs/cost-model.md Sec. 7)."""
+    from types import SimpleNamespace
+
+    from haap_solver.cost.pipeline import pipeline_makespan
+    from haap_solver.report.plots import schedule_events
+
+    stages = [SimpleNamespace(fwd_s=f, bwd_s=b, p2p_next_s=c)
+              for f, b, c in zip(fwd, bwd, [*links, 0.0], strict=True)]
+    reps = [SimpleNamespace(replicas=[SimpleNamespace(fwd_s=f, bwd_s=b, compute_s=f + b,
+                                                      tp_comm_s=0.0, zero_comm_s=0.0)])
+            for f, b in zip(fwd, bwd, strict=True)]
+
+    def simulated(m: int, blocking: bool) -> float:
+        events = schedule_events(SimpleNamespace(schedule="1f1b"),
+                                 SimpleNamespace(stages=stages), m, blocking=blocking)
+        return max(e[4] for e in events)
+
+    def formula(m: int, blocking: bool) -> float:
+        return pipeline_makespan("1f1b", fwd, bwd, links, reps, m, blocking=blocking)[0]
+
+    for blocking in (True, False):
+        sim = simulated(120, blocking) - simulated(60, blocking)
+        model = formula(120, blocking) - formula(60, blocking)
+        if blocking:
+            assert model == pytest.approx(sim, rel=1e-9)
+        else:
+            assert model <= sim * (1 + 1e-9)
+    overlapped_gap = (simulated(120, False) - simulated(60, False)) - (
+        formula(120, False) - formula(60, False))
+    slow = sum(links) > 0.5
+    assert (overlapped_gap > 1.0) == slow

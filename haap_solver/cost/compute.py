@@ -86,6 +86,18 @@ def weight_gemms_s(model: ModelSpec, training: TrainingSpec, device: DeviceType,
     return PassTimes(fwd, flops.BACKWARD_TO_FORWARD * fwd)
 
 
+def tp_comm_beyond_gemms(model: ModelSpec, training: TrainingSpec, device: DeviceType,
+                         c: CostConstants, tp: int, batch: int, recompute: str,
+                         tp_fwd_s: float, tp_bwd_s: float) -> tuple[float, float]:
+    """TP communication left exposed per pass (forward, backward) when it is overlapped with
+    the GEMMs (`training.tp_comm_overlap`, Sec. 3): the all-gathers and reduce-scatters are
+    pipelined with the weight GEMMs that consume or produce them, so only what exceeds those
+    GEMMs (with full recomputation, the backward's and the recomputed forward's) is exposed."""
+    gemm = weight_gemms_s(model, training, device, c, tp, batch)
+    return (max(tp_fwd_s - gemm.fwd_s, 0.0),
+            max(tp_bwd_s - gemm.bwd_s - (gemm.fwd_s if recompute == "full" else 0.0), 0.0))
+
+
 def attention_core_s(model: ModelSpec, training: TrainingSpec, device: DeviceType,
                      c: CostConstants, tp: int, batch: int) -> PassTimes:
     """Scores, softmax (and dropout) and context of one layer on one TP rank (Sec. 4.3).

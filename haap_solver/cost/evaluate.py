@@ -18,10 +18,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from haap_solver.cluster import INTRA_NODE_LATENCY_US, NodeGroup
+from haap_solver.cluster import INTRA_NODE_LATENCY_US
 from haap_solver.cost import comm, compute, flops, memory
 from haap_solver.cost.efficiency import DEFAULT_CONSTANTS, CostConstants
-from haap_solver.cost.network import end_exposed_s, gpus_per_node, p2p_signature, zero_exposed_s
+from haap_solver.cost.network import (
+    Links,
+    dp_traffic,
+    end_exposed_s,
+    p2p_signature,
+    zero_exposed_s,
+)
 from haap_solver.cost.pipeline import pipeline_makespan, pipeline_time
 from haap_solver.cost.profile import Profile, load_profile
 from haap_solver.instance import Instance
@@ -284,8 +290,7 @@ class CostModel:
         self._p2p: dict[tuple[tuple[tuple[str, str, int, int, int], ...], ...], float] = {}
         self._p2p_sides: dict[tuple[tuple[tuple[str, str, int, int, int], ...], ...],
                               float] = {}
-        self._group_links: dict[tuple[str, str, int | None, int | None],
-                                tuple[float, float]] = {}
+        self.links = Links(instance, constants, self._per_seq_bytes)
 
     # -- Per-layer coefficients (Sec. 2-4) ---------------------------------------------------
     def _constants_of(self, device: str) -> CostConstants:
@@ -340,13 +345,9 @@ class CostModel:
             tp_fwd = tp_bwd = 0.0
         else:
             if self.training.tp_comm_overlap and tp > 1:
-                # Sec. 3: the all-gathers and reduce-scatters pipelined with the weight GEMMs
-                # that consume or produce them; only what exceeds those GEMMs is exposed.
-                gemm = compute.weight_gemms_s(m, self.training, dev, self._constants_of(device),
-                                              tp, batch)
-                tp_fwd = max(tp_fwd - gemm.fwd_s, 0.0)
-                tp_bwd = max(tp_bwd - gemm.bwd_s - (gemm.fwd_s if recompute == "full" else 0.0),
-                             0.0)
+                tp_fwd, tp_bwd = compute.tp_comm_beyond_gemms(
+                    m, self.training, dev, self._constants_of(device), tp, batch, recompute,
+                    tp_fwd, tp_bwd)
             times = compute.layer_compute(m, self.training, dev, self._constants_of(device),
                                           tp, batch, recompute, tp_fwd, tp_bwd)
             fwd, bwd = times.fwd_s, times.bwd_s
@@ -479,41 +480,14 @@ class CostModel:
             tp_f += e.tp_fwd_s
             tp_b += e.tp_bwd_s
         local = params / tp
-        # Sec. 6.4: ZeRO-2 reduce-scatters gradients every micro-batch, ZeRO-3 also all-gathers
-        # the weights for forward and for backward; ZeRO 0/1 reduce once per iteration.
         zero_fwd = zero_bwd = end_comm = last_bucket = param_gather = 0.0
         if dp > 1:
             sb = self._state_bytes
-            grads, weights = local * sb.grads, local * sb.weights
             # The last bucket holds at most one bucket, and (approximately) at most one layer.
             bucket = min(c.grad_bucket_params, self.params_per_layer / tp)
-            if t.zero_stage == 1 and not t.overlap_param_gather:
-                # Distributed optimizer (Sec. 6.3): the gradients' reduce-scatter overlaps the
-                # last backward, the updated parameters' all-gather follows the step exposed.
-                end_comm = comm.ring_allgather_s(grads, dp, dp_gb_s, dp_latency_s)
-                last_bucket = comm.ring_allgather_s(bucket * sb.grads, dp, dp_gb_s, dp_latency_s)
-                param_gather = comm.ring_allgather_s(weights, dp, dp_gb_s, dp_latency_s)
-            elif t.zero_stage == 1:
-                # Distributed optimizer with the all-gather overlapped: the pair, the gradients'
-                # reduce-scatter and the (16-bit) parameters' all-gather, costed together as
-                # before; with 16-bit gradients exactly one all-reduce (Sec. 6.3).
-                end_comm = (comm.ring_allgather_s(grads, dp, dp_gb_s, dp_latency_s)
-                            + comm.ring_allgather_s(weights, dp, dp_gb_s, dp_latency_s))
-                last_bucket = (comm.ring_allgather_s(bucket * sb.grads, dp, dp_gb_s,
-                                                     dp_latency_s)
-                               + comm.ring_allgather_s(bucket * sb.weights, dp, dp_gb_s,
-                                                       dp_latency_s))
-            elif t.zero_stage == 0:
-                end_comm = comm.ring_allreduce_s(grads, dp, dp_gb_s, dp_latency_s)
-                last_bucket = comm.ring_allreduce_s(bucket * sb.grads, dp, dp_gb_s, dp_latency_s)
-            elif t.zero_stage == 2:
-                zero_bwd = comm.ring_allgather_s(grads, dp, dp_gb_s, dp_latency_s)
-                end_comm = comm.ring_allgather_s(weights, dp, dp_gb_s, dp_latency_s)
-                last_bucket = comm.ring_allgather_s(bucket * sb.weights, dp, dp_gb_s,
-                                                    dp_latency_s)
-            else:
-                zero_fwd = comm.ring_allgather_s(weights, dp, dp_gb_s, dp_latency_s)
-                zero_bwd = zero_fwd + comm.ring_allgather_s(grads, dp, dp_gb_s, dp_latency_s)
+            zero_fwd, zero_bwd, end_comm, last_bucket, param_gather = dp_traffic(
+                t, local * sb.grads, local * sb.weights, bucket * sb.grads, bucket * sb.weights,
+                dp, dp_gb_s, dp_latency_s)
         opt_local = local / dp if t.zero_stage >= 1 else local
         if layer.optimizer_s and self.profile is not None:
             opt = layer.optimizer_s * (opt_local / max(self.params_per_layer / tp, 1.0))
@@ -526,37 +500,7 @@ class CostModel:
 
     def dp_link(self, replicas: tuple[ReplicaGroup, ...]) -> tuple[float, float]:
         """(GB/s per GPU, latency s) of the ring joining a stage's replicas (Sec. 6.3)."""
-        nodes = {(r.node_group, p.node) for r in replicas for p in r.placement}
-        if len(nodes) == 1:
-            dev = self.instance.device(replicas[0].device)
-            return (dev.intra_node_gb_s * self.constants.intra_node_efficiency,
-                    INTRA_NODE_LATENCY_US * 1e-6)
-        groups = self._groups_of(replicas)
-        return self._network_link(groups, groups)
-
-    def _groups_of(self, replicas: tuple[ReplicaGroup, ...]) -> list[NodeGroup]:
-        cluster = self.instance.cluster
-        return [cluster.group(r.node_group) for r in replicas]
-
-    def _network_link(self, a: list[NodeGroup], b: list[NodeGroup], users_a: int | None = None,
-                      users_b: int | None = None) -> tuple[float, float]:
-        """(GB/s per GPU, latency s) between GPUs of groups `a` and `b`, the slowest pair, with
-        `users_a` / `users_b` GPUs per node sharing the NICs (None: the whole node)."""
-        links = [self._group_link(x, y, users_a, users_b) for x in a for y in b]
-        gb_s = min(gb for gb, _ in links)
-        lat = max(lat for _, lat in links)
-        return gb_s * self.constants.network_efficiency, lat
-
-    def _group_link(self, a: NodeGroup, b: NodeGroup, users_a: int | None = None,
-                    users_b: int | None = None) -> tuple[float, float]:
-        """(GB/s, latency s) between a GPU of `a` and one of `b`, before network efficiency."""
-        key = (a.name, b.name, users_a, users_b)
-        hit = self._group_links.get(key)
-        if hit is None:
-            cluster = self.instance.cluster
-            hit = self._group_links[key] = (cluster.link_gb_s(a, b, users_a, users_b),
-                                            cluster.link_latency_s(a, b))
-        return hit
+        return self.links.dp_ring(replicas)
 
     def p2p_time(self, sender: Stage, receiver: Stage, micro_batch: int) -> float:
         """Activations (forward) or their gradients (backward) of one micro-batch, per direction.
@@ -578,7 +522,7 @@ class CostModel:
         if hit is None:
             if len(self._p2p) >= _CACHE_LIMIT:
                 self._p2p.clear()
-            hit = self._p2p[key] = max(self._p2p_side(a, b), self._p2p_side(b, a))
+            hit = self._p2p[key] = max(self.links.p2p_side(a, b), self.links.p2p_side(b, a))
         return hit
 
     def p2p_side_s(self, replicas: tuple[ReplicaGroup, ...],
@@ -594,28 +538,8 @@ class CostModel:
         if hit is None:
             if len(self._p2p_sides) >= _CACHE_LIMIT:
                 self._p2p_sides.clear()
-            hit = self._p2p_sides[key] = self._p2p_side(replicas, other)
+            hit = self._p2p_sides[key] = self.links.p2p_side(replicas, other)
         return hit
-
-    def _p2p_side(self, replicas: tuple[ReplicaGroup, ...],
-                  other: tuple[ReplicaGroup, ...]) -> float:
-        per_seq = self._per_seq_bytes
-        groups_other = self._groups_of(other)
-        names = {r.node_group for r in (*replicas, *other)}
-        one_node = len(names) == 1 and groups_other[0].num_nodes == 1
-        worst = 0.0
-        for r in replicas:
-            if one_node:
-                gb_s = (min(self.instance.device(x.device).intra_node_gb_s
-                            for x in (*replicas, *other)) * self.constants.intra_node_efficiency)
-                lat = INTRA_NODE_LATENCY_US * 1e-6
-            else:
-                group = self.instance.cluster.group(r.node_group)
-                gb_s, lat = self._network_link([group], groups_other,
-                                               users_a=gpus_per_node(r, group.gpus_per_node),
-                                               users_b=1)
-            worst = max(worst, comm.p2p_s(r.micro_batch_share * per_seq / r.tp, gb_s, lat))
-        return worst
 
     # -- The plan ------------------------------------------------------------------------------
     def _stage_entry(self, stage: Stage, is_first: bool, is_last: bool,
@@ -748,7 +672,7 @@ class CostModel:
             stages[-1].p2p_next_s = wrap
         pipe, breakdown = pipeline_makespan(schedule, [e.fwd_s for e in entries],
                                             [e.bwd_s for e in entries], links, entries, mb_count,
-                                            blocking=t.pipeline_p2p == "blocking",
+                                            blocking=t.blocks_p2p(schedule),
                                             virtual_stages=chunks, wrap_s=wrap)
         tails = [e.tail_s for e in entries]
         tail_stage = entries[tails.index(max(tails))]

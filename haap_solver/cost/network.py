@@ -1,14 +1,19 @@
-"""Communication terms of a plan beyond the collectives' formulas (``comm``): what a stage's
-point-to-point time depends on, and how much of its ZeRO and data-parallel traffic overlaps
-compute. docs/cost-model.md Sec. 6.
+"""Communication terms of a plan beyond the collectives' formulas (``comm``): the links a stage
+uses (`Links`: its data-parallel ring, its side of a pipeline link), which collectives its
+data-parallel and ZeRO traffic needs (`dp_traffic`), and how much of that overlaps compute.
+docs/cost-model.md Sec. 6.
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
+from haap_solver.cluster import INTRA_NODE_LATENCY_US, NodeGroup
+from haap_solver.cost import comm
 from haap_solver.cost.efficiency import CostConstants
+from haap_solver.instance import Instance
 from haap_solver.plan import ReplicaGroup
+from haap_solver.training import TrainingSpec
 
 
 class _Terms(Protocol):
@@ -82,3 +87,122 @@ def end_exposed_s(terms: _Terms, overlap: bool, window_share: float = 1.0) -> fl
         return terms.end_comm_s
     return max(terms.end_comm_s - window_share * (terms.bwd_s + terms.tp_bwd_s),
                terms.last_bucket_s)
+
+
+class DpTraffic(NamedTuple):
+    """A replica's data-parallel and ZeRO collectives, before overlap (Sec. 6.3, 6.4)."""
+
+    zero_fwd_s: float
+    """ZeRO-3 weight all-gather of the forward pass, per micro-batch."""
+    zero_bwd_s: float
+    """ZeRO-2/3 backward traffic (ZeRO-3 weight all-gather, gradient reduce-scatter), per
+    micro-batch."""
+    end_comm_s: float
+    """End-of-iteration gradient (ZeRO 0/1) or weight (ZeRO-2) collective."""
+    last_bucket_s: float
+    """The same collective for the last gradient bucket, which cannot overlap."""
+    param_gather_s: float
+    """Distributed optimizer's parameter all-gather after the step, when not overlapped."""
+
+
+def dp_traffic(training: TrainingSpec, grad_bytes: float, weight_bytes: float,
+               bucket_grad_bytes: float, bucket_weight_bytes: float, dp: int, gb_s: float,
+               latency_s: float) -> DpTraffic:
+    """The collectives of one replica's `grad_bytes` / `weight_bytes` over a ring of `dp` ranks
+    (`gb_s`, `latency_s`: `Links.dp_ring`), by ZeRO stage. ZeRO-2 reduce-scatters gradients
+    every micro-batch, ZeRO-3 also all-gathers the weights for forward and for backward; ZeRO
+    0/1 reduce once per iteration."""
+    def gather(nbytes: float) -> float:
+        return comm.ring_allgather_s(nbytes, dp, gb_s, latency_s)
+
+    if training.zero_stage == 1 and not training.overlap_param_gather:
+        # Distributed optimizer (Sec. 6.3): the gradients' reduce-scatter overlaps the last
+        # backward, the updated parameters' all-gather follows the step exposed.
+        return DpTraffic(0.0, 0.0, gather(grad_bytes), gather(bucket_grad_bytes),
+                         gather(weight_bytes))
+    if training.zero_stage == 1:
+        # Distributed optimizer with the all-gather overlapped: the pair, the gradients'
+        # reduce-scatter and the (16-bit) parameters' all-gather, costed together; with 16-bit
+        # gradients exactly one all-reduce (Sec. 6.3).
+        return DpTraffic(0.0, 0.0, gather(grad_bytes) + gather(weight_bytes),
+                         gather(bucket_grad_bytes) + gather(bucket_weight_bytes), 0.0)
+    if training.zero_stage == 0:
+        return DpTraffic(0.0, 0.0, comm.ring_allreduce_s(grad_bytes, dp, gb_s, latency_s),
+                         comm.ring_allreduce_s(bucket_grad_bytes, dp, gb_s, latency_s), 0.0)
+    if training.zero_stage == 2:
+        return DpTraffic(0.0, gather(grad_bytes), gather(weight_bytes),
+                         gather(bucket_weight_bytes), 0.0)
+    weights = gather(weight_bytes)
+    return DpTraffic(weights, weights + gather(grad_bytes), 0.0, 0.0, 0.0)
+
+
+class Links:
+    """Per-GPU links of an instance's cluster under a cost model's constants: a stage's
+    data-parallel ring (Sec. 6.3) and one side of a pipeline link (Sec. 6.2). The links between
+    two node groups are cached by the groups and their NIC sharing."""
+
+    def __init__(self, instance: Instance, constants: CostConstants, per_seq_bytes: float):
+        self.instance = instance
+        self.constants = constants
+        self.per_seq_bytes = per_seq_bytes
+        """Bytes of one sequence's activations at a stage boundary (s h beta)."""
+        self._group_links: dict[tuple[str, str, int | None, int | None],
+                                tuple[float, float]] = {}
+
+    def dp_ring(self, replicas: tuple[ReplicaGroup, ...]) -> tuple[float, float]:
+        """(GB/s per GPU, latency s) of the ring joining a stage's replicas: NVLink/PCIe on one
+        node, else the network among its node groups at each GPU's share of its node's NICs."""
+        nodes = {(r.node_group, p.node) for r in replicas for p in r.placement}
+        if len(nodes) == 1:
+            dev = self.instance.device(replicas[0].device)
+            return (dev.intra_node_gb_s * self.constants.intra_node_efficiency,
+                    INTRA_NODE_LATENCY_US * 1e-6)
+        groups = self._groups_of(replicas)
+        return self._network_link(groups, groups)
+
+    def p2p_side(self, replicas: tuple[ReplicaGroup, ...],
+                 other: tuple[ReplicaGroup, ...]) -> float:
+        """The slowest of a stage's replica groups `replicas` sending (or receiving) its share,
+        split over its TP ranks, to/from a neighbouring stage with replica groups `other`
+        (CostModel.p2p_side_s, which caches it; Sec. 6.2)."""
+        groups_other = self._groups_of(other)
+        names = {r.node_group for r in (*replicas, *other)}
+        one_node = len(names) == 1 and groups_other[0].num_nodes == 1
+        worst = 0.0
+        for r in replicas:
+            if one_node:
+                gb_s = (min(self.instance.device(x.device).intra_node_gb_s
+                            for x in (*replicas, *other)) * self.constants.intra_node_efficiency)
+                lat = INTRA_NODE_LATENCY_US * 1e-6
+            else:
+                group = self.instance.cluster.group(r.node_group)
+                gb_s, lat = self._network_link([group], groups_other,
+                                               users_a=gpus_per_node(r, group.gpus_per_node),
+                                               users_b=1)
+            worst = max(worst, comm.p2p_s(r.micro_batch_share * self.per_seq_bytes / r.tp,
+                                          gb_s, lat))
+        return worst
+
+    def _groups_of(self, replicas: tuple[ReplicaGroup, ...]) -> list[NodeGroup]:
+        cluster = self.instance.cluster
+        return [cluster.group(r.node_group) for r in replicas]
+
+    def _network_link(self, a: list[NodeGroup], b: list[NodeGroup], users_a: int | None = None,
+                      users_b: int | None = None) -> tuple[float, float]:
+        """(GB/s per GPU, latency s) between GPUs of groups `a` and `b`, the slowest pair, with
+        `users_a` / `users_b` GPUs per node sharing the NICs (None: the whole node)."""
+        links = [self._group_link(x, y, users_a, users_b) for x in a for y in b]
+        gb_s = min(gb for gb, _ in links)
+        lat = max(lat for _, lat in links)
+        return gb_s * self.constants.network_efficiency, lat
+
+    def _group_link(self, a: NodeGroup, b: NodeGroup, users_a: int | None = None,
+                    users_b: int | None = None) -> tuple[float, float]:
+        """(GB/s, latency s) between a GPU of `a` and one of `b`, before network efficiency."""
+        key = (a.name, b.name, users_a, users_b)
+        hit = self._group_links.get(key)
+        if hit is None:
+            cluster = self.instance.cluster
+            hit = self._group_links[key] = (cluster.link_gb_s(a, b, users_a, users_b),
+                                            cluster.link_latency_s(a, b))
+        return hit

@@ -155,7 +155,7 @@ def plot_gantt(instance: Instance, plan: Any, ev: Any, path: Path, *,
     m = micro_batches or min(plan.num_micro_batches, 32)
     m = min(m, plan.num_micro_batches)
     events = schedule_events(plan, ev, m,
-                             blocking=instance.training.pipeline_p2p == "blocking")
+                             blocking=instance.training.blocks_p2p(plan.schedule))
     p = len(ev.stages)
     cmap = plt.get_cmap("tab20")
     fig, ax = plt.subplots(figsize=(12, 1.0 + 0.55 * p))

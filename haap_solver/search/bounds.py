@@ -60,7 +60,8 @@ class CapacityBound:
             g.name: [] for g in instance.cluster.node_groups}
         values: list[np.ndarray] = []
         by_role = [cache.stage_times_many(configs, micro_batch, *role) for role in ROLES]
-        if instance.training.pipeline_p2p == "blocking":  # (the stage's period, Sec. 4.3)
+        # (the stage's period, Sec. 4.3; 1F1B and GPipe resolve training.pipeline_p2p alike)
+        if instance.training.blocks_p2p("1f1b"):
             floor = link_floors(cache, configs, micro_batch, self.budget)
             by_role = [[row + _links_of(role) * pi for row, pi in zip(rows, floor, strict=True)]
                        for rows, role in zip(by_role, ROLES, strict=True)]
@@ -525,7 +526,7 @@ class PositionalBound:
             tau_m = np.full((len(taus), width), np.inf)
             for k, r in enumerate(taus):
                 tau_m[k, : len(r)] = r
-            if self.instance.training.pipeline_p2p == "blocking" and _links_of(role):
+            if self.instance.training.blocks_p2p(self.schedule) and _links_of(role):
                 # A stage's period with blocking sends is tau_i + c_{i-1} + c_i (Sec. 4.3).
                 tau_m += _links_of(role) * self.link_floor()[:, None]
             tail_m = pieces_max_rows([self.cache.coefficients(c, self.b, *role).tail_pieces

@@ -130,7 +130,7 @@ def best_layer_split(instance: Instance, cache: CoefficientCache, configs: list[
     link_sum = 2 * sum(links)
     link_max = max(links, default=0.0)
     # Blocking sends (training.pipeline_p2p): each stage's steady-state term holds its links.
-    blocking = instance.training.pipeline_p2p == "blocking"
+    blocking = instance.training.blocks_p2p(schedule)
     if not steady or blocking:
         floor_a = floor_b = 0.0
     elif gpipe:

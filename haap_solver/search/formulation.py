@@ -286,7 +286,7 @@ def build_model(instance: Instance, cache: CoefficientCache, sub: SubProblem, sl
     one_f_one_b = sub.schedule != "gpipe"
     # Blocking sends (training.pipeline_p2p): a stage's period holds its exchanges with both
     # neighbours, (6b) below, instead of (6) and (9).
-    blocking = instance.training.pipeline_p2p == "blocking"
+    blocking = instance.training.blocks_p2p(sub.schedule)
     tail = lp.var("tail", 0, ub, time=True)
     if one_f_one_b:
         T = lp.var("T", 0, ub, time=True)
