@@ -1,0 +1,126 @@
+"""The previous plan, repaired to a changed instance: the Planner's first incumbent.
+
+A plan found by the search is a sequence of stage configurations with a layer split, placed the
+canonical way (space.build_plan). On the changed instance the same sequence is placed again;
+where a node group lost nodes and the sequence no longer fits it, the stages on that group give
+up data-parallel replicas (largest stage first, to the next smaller replica count the space
+allows) until it fits. The result counts as an incumbent only where it lies in the search space
+of the changed instance (every configuration one the space has, its schedule one searched, an
+empty stage only where the training allows end stages without layers): its time then bounds
+the optimum over that space from above, so that a warm solve's proven optimum is a cold one's.
+It must also pass the validator (memory) like every plan.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+
+from haap_solver.cost.evaluate import Evaluation
+from haap_solver.costing import evaluate
+from haap_solver.errors import HaapError
+from haap_solver.instance import Instance
+from haap_solver.plan import Plan, Stage
+from haap_solver.search.space import (
+    ReplicaPart,
+    StageConfig,
+    build_plan,
+    canonical_placement,
+    mixed_config,
+    stage_configs,
+)
+from haap_solver.search.state import SearchState
+from haap_solver.training import SEARCHED_SCHEDULES
+
+
+def stage_config_of(instance: Instance, stage: Stage, micro_batch: int) -> StageConfig | None:
+    """The configuration that runs `stage` on `instance` (None where a node group it uses is
+    gone or has another device or node size)."""
+    order = {g.name: k for k, g in enumerate(instance.cluster.node_groups)}
+    parts = []
+    for r in stage.replicas:
+        if r.node_group not in order:
+            return None
+        g = instance.cluster.group(r.node_group)
+        if g.device != r.device:
+            return None
+        parts.append(ReplicaPart(node_group=g.name, device=g.device, tp=r.tp, count=r.count,
+                                 share=r.micro_batch_share, gpus_per_node=g.gpus_per_node))
+    if len(parts) == 1:
+        (p,) = parts
+        if p.share * p.count != micro_batch:
+            return None
+        return StageConfig(node_group=p.node_group, device=p.device, tp=p.tp, dp=p.count,
+                           recompute=stage.recompute, gpus_per_node=p.gpus_per_node)
+    return mixed_config(tuple(sorted(parts, key=lambda p: order[p.node_group])), stage.recompute)
+
+
+def repaired_plan(state: SearchState, plan: Plan, *, mixed: bool) -> tuple[Plan, Evaluation] | None:
+    """`plan` repaired to `state`'s instance (module docstring) with its evaluation, or None
+    where it cannot be repaired into the search space."""
+    instance = state.instance
+    b = plan.micro_batch_size
+    t = instance.training
+    if instance.training.global_batch_size % b or plan.schedule not in t.schedules \
+            or plan.schedule not in SEARCHED_SCHEDULES:
+        return None
+    layers = [s.num_layers for s in plan.stages]
+    if sum(layers) != instance.model.num_layers or (
+            0 in layers and not t.empty_end_stages) or 0 in layers[1:-1]:
+        return None
+    configs: list[StageConfig] = []
+    single = set(stage_configs(instance, b))
+    mixed_space = set(state.mixed_space(b)) if mixed else set()
+    for stage in plan.stages:
+        c = stage_config_of(instance, stage, b)
+        if c is None or c not in (mixed_space if c.mixed else single):
+            return None
+        configs.append(c)
+    fitted = _fit_to_groups(instance, configs, b, single)
+    if fitted is None:
+        return None
+    repaired = build_plan(instance, fitted, layers, micro_batch=b, schedule=plan.schedule,
+                          note=f"{plan.note} (repaired)" if plan.note else "repaired")
+    if repaired is None:
+        return None
+    try:
+        return repaired, evaluate(instance, repaired)
+    except HaapError:
+        return None  # e.g. a shrunk stage's larger share no longer fits memory
+
+
+def _fit_to_groups(instance: Instance, configs: list[StageConfig], micro_batch: int,
+                   single: set[StageConfig]) -> list[StageConfig] | None:
+    """`configs`, with stages on over-full node groups shrunk until the canonical placement
+    fits (None where no shrinking makes it fit)."""
+    configs = list(configs)
+    for _ in range(sum(c.dp for c in configs) + 1):
+        if canonical_placement(instance, configs) is not None:
+            return configs
+        used: Counter[str] = Counter()
+        for c in configs:
+            for g in c.groups:
+                used[g] += c.gpus_in(g)
+        over = [g for g in instance.cluster.node_groups if used[g.name] > g.num_gpus]
+        if not over:
+            return None  # fits by count but not by nodes: no repair tried
+        shrunk = _shrink_one(configs, over[0].name, micro_batch, single)
+        if shrunk is None:
+            return None
+        configs = shrunk
+    return None
+
+
+def _shrink_one(configs: list[StageConfig], group: str, micro_batch: int,
+                single: set[StageConfig]) -> list[StageConfig] | None:
+    """`configs` with the largest single-type stage on `group` that can lose replicas given the
+    next smaller replica count the space has (None where none can)."""
+    for i in sorted((k for k, c in enumerate(configs)
+                     if not c.mixed and c.node_group == group),
+                    key=lambda k: (-configs[k].gpus, k)):
+        c = configs[i]
+        for dp in range(c.dp - 1, 0, -1):
+            smaller = dataclasses.replace(c, dp=dp)
+            if smaller in single:
+                return [*configs[:i], smaller, *configs[i + 1:]]
+    return None
