@@ -41,7 +41,7 @@ from haap_solver.cluster import Cluster, NodeGroup
 from haap_solver.devices import DeviceType, device_preset
 from haap_solver.errors import InputError, did_you_mean, read_text
 from haap_solver.instance import Instance
-from haap_solver.stragglers import Straggler, apply_stragglers
+from haap_solver.stragglers import Straggler, apply_stragglers, node_renames
 from haap_solver.training import TrainingSpec
 
 
@@ -144,6 +144,10 @@ class Slowdown:
                              field="compute_speed")
         return _with_cluster(instance, apply_stragglers(instance.cluster, [self.straggler],
                                                         prefix="slowdown"))
+
+    def node_renames(self, instance: Instance) -> dict[tuple[str, int], tuple[str, int]]:
+        """Where the split puts each node of the slowed node's group (stragglers.node_renames)."""
+        return node_renames(instance.cluster, [self.straggler])
 
     def describe(self) -> str:
         s = self.straggler

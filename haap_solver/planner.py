@@ -34,7 +34,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from haap_solver.changes import Change
+from haap_solver.changes import Change, Slowdown
 from haap_solver.cost.evaluate import Evaluation
 from haap_solver.errors import InputError
 from haap_solver.instance import Instance
@@ -43,7 +43,7 @@ from haap_solver.plan import Plan
 from haap_solver.result import SolveResult
 from haap_solver.search import objectives
 from haap_solver.search.carry import CacheReuse, carry_state
-from haap_solver.search.repair import repaired_plan
+from haap_solver.search.repair import renamed_plan, repaired_plan
 from haap_solver.search.solve import solve
 from haap_solver.search.state import SearchState
 from haap_solver.search.tuning import DEFAULT_BACKEND
@@ -111,6 +111,8 @@ class Planner:
                              "GPU cap or prices, which the Planner does not search",
                              field="objective")
         self.state, reuse = carry_state(self.state, instance)
+        if self.plan is not None and isinstance(change, Slowdown):
+            self.plan = renamed_plan(self.plan, change.node_renames(self.instance), instance)
         self.instance = instance
         self._reuse = reuse  # (after several changes: the last one's)
         self._changes.append(change.describe())

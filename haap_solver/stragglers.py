@@ -78,9 +78,11 @@ def slowed_device(device: DeviceType, speed: float) -> DeviceType:
     ``NAME@P%``); `device` itself at full speed."""
     if speed == 1.0:
         return device
-    scaled: dict[str, Any] = {name: (None if getattr(device, name) is None else getattr(device, name) * speed)
-              for name in ("peak_tflops", "peak_fp32_tflops", "peak_tf32_tflops",
-                           "peak_fp8_tflops", "hbm_gb_s")}
+    scaled: dict[str, Any] = {}
+    for name in ("peak_tflops", "peak_fp32_tflops", "peak_tf32_tflops", "peak_fp8_tflops",
+                 "hbm_gb_s"):
+        value = getattr(device, name)
+        scaled[name] = None if value is None else value * speed
     return dataclasses.replace(device, name=f"{device.name}@{speed * 100:.4g}%", **scaled,
                                source=f"straggler: {device.name} at {speed:.4g} of nominal "
                                       f"compute ({device.source})")
@@ -135,6 +137,26 @@ def apply_stragglers(cluster: Cluster, stragglers: list[Straggler], *,
     used = {g.device for g in groups}
     return dataclasses.replace(cluster, node_groups=tuple(groups),
                                devices={k: devices[k] for k in sorted(used)})
+
+
+def node_renames(cluster: Cluster, stragglers: list[Straggler]) -> dict[tuple[str, int],
+                                                                        tuple[str, int]]:
+    """Where `apply_stragglers` puts each node of the groups it splits: (group, node) before ->
+    (group, node) after (nodes of groups it does not split keep their place)."""
+    slow: dict[str, set[int]] = {}
+    for s in stragglers:
+        if s.node is not None:
+            slow.setdefault(s.node_group, set()).add(s.node)
+    out: dict[tuple[str, int], tuple[str, int]] = {}
+    for name, nodes in slow.items():
+        rest = 0
+        for k in range(cluster.group(name).num_nodes):
+            if k in nodes:
+                out[(name, k)] = (f"{name}{NODE_SUFFIX}{k}", 0)
+            else:
+                out[(name, k)] = (name, rest)
+                rest += 1
+    return out
 
 
 def _slowed_group(g: NodeGroup, name: str, num_nodes: int, slow: list[Straggler | None],

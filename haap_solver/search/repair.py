@@ -20,7 +20,7 @@ from haap_solver.cost.evaluate import Evaluation
 from haap_solver.costing import evaluate
 from haap_solver.errors import HaapError
 from haap_solver.instance import Instance
-from haap_solver.plan import Plan, Stage
+from haap_solver.plan import Placement, Plan, ReplicaGroup, Stage
 from haap_solver.search.space import (
     ReplicaPart,
     StageConfig,
@@ -31,6 +31,32 @@ from haap_solver.search.space import (
 )
 from haap_solver.search.state import SearchState
 from haap_solver.training import SEARCHED_SCHEDULES
+
+
+def renamed_plan(plan: Plan, renames: dict[tuple[str, int], tuple[str, int]],
+                 instance: Instance) -> Plan:
+    """`plan` with its nodes where `renames` moved them (a slowed node now its own node group):
+    a replica group whose nodes land in several groups becomes one replica group per group,
+    each with the device of its new group. Not validated (the repair and the migration count
+    read it)."""
+    if not renames:
+        return plan
+    stages = []
+    for stage in plan.stages:
+        groups: list[ReplicaGroup] = []
+        for r in stage.replicas:
+            by_group: dict[str, list[Placement]] = {}
+            for p in r.placement:
+                name, node = renames.get((r.node_group, p.node), (r.node_group, p.node))
+                by_group.setdefault(name, []).append(Placement(node=node, replicas=p.replicas))
+            for name, placement in by_group.items():
+                device = (instance.cluster.group(name).device
+                          if name in {g.name for g in instance.cluster.node_groups} else r.device)
+                groups.append(dataclasses.replace(
+                    r, node_group=name, device=device, placement=tuple(placement),
+                    count=sum(p.replicas for p in placement)))
+        stages.append(dataclasses.replace(stage, replicas=tuple(groups)))
+    return dataclasses.replace(plan, stages=tuple(stages))
 
 
 def stage_config_of(instance: Instance, stage: Stage, micro_batch: int) -> StageConfig | None:
