@@ -20,8 +20,11 @@ from haap_solver import changes as ch
 from haap_solver.baselines.bruteforce import bruteforce
 from haap_solver.cli import main
 from haap_solver.cluster import NodeGroup
+from haap_solver.cost.evaluate import CostModel
 from haap_solver.errors import InputError
 from haap_solver.result import SolveResult
+from haap_solver.search.coefficients import CoefficientCache
+from haap_solver.search.state import SearchState
 from haap_solver.stragglers import Straggler, apply_stragglers
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -40,6 +43,21 @@ def _agree(warm: SolveResult, cold: SolveResult) -> None:
     else:
         assert warm.best_bound_s <= cold.iteration_time_s * (1 + 1e-9)
         assert cold.best_bound_s <= warm.iteration_time_s * (1 + 1e-9)
+
+
+def _assert_cache_holds(state: SearchState) -> None:
+    """Every entry the Planner carried into `state` is what a fresh cache computes on its
+    instance: the entries themselves, and the ones computed from the carried per-group and
+    per-device entries."""
+    fresh = CoefficientCache(CostModel(state.instance))
+    from_misc = CoefficientCache(state.cost_model)
+    from_misc._misc = dict(state.cache._misc)
+    for key, co in state.cache._coeffs.items():
+        assert co == fresh.coefficients(*key) == from_misc.coefficients(*key), key
+    for key, n in state.cache._max_layers.items():
+        assert n == fresh.max_layers(*key) == from_misc.max_layers(*key), key
+    for key, t in state.cache._p2p.items():
+        assert t == fresh.p2p_side(*key) == from_misc.p2p_side(*key), key
 
 
 def _base() -> haap.Instance:
@@ -92,6 +110,7 @@ def test_warm_equals_cold_on_random_event_sequences(events: list[tuple[str, floa
             continue
         try:
             planner.apply(change)
+            _assert_cache_holds(planner.state)
             cold = _cold(planner.instance)
         except (InputError, haap.InfeasibleError):
             return  # (the changed instance has no plan: nothing to compare)
@@ -108,9 +127,10 @@ def test_warm_equals_cold_where_names_stay(kind: str) -> None:
     would be read): a new sequence length, new device numbers, slower links, fewer nodes."""
     planner = haap.Planner(_base(), time_limit_s=LIMIT_S)
     planner.solve()
-    change = _event(kind, 0.1, planner.instance)
+    change = _event(kind, 0.3, planner.instance)  # (on g0, whose stages the plans use)
     assert change is not None
     planner.apply(change)
+    _assert_cache_holds(planner.state)
     _agree(planner.solve().result, _cold(planner.instance))
 
 
