@@ -43,7 +43,7 @@ from haap_solver.plan import Plan
 from haap_solver.result import SolveResult
 from haap_solver.search import objectives
 from haap_solver.search.carry import CacheReuse, carry_state
-from haap_solver.search.repair import renamed_plan, repaired_plan
+from haap_solver.search.repair import rebalanced, renamed_plan, repaired_plan
 from haap_solver.search.solve import solve
 from haap_solver.search.state import SearchState
 from haap_solver.search.tuning import DEFAULT_BACKEND
@@ -123,13 +123,14 @@ class Planner:
         """The best plan of the current instance, warm: cached coefficients, the previous plan
         repaired as incumbent, the migration preference where set."""
         start = time.perf_counter()
-        incumbent = self._incumbent()
+        in_place = self._incumbent()
+        incumbent = None if in_place is None else rebalanced(self.instance, *in_place)
         cutoff = incumbent[1].iteration_time_s if incumbent is not None else math.inf
         result = solve(self.instance, state=self.state, seed_with_baselines=False,
                        cutoff_s=cutoff, **self.options)  # type: ignore[arg-type]
         result = self._with_incumbent(result, incumbent)
         if self.migration_slack is not None:
-            result = self._prefer_in_place(result, incumbent)
+            result = self._prefer_in_place(result, in_place)
         assert result.plan is not None  # (an incumbent, or the search's plan)
         moved = migration(self.plan, result.plan)
         out = Replanned(result=result, migration=moved, cache_reuse=self._reuse,

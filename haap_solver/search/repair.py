@@ -95,15 +95,17 @@ def repaired_plan(state: SearchState, plan: Plan, *, mixed: bool) -> tuple[Plan,
             0 in layers and not t.empty_end_stages) or 0 in layers[1:-1]:
         return None
     configs: list[StageConfig] = []
-    single = set(stage_configs(instance, b))
-    mixed_space = set(state.mixed_space(b)) if mixed else set()
     for stage in plan.stages:
         c = stage_config_of(instance, stage, b)
-        if c is None or c not in (mixed_space if c.mixed else single):
+        if c is None:
             return None
         configs.append(c)
+    single = set(stage_configs(instance, b))
     fitted = _fit_to_groups(instance, configs, b, single)
     if fitted is None:
+        return None
+    mixed_space = set(state.mixed_space(b)) if mixed and any(c.mixed for c in fitted) else set()
+    if any(c not in (mixed_space if c.mixed else single) for c in fitted):
         return None
     repaired = build_plan(instance, fitted, layers, micro_batch=b, schedule=plan.schedule,
                           note=f"{plan.note} (repaired)" if plan.note else "repaired")
@@ -150,3 +152,41 @@ def _shrink_one(configs: list[StageConfig], group: str, micro_batch: int,
             if smaller in single:
                 return [*configs[:i], smaller, *configs[i + 1:]]
     return None
+
+
+def rebalanced(instance: Instance, plan: Plan, ev: Evaluation, *,
+               max_moves: int = 200) -> tuple[Plan, Evaluation]:
+    """`plan` with layers moved one at a time between neighbouring stages while that lowers
+    evaluate()'s time (at most `max_moves` plans costed): a repaired plan whose stages lost
+    GPUs keeps its old split, and a better incumbent prunes more. Every plan it returns passed
+    the validator (evaluate() validates)."""
+    best, best_ev = plan, ev
+    tried = 0
+    improved = True
+    while improved and tried < max_moves:
+        improved = False
+        for i in range(len(best.stages) - 1):
+            for give in (1, -1):  # a layer from stage i to i + 1, or back
+                layers = [s.num_layers for s in best.stages]
+                layers[i] -= give
+                layers[i + 1] += give
+                if min(layers[i], layers[i + 1]) < 1:
+                    continue
+                tried += 1
+                candidate = _with_layers(best, layers)
+                try:
+                    got = evaluate(instance, candidate)
+                except HaapError:
+                    continue
+                if got.iteration_time_s < best_ev.iteration_time_s * (1 - 1e-12):
+                    best, best_ev, improved = candidate, got, True
+    return best, best_ev
+
+
+def _with_layers(plan: Plan, layers: list[int]) -> Plan:
+    stages = []
+    first = 0
+    for stage, n in zip(plan.stages, layers, strict=True):
+        stages.append(dataclasses.replace(stage, first_layer=first, num_layers=n))
+        first += n
+    return dataclasses.replace(plan, stages=tuple(stages))
