@@ -279,3 +279,17 @@ def test_warm_equals_cold_on_shipped_traces(instance: str, events: str) -> None:
         planner.apply(change)
         warm = planner.solve()
         _agree(warm.result, _cold(planner.instance))
+
+
+@pytest.mark.slow
+def test_readme_planner_example_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    text = (ROOT / "README.md").read_text()
+    section = text.split("## Re-planning when the cluster changes", 1)[1].split("\n## ", 1)[0]
+    block = section.split("```python\n", 1)[1].split("```", 1)[0]
+    monkeypatch.chdir(ROOT)
+    namespace: dict[str, object] = {}
+    exec(compile(block, "README.md", "exec"), namespace)
+    again = namespace["again"]
+    assert isinstance(again, haap.Replanned)
+    assert again.changes == ("t4 -> 2 node(s)", "a100 node 0 at compute 0.8, network 1")
+    assert again.result.plan is not None and again.result.status in ("optimal", "feasible")
