@@ -5,7 +5,9 @@ node; every other GPU of the new plan must load weights and optimizer state: it 
 are counted per node (node group, node index, as the plans name them), since a node's GPUs are
 interchangeable: on a node, the new plan's GPUs serving layers [a, b) stay in place up to as
 many as served [a, b) there before. `moved_layers` counts the layers the moved GPUs load, each
-GPU its stage's layers (a measure of the weights to transfer, in layer-GPUs).
+GPU its stage's layers (a stage without decoder layers counts one: it holds the embedding or the
+head), a measure of the weights to transfer, in layer-GPUs. Nodes are named as the current
+cluster names them (a slowed node that became its own group is renamed first, Planner.apply).
 """
 
 from __future__ import annotations

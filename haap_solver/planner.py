@@ -36,7 +36,7 @@ from typing import Any
 
 from haap_solver.changes import Change, Slowdown
 from haap_solver.cost.evaluate import Evaluation
-from haap_solver.errors import InputError
+from haap_solver.errors import HaapError, InputError
 from haap_solver.instance import Instance
 from haap_solver.migration import Migration, migration
 from haap_solver.plan import Plan
@@ -63,7 +63,8 @@ class Replanned:
     cache_reuse: CacheReuse
     """Coefficient-cache entries carried over by the changes since the previous solve."""
     incumbent_s: float | None
-    """evaluate()'s time of the repaired previous plan, the search's cutoff (None: none)."""
+    """evaluate()'s time of the previous plan repaired to the changed cluster (its layers
+    re-balanced), the search's cutoff (None: it could not be repaired into the search space)."""
     solve_s: float
     """Wall time of this solve, seconds (repair included)."""
     changes: tuple[str, ...]
@@ -132,7 +133,9 @@ class Planner:
         result = self._with_incumbent(result, incumbent)
         if self.migration_slack is not None:
             result = self._prefer_in_place(result, in_place)
-        assert result.plan is not None  # (an incumbent, or the search's plan)
+        if result.plan is None:  # (no incumbent, and the time limit came before any plan)
+            raise HaapError(f"{self.instance.name}: no plan found within the time limit "
+                            f"({result.status}: {result.message})")
         moved = migration(self.plan, result.plan)
         out = Replanned(result=result, migration=moved, cache_reuse=self._reuse,
                         incumbent_s=None if incumbent is None else cutoff,
@@ -175,15 +178,15 @@ class Planner:
             return result
         plan, ev = incumbent
         best = result.iteration_time_s
-        assert self.migration_slack is not None
-        if ev.iteration_time_s > best * (1 + self.migration_slack):
+        slack = self.migration_slack or 0.0
+        if ev.iteration_time_s > best * (1 + slack):
             return result
         if migration(self.plan, plan).moved_gpus >= migration(self.plan, result.plan).moved_gpus:
             return result
         t = ev.iteration_time_s
         bound = min(result.best_bound_s, t)
         note = (f"migration-aware: kept the running plan ({t:.6g} s), within "
-                f"{self.migration_slack:.2%} of the best plan found ({best:.6g} s), which "
+                f"{slack:.2%} of the best plan found ({best:.6g} s), which "
                 "moves more GPUs")
         return dataclasses.replace(result, plan=plan, evaluation=ev,
                                    status="optimal" if bound >= t * (1 - _SAME) else "feasible",

@@ -5,8 +5,8 @@ canonical way (space.build_plan). On the changed instance the same sequence is p
 where a node group lost nodes and the sequence no longer fits it, the stages on that group give
 up data-parallel replicas (largest stage first, to the next smaller replica count the space
 allows) until it fits. The result counts as an incumbent only where it lies in the search space
-of the changed instance (every configuration one the space has, its schedule one searched, an
-empty stage only where the training allows end stages without layers): its time then bounds
+of the changed instance (every configuration one the space has, its schedule one searched, no
+stage without layers: Sec. 1.2 restricts those): its time then bounds
 the optimum over that space from above, so that a warm solve's proven optimum is a cold one's.
 It must also pass the validator (memory) like every plan.
 """
@@ -91,9 +91,8 @@ def repaired_plan(state: SearchState, plan: Plan, *, mixed: bool) -> tuple[Plan,
             or plan.schedule not in SEARCHED_SCHEDULES:
         return None
     layers = [s.num_layers for s in plan.stages]
-    if sum(layers) != instance.model.num_layers or (
-            0 in layers and not t.empty_end_stages) or 0 in layers[1:-1]:
-        return None
+    if sum(layers) != instance.model.num_layers or 0 in layers:
+        return None  # (an empty end stage's configurations are restricted: not repaired)
     configs: list[StageConfig] = []
     for stage in plan.stages:
         c = stage_config_of(instance, stage, b)
