@@ -216,6 +216,10 @@ def test_straggler_in_instance_file(tmp_path: Path) -> None:
     path.write_text(text + '\n[[cluster.stragglers]]\nnode_group = "a100"\ncompute_speed = 1.5\n')
     with pytest.raises(InputError, match=r"cluster\.stragglers\[0\]\.compute_speed"):
         haap.load_instance(path)
+    path.write_text('profile = "measured.toml"\n' + text
+                    + '\n[[cluster.stragglers]]\nnode_group = "a100"\ncompute_speed = 0.7\n')
+    with pytest.raises(InputError, match=r"cluster\.stragglers.*profile"):
+        haap.load_instance(path)
 
 
 def test_migration_option_keeps_gpus_in_place_within_its_slack() -> None:
