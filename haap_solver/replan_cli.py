@@ -122,8 +122,10 @@ def _print_row(row: dict[str, Any]) -> None:
     if "cold_s" in row:
         cold = (f", cold {row['cold_s']:.2f} s ({row['cold_status']}, "
                 f"{row['cold_iteration_time_s']:.6g} s)")
-    console.print(f"[{row['event']}] {row['label'] or changes}: {changes}")
+    head = f"{row['label']}: {changes}" if row["label"] and row["changes"] else (
+        row["label"] or changes)
+    cache = (f"; cache kept {row['cache_reuse']['share']:.0%}" if row["changes"] else "")
+    console.print(f"[{row['event']}] {head}")
     console.print(f"    {row['iteration_time_s']:.6g} s/iter ({row['status']}, gap "
                   f"{row['gap']:.2%}); {row['plan_change']}; moved {row['moved_gpus']} GPUs, "
-                  f"{row['moved_layers']} layer-GPUs; warm {row['solve_s']:.2f} s{cold}; cache "
-                  f"kept {row['cache_reuse']['share']:.0%}")
+                  f"{row['moved_layers']} layer-GPUs; warm {row['solve_s']:.2f} s{cold}{cache}")
