@@ -100,10 +100,11 @@ def repaired_plan(state: SearchState, plan: Plan, *, mixed: bool) -> tuple[Plan,
             return None
         configs.append(c)
     single = set(stage_configs(instance, b))
+    mixed_space = set(state.mixed_space(b)) if mixed and any(c.mixed for c in configs) else set()
+    configs = [_as_single(c) if c.mixed and c not in mixed_space else c for c in configs]
     fitted = _fit_to_groups(instance, configs, b, single)
     if fitted is None:
         return None
-    mixed_space = set(state.mixed_space(b)) if mixed and any(c.mixed for c in fitted) else set()
     if any(c not in (mixed_space if c.mixed else single) for c in fitted):
         return None
     repaired = build_plan(instance, fitted, layers, micro_batch=b, schedule=plan.schedule,
@@ -114,6 +115,19 @@ def repaired_plan(state: SearchState, plan: Plan, *, mixed: bool) -> tuple[Plan,
         return repaired, evaluate(instance, repaired)
     except HaapError:
         return None  # e.g. a shrunk stage's larger share no longer fits memory
+
+
+def _as_single(c: StageConfig) -> StageConfig:
+    """A mixed stage outside the space (a stage that spanned a node now slowed, `renamed_plan`)
+    as a single-type stage of all its replicas on its largest part's group, where its parts
+    share one TP degree; the fitting then gives up the replicas that group lacks."""
+    parts = c.parts
+    if len({p.tp for p in parts}) != 1:
+        return c
+    main = max(parts, key=lambda p: (p.count, p.node_group))
+    return StageConfig(node_group=main.node_group, device=main.device, tp=main.tp,
+                       dp=sum(p.count for p in parts), recompute=c.recompute,
+                       gpus_per_node=main.gpus_per_node)
 
 
 def _fit_to_groups(instance: Instance, configs: list[StageConfig], micro_batch: int,
