@@ -239,8 +239,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
             rows.extend(compare_instance(inst, methods, time_limit_s=limit,
                                          threads=args.threads, on_row=note,
                                          limits={"bruteforce": max(limit, 120.0)}))
-    replan = [] if args.quick or args.instances else [  # (issue 22: warm against cold)
-        run_trace(Path("instances/replan"), name, limit) for name in REPLAN_TRACES]
+    traces = Path("instances/replan")  # (issue 22: warm against cold, the full matrix only)
+    replan = [] if args.quick or args.instances or args.methods or not traces.is_dir() else [
+        run_trace(traces, name, limit) for name in REPLAN_TRACES]
     total = time.perf_counter() - started
     console.print(rows_table(rows))
     img = Path(args.img_dir)
