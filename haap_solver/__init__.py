@@ -16,8 +16,10 @@ from haap_solver.model import PRESETS as MODEL_PRESETS
 from haap_solver.model import ModelSpec, model_from_hf_config, model_preset
 from haap_solver.objective import Objective, Rental, rental
 from haap_solver.plan import Placement, Plan, ReplicaGroup, Stage, load_plan, plan_from_dict
+from haap_solver.planner import Planner, Replanned
 from haap_solver.search import SearchState, SolveResult, solve
 from haap_solver.search.objectives import ObjectiveResult
+from haap_solver.stragglers import Straggler
 from haap_solver.training import TrainingSpec
 from haap_solver.validate import check_plan, plan_violations
 
@@ -26,9 +28,9 @@ __version__ = "0.1.0"
 __all__ = [
     "DEVICE_PRESETS", "MODEL_PRESETS", "Cluster", "CostModel", "DeviceType", "Evaluation",
     "Expected", "HaapError", "InfeasibleError", "InputError", "Instance", "ModelSpec", "NodeGroup",
-    "Objective", "ObjectiveResult", "Placement", "Plan", "PlanValidationError", "Rental",
-    "ReplicaGroup", "SearchState", "SolveResult", "Stage", "TrainingSpec", "check_plan",
-    "device_preset", "evaluate", "instance_from_dict", "load_instance", "load_plan",
-    "make_instance", "model_from_hf_config", "model_preset", "plan_from_dict", "plan_violations",
-    "rental", "solve",
+    "Objective", "ObjectiveResult", "Placement", "Plan", "PlanValidationError", "Planner",
+    "Rental", "Replanned", "ReplicaGroup", "SearchState", "SolveResult", "Stage", "Straggler",
+    "TrainingSpec", "check_plan", "device_preset", "evaluate", "instance_from_dict",
+    "load_instance", "load_plan", "make_instance", "model_from_hf_config", "model_preset",
+    "plan_from_dict", "plan_violations", "rental", "solve",
 ]

@@ -196,7 +196,7 @@ def build_parser() -> argparse.ArgumentParser:
 # Modules that register further subcommands with @command when imported.
 PLUGIN_MODULES: tuple[str, ...] = ("haap_solver.calibrate", "haap_solver.search.cli",
                                    "haap_solver.compare", "haap_solver.export",
-                                   "haap_solver.runtime.cli")
+                                   "haap_solver.runtime.cli", "haap_solver.replan_cli")
 
 
 def _load_plugins() -> None:

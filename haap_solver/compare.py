@@ -36,6 +36,8 @@ from haap_solver.report import bench_docs
 from haap_solver.report.bench import bench_report, machine_info
 from haap_solver.report.comparison import rows_csv, rows_table
 from haap_solver.report.plots import bench_plots, plot_gantt, plot_memory
+from haap_solver.report.replan_bench import TRACES as REPLAN_TRACES
+from haap_solver.report.replan_bench import run_trace
 from haap_solver.target_prices import PRICE_TARGETS, method_of
 
 DEFAULT_METHODS = ("haap", "uniform", "proportional", "metis", "bruteforce")
@@ -237,13 +239,16 @@ def cmd_bench(args: argparse.Namespace) -> int:
             rows.extend(compare_instance(inst, methods, time_limit_s=limit,
                                          threads=args.threads, on_row=note,
                                          limits={"bruteforce": max(limit, 120.0)}))
+    traces = Path("instances/replan")  # (issue 22: warm against cold, the full matrix only)
+    replan = [] if args.quick or args.instances or args.methods or not traces.is_dir() else [
+        run_trace(traces, name, limit) for name in REPLAN_TRACES]
     total = time.perf_counter() - started
     console.print(rows_table(rows))
     img = Path(args.img_dir)
     plots = bench_plots(rows, instances, img)
     report = bench_report(rows, instances, methods=methods, limit=limit, quick=args.quick,
                           total_s=total, plots=plots, output=Path(args.output),
-                          threads=args.threads)
+                          threads=args.threads, replan=replan)
     Path(args.output).parent.mkdir(parents=True, exist_ok=True)
     Path(args.output).write_text(report)
     console.print(f"wrote {args.output} and {len(plots)} plot(s) in {img} ({total:.0f} s)")

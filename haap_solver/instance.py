@@ -21,6 +21,7 @@ from haap_solver.devices import DEVICE_PRESETS, DeviceType, device_preset
 from haap_solver.errors import InputError, did_you_mean, read_text
 from haap_solver.model import ModelSpec, model_from_hf_config, model_preset
 from haap_solver.objective import Objective, check_prices
+from haap_solver.stragglers import apply_stragglers, stragglers_from_list
 from haap_solver.training import TrainingSpec
 
 
@@ -96,7 +97,7 @@ class Instance:
 _TOP_KEYS = ("name", "description", "model", "training", "cluster", "devices", "expected",
              "profile", "objective")
 _MODEL_FIELDS = [f.name for f in dataclasses.fields(ModelSpec)]
-_CLUSTER_KEYS = ("node_groups", "cross_class_gbit_s")
+_CLUSTER_KEYS = ("node_groups", "cross_class_gbit_s", "stragglers")
 _DEVICE_FIELDS = [f.name for f in dataclasses.fields(DeviceType)]
 
 
@@ -228,7 +229,10 @@ def instance_from_dict(data: Any, *, name: str = "instance", source: str | None 
             raise InputError("expected a list of tables, got a table (write one "
                              "[[cluster.node_groups]] table per group, with double brackets)",
                              field="cluster.node_groups")
-        cluster = build(Cluster, cluster_table, prefix="cluster")
+        stragglers = stragglers_from_list(cluster_table["stragglers"]) \
+            if "stragglers" in cluster_table else []
+        cluster = build(Cluster, {k: v for k, v in cluster_table.items() if k != "stragglers"},
+                        prefix="cluster")
         groups = list(cluster.node_groups)
         for i, group in enumerate(groups):
             if group.device not in devices:
@@ -238,6 +242,7 @@ def instance_from_dict(data: Any, *, name: str = "instance", source: str | None 
         used = {g.device for g in groups}
         cluster = dataclasses.replace(cluster, node_groups=tuple(groups),
                                       devices={k: devices[k] for k in sorted(used)})
+        cluster = apply_stragglers(cluster, stragglers)
         expected = (build(Expected, data["expected"], prefix="expected")
                     if "expected" in data else None)
         objective = (build(Objective, data["objective"], prefix="objective")
@@ -248,6 +253,10 @@ def instance_from_dict(data: Any, *, name: str = "instance", source: str | None 
                 raise InputError(f"expected a path string, got {show(profile)}", field="profile")
             if not Path(profile).is_absolute():
                 profile = str(base_dir / profile)
+            if any(s.compute_speed != 1.0 for s in stragglers):
+                raise InputError("a measured profile does not cover a straggler's slowed "
+                                 "device; give the stragglers or the profile, not both",
+                                 field="cluster.stragglers")
         description = data.get("description", "")
         if not isinstance(description, str):
             raise InputError(f"expected a string, got {show(description)}", field="description")

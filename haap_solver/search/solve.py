@@ -41,7 +41,7 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
           seed_with_baselines: bool = True, mixed: bool = True,
           relative_gap: float = 0.0,
           stage_filter: Callable[[StageConfig], bool] | None = None,
-          cutoff_s: float = math.inf) -> SolveResult:
+          cutoff_s: float = math.inf, warm_start: bool = True) -> SolveResult:
     """Find the plan with the lowest iteration time the cost model gives, with a proof.
 
     The proof (status, bound, gap) covers the search space of formulations/stage-assignment.md.
@@ -77,7 +77,9 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
     in another restricted space of a target, targets.py), so a sub-problem whose bound reaches it
     is closed at once. Where no plan below it exists the result has no plan, status "cutoff" and
     a bound of at least the cutoff (less `relative_gap`); "unknown" where the time limit came
-    first. One process (the search beside does not take it).
+    first. One process (the search beside does not take it). `warm_start=False` skips the warm
+    start's heuristic plans (they prove nothing), for a caller whose cutoff is a plan it holds
+    (the Planner's repaired plan).
     """
     if not 0.0 <= relative_gap < 1.0:
         raise ValueError(f"relative_gap: must be in [0, 1), got {relative_gap}")
@@ -102,7 +104,8 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
         result = _solve_dispatch(instance, backend=backend, time_limit_s=time_limit_s,
                                  threads=threads, seed=seed, state=state, max_stages=max_stages,
                                  progress=progress, seed_with_baselines=seed_with_baselines,
-                                 mixed=mixed, relative_gap=relative_gap, cutoff_s=cutoff_s)
+                                 mixed=mixed, relative_gap=relative_gap, cutoff_s=cutoff_s,
+                                 warm_start=warm_start)
     # The options of this call (a phase's result carries its own time limit and threads).
     result.options = {"backend": backend, "time_limit_s": time_limit_s, "threads": threads,
                       "seed": seed, "mixed": mixed, "relative_gap": relative_gap}
@@ -117,11 +120,13 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
 def _solve_dispatch(instance: Instance, *, backend: str, time_limit_s: float, threads: int,
                     seed: int, state: SearchState | None, max_stages: int | None,
                     progress: Progress | None, seed_with_baselines: bool,
-                    mixed: bool, relative_gap: float, cutoff_s: float = math.inf) -> SolveResult:
+                    mixed: bool, relative_gap: float, cutoff_s: float = math.inf,
+                    warm_start: bool = True) -> SolveResult:
     """`solve` without the final options: the single-type search alone, or both searches one
     after the other or side by side."""
     common = dict(backend=backend, threads=threads, seed=seed, max_stages=max_stages,
-                  progress=progress, relative_gap=relative_gap, cutoff_s=cutoff_s)
+                  progress=progress, relative_gap=relative_gap, cutoff_s=cutoff_s,
+                  warm_start=warm_start)
     start = time.perf_counter()
     state = state or SearchState(instance)
     if not mixed or not any(state.mixed_space(b) for b in state.micro_batches()):

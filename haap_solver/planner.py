@@ -1,0 +1,194 @@
+"""`Planner`: incremental re-solve. It owns the search state of an instance and keeps it across
+changes to the cluster and the job, so that re-planning after a node fails, a node group
+arrives, a GPU runs slow or the batch grows does not recompute what did not change::
+
+    planner = haap.Planner(instance, time_limit_s=30)
+    first = planner.solve()
+    planner.apply(haap.changes.Resize(node_group="a100", num_nodes=3))
+    second = planner.solve()       # warm: cached coefficients, the old plan as incumbent
+
+Each `apply` runs three named steps: the change makes the new instance (`changes`), the search
+state carries over the cache entries that still hold (`search.carry`: what survives which change,
+formulations/stage-assignment.md Sec. 6), and the previous plan is repaired to the new cluster
+(`search.repair`). `solve` then searches with the repaired plan's time as its cutoff: a
+sub-problem that cannot beat the plan running now is closed at once. Where nothing beats it,
+the repaired plan is the proven optimum (it lies in the search space, so the cutoff's bound
+proves it). The proven optimum is the same as a cold solve's of the changed instance: the
+incumbent only prunes, it never changes what is optimal.
+
+The Planner searches without the baseline seeds (`solve(seed_with_baselines=False)`): their
+plans may lie outside the search space, and the optimum it proves is the space's, the one a cold
+`solve(..., seed_with_baselines=False)` proves.
+
+`migration_slack` (a fraction, e.g. 0.02): among the plans found within that fraction of the
+best plan's time, the Planner returns the one that moves the fewest GPUs (`migration`); the
+candidates are the search's plan and the repaired previous plan. So with it the plan running now
+is kept wherever it is within the slack, and the result says what it costs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from haap_solver.changes import Change, Slowdown
+from haap_solver.cost.evaluate import Evaluation
+from haap_solver.errors import HaapError, InputError
+from haap_solver.instance import Instance
+from haap_solver.migration import Migration, migration
+from haap_solver.plan import Plan
+from haap_solver.result import SolveResult
+from haap_solver.search import objectives
+from haap_solver.search.carry import CacheReuse, carry_state
+from haap_solver.search.repair import rebalanced, renamed_plan, repaired_plan
+from haap_solver.search.solve import solve
+from haap_solver.search.state import SearchState
+from haap_solver.search.tuning import DEFAULT_BACKEND
+
+_SAME = 1e-12
+"""Relative tolerance under which the search's bound counts as reaching the incumbent's time."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Replanned:
+    """One solve of the Planner: the result and what the re-solve reused and moved."""
+
+    result: SolveResult
+    """The search's result (plan validated, time `evaluate()`'s)."""
+    migration: Migration
+    """What the plan moves relative to the previous solve's plan (everything on the first)."""
+    cache_reuse: CacheReuse
+    """Coefficient-cache entries carried over by the changes since the previous solve."""
+    incumbent_s: float | None
+    """evaluate()'s time of the previous plan repaired to the changed cluster (its layers
+    re-balanced), the search's cutoff (None: it could not be repaired into the search space)."""
+    solve_s: float
+    """Wall time of this solve, seconds (repair included)."""
+    changes: tuple[str, ...]
+    """What changed since the previous solve, a line each."""
+
+    def to_dict(self) -> dict[str, Any]:
+        r = self.result
+        return {"iteration_time_s": r.iteration_time_s, "best_bound_s": r.best_bound_s,
+                "gap": r.gap, "status": r.status, "solve_s": self.solve_s,
+                "incumbent_s": self.incumbent_s, "changes": list(self.changes),
+                "cache_reuse": self.cache_reuse.to_dict(), **self.migration.to_dict(),
+                "num_stages": r.plan.num_stages if r.plan else None,
+                "message": r.message}
+
+
+class Planner:
+    """Plans an instance, then re-plans it after each change, reusing what did not change."""
+
+    def __init__(self, instance: Instance, *, backend: str = DEFAULT_BACKEND,
+                 time_limit_s: float = 60.0, threads: int = 1, seed: int = 0,
+                 mixed: bool = True, migration_slack: float | None = None):
+        if objectives.applies(instance):
+            raise InputError("the Planner searches for the least iteration time; this instance "
+                             "asks for another objective, a GPU cap or prices (use haap solve)",
+                             field="objective", source=instance.source)
+        if migration_slack is not None and not 0.0 <= migration_slack < 1.0:
+            raise ValueError(f"migration_slack: must be in [0, 1), got {migration_slack}")
+        self.instance = instance
+        self.state = SearchState(instance)
+        self.options = {"backend": backend, "time_limit_s": time_limit_s, "threads": threads,
+                        "seed": seed, "mixed": mixed}
+        self.migration_slack = migration_slack
+        self.plan: Plan | None = None
+        """The plan of the last solve (the one running)."""
+        self._reuse = CacheReuse(kept=0, total=0)
+        self._changes: list[str] = []
+
+    # -- changes -----------------------------------------------------------------------------
+    def apply(self, change: Change) -> CacheReuse:
+        """Apply `change`: the new instance, and the search state carried over to it. Returns
+        how much of the coefficient cache was carried."""
+        instance = change.apply_to(self.instance)
+        if objectives.applies(instance):
+            raise InputError("after this change the instance asks for another objective, a "
+                             "GPU cap or prices, which the Planner does not search",
+                             field="objective")
+        self.state, reuse = carry_state(self.state, instance)
+        if self.plan is not None and isinstance(change, Slowdown):
+            self.plan = renamed_plan(self.plan, change.node_renames(self.instance), instance)
+        self.instance = instance
+        self._reuse = reuse  # (after several changes: the last one's)
+        self._changes.append(change.describe())
+        return reuse
+
+    # -- solving -----------------------------------------------------------------------------
+    def solve(self) -> Replanned:
+        """The best plan of the current instance, warm: cached coefficients, the previous plan
+        repaired as incumbent, the migration preference where set."""
+        start = time.perf_counter()
+        in_place = self._incumbent()
+        incumbent = None if in_place is None else rebalanced(self.instance, *in_place)
+        cutoff = incumbent[1].iteration_time_s if incumbent is not None else math.inf
+        result = solve(self.instance, state=self.state, seed_with_baselines=False,
+                       cutoff_s=cutoff, warm_start=incumbent is None,
+                       **self.options)  # type: ignore[arg-type]
+        result = self._with_incumbent(result, incumbent)
+        if self.migration_slack is not None:
+            result = self._prefer_in_place(result, in_place)
+        if result.plan is None:  # (no incumbent, and the time limit came before any plan)
+            raise HaapError(f"{self.instance.name}: no plan found within the time limit "
+                            f"({result.status}: {result.message})")
+        moved = migration(self.plan, result.plan)
+        out = Replanned(result=result, migration=moved, cache_reuse=self._reuse,
+                        incumbent_s=None if incumbent is None else cutoff,
+                        solve_s=time.perf_counter() - start, changes=tuple(self._changes))
+        self.plan = result.plan
+        self._changes = []
+        self._reuse = CacheReuse(kept=0, total=0)
+        return out
+
+    def _incumbent(self) -> tuple[Plan, Evaluation] | None:
+        """The previous plan repaired to the current instance, with its evaluation."""
+        if self.plan is None:
+            return None
+        return repaired_plan(self.state, self.plan, mixed=bool(self.options["mixed"]))
+
+    def _with_incumbent(self, result: SolveResult,
+                        incumbent: tuple[Plan, Evaluation] | None) -> SolveResult:
+        """The search's result, or the incumbent where the search found nothing below it: then
+        the search's bound (at least the cutoff where it closed every sub-problem) proves it."""
+        if result.plan is not None or incumbent is None:
+            return result
+        plan, ev = incumbent
+        t = ev.iteration_time_s
+        bound = min(result.best_bound_s, t)
+        proven = bound >= t * (1 - _SAME)
+        message = ("the previous plan, repaired to the changed cluster: no plan of the search "
+                   "space is faster" if proven else
+                   "the previous plan, repaired to the changed cluster: the time limit ended "
+                   "the search before it found a faster plan or proved none exists")
+        return dataclasses.replace(result, plan=plan, evaluation=ev,
+                                   status="optimal" if proven else "feasible",
+                                   iteration_time_s=t, best_bound_s=t if proven else bound,
+                                   gap=0.0 if proven else (t - bound) / t, message=message)
+
+    def _prefer_in_place(self, result: SolveResult,
+                         incumbent: tuple[Plan, Evaluation] | None) -> SolveResult:
+        """With migration_slack: the repaired previous plan instead of the search's where it is
+        within the slack of the search's plan and moves fewer GPUs."""
+        if incumbent is None or result.plan is None or self.plan is None:
+            return result
+        plan, ev = incumbent
+        best = result.iteration_time_s
+        slack = self.migration_slack or 0.0
+        if ev.iteration_time_s > best * (1 + slack):
+            return result
+        if migration(self.plan, plan).moved_gpus >= migration(self.plan, result.plan).moved_gpus:
+            return result
+        t = ev.iteration_time_s
+        bound = min(result.best_bound_s, t)
+        note = (f"migration-aware: kept the running plan ({t:.6g} s), within "
+                f"{slack:.2%} of the best plan found ({best:.6g} s), which "
+                "moves more GPUs")
+        return dataclasses.replace(result, plan=plan, evaluation=ev,
+                                   status="optimal" if bound >= t * (1 - _SAME) else "feasible",
+                                   iteration_time_s=t, best_bound_s=bound,
+                                   gap=(t - bound) / t, message=note)

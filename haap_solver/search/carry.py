@@ -1,0 +1,136 @@
+"""What a search state keeps across a change of its instance (the Planner's cache carry-over,
+formulations/stage-assignment.md Sec. 6).
+
+The coefficient cache (`CoefficientCache`) holds, per stage configuration, the affine stage-time
+pieces, the memory bounds, the point-to-point times and the replica placement; per replica group
+(device, TP, share, DP, recomputation, role) the pieces and memory forms. Each of them depends on
+the model, the training set-up, the cost constants, and on the node groups (and their device
+types) the configuration uses, never on how many nodes a group has beyond "one, or more" (the
+point-to-point time of a stage towards a single-node group is an intra-node transfer) nor on the
+global batch (coefficients are per micro-batch). So after a change an entry is carried where:
+
+- the model, the training set-up less its global batch size, the cost constants, the profile
+  and the end-stage flags are unchanged (else nothing is carried), and
+- every node group the entry names has the same *signature* before and after: the group less
+  its node count (which counts only as one node or more), its device type's numbers, and the
+  fabric between NIC classes; a per-device entry, where its device type's numbers are the same.
+
+Everything else of the state (the configurations of each micro-batch size after memory and
+dominance pruning, the mixed-stage candidates, the load-balance floors, the capacity and
+positional bounds, the tail staircases) depends on the set of configurations, hence on the
+node counts, and is rebuilt: when in doubt, invalidate.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from haap_solver.cost.evaluate import CostModel
+from haap_solver.instance import Instance
+from haap_solver.search.coefficients import CoefficientCache
+from haap_solver.search.space import StageConfig
+from haap_solver.search.state import SearchState
+
+_BY_CONFIG = ("reps", "parts", "taus", "endonly", "mem")
+"""CoefficientCache._misc tags keyed (tag, StageConfig, ...): carried by the config's groups."""
+_BY_DEVICE = ("part", "maxp", "memp", "unit")
+"""Tags keyed (tag, device name, ...): carried where the device's numbers are unchanged. (The
+per-group pieces ("part") are also keyed by the stage's ring bandwidth and latency, which the
+carried "link" entries give.)"""
+
+
+@dataclass(frozen=True, kw_only=True)
+class CacheReuse:
+    """How much of a coefficient cache a change carried over."""
+
+    kept: int
+    """Entries carried into the new cache."""
+    total: int
+    """Entries the old cache held."""
+
+    @property
+    def share(self) -> float:
+        """Share of the old entries carried (1.0 for an empty old cache)."""
+        return self.kept / self.total if self.total else 1.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kept": self.kept, "total": self.total, "share": self.share}
+
+
+def _job_key(instance: Instance) -> tuple[Any, ...]:
+    """What every coefficient depends on besides the node groups."""
+    return (instance.model, dataclasses.replace(instance.training, global_batch_size=1),
+            instance.profile, instance.cluster.cross_class_gbit_s)
+
+
+def _group_signatures(instance: Instance) -> dict[str, tuple[Any, ...]]:
+    cluster = instance.cluster
+    return {g.name: (dataclasses.replace(g, num_nodes=min(g.num_nodes, 2)),
+                     cluster.devices[g.device]) for g in cluster.node_groups}
+
+
+class _Carrier:
+    """Decides, per cache entry, whether it holds on the new instance."""
+
+    def __init__(self, old: Instance, new: Instance):
+        before, after = _group_signatures(old), _group_signatures(new)
+        self.groups = {name for name, sig in after.items() if before.get(name) == sig}
+        self.devices = {name for name, dev in new.cluster.devices.items()
+                        if old.cluster.devices.get(name) == dev}
+
+    def config(self, c: StageConfig) -> bool:
+        return all(g in self.groups for g in c.groups)
+
+    def names(self, key: str | tuple[str, ...]) -> bool:
+        return all(g in self.groups for g in ((key,) if isinstance(key, str) else key))
+
+    def misc(self, key: tuple[Any, ...]) -> bool:
+        tag = key[0]
+        if tag in _BY_CONFIG:
+            return self.config(key[1])
+        if tag in _BY_DEVICE:
+            return key[1] in self.devices
+        if tag in ("link", "neighbour"):
+            return self.names(key[1])
+        if tag == "split":
+            return self.names(tuple(name for name, _, _ in key[1]))
+        return False  # ("mixed", b): the candidates depend on the node counts
+
+
+def carry_cache(old: CoefficientCache, cost_model: CostModel) -> tuple[CoefficientCache,
+                                                                      CacheReuse]:
+    """A coefficient cache on `cost_model` holding the entries of `old` that hold on its
+    instance (module docstring), and how many were carried."""
+    new = CoefficientCache(cost_model)
+    total = len(old._coeffs) + len(old._max_layers) + len(old._p2p) + len(old._misc)
+    same_job = (_job_key(old.instance) == _job_key(cost_model.instance)
+                and old.cm.constants == cost_model.constants
+                and old.cm.profile is cost_model.profile
+                and (old.cm.embedding_held, old.cm.head_held)
+                == (cost_model.embedding_held, cost_model.head_held))
+    if not same_job:
+        return new, CacheReuse(kept=0, total=total)
+    keep = _Carrier(old.instance, cost_model.instance)
+    new._coeffs = {k: v for k, v in old._coeffs.items() if keep.config(k[0])}
+    new._max_layers = {k: v for k, v in old._max_layers.items() if keep.config(k[0])}
+    new._p2p = {k: v for k, v in old._p2p.items() if keep.config(k[0]) and keep.names(k[2])}
+    new._misc = {k: v for k, v in old._misc.items() if keep.misc(k)}
+    kept = len(new._coeffs) + len(new._max_layers) + len(new._p2p) + len(new._misc)
+    return new, CacheReuse(kept=kept, total=total)
+
+
+def carry_state(old: SearchState, instance: Instance) -> tuple[SearchState, CacheReuse]:
+    """A fresh search state on `instance` whose coefficient caches (its own and those of its
+    end-stage relaxations, `SearchState.without_ends`) carry what holds over from `old`'s."""
+    profile = old.cost_model.profile if instance.profile == old.instance.profile else None
+    cm = CostModel(instance, constants=old.cost_model.constants, profile=profile)
+    state = SearchState(instance, cm)
+    state.cache, reuse = carry_cache(old.cache, cm)
+    kept, total = reuse.kept, reuse.total
+    for (embedding, head), bare in old._without_ends.items():
+        fresh = state.without_ends(embedding, head)
+        fresh.cache, more = carry_cache(bare.cache, fresh.cost_model)
+        kept, total = kept + more.kept, total + more.total
+    return state, CacheReuse(kept=kept, total=total)

@@ -1,0 +1,299 @@
+"""The Planner (issue 22): a warm re-solve proves the optimum a cold solve proves, on random event
+sequences and on the shipped traces; stragglers are costed (a slowed node loses layers, brute
+force agrees); the migration option keeps GPUs in place within its slack; events files and
+`haap replan`."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from tiny_instances import tiny_instance
+
+import haap_solver as haap
+from haap_solver import changes as ch
+from haap_solver.baselines.bruteforce import bruteforce
+from haap_solver.cli import main
+from haap_solver.cluster import NodeGroup
+from haap_solver.cost.evaluate import CostModel
+from haap_solver.errors import InputError
+from haap_solver.result import SolveResult
+from haap_solver.search.coefficients import CoefficientCache
+from haap_solver.search.state import SearchState
+from haap_solver.stragglers import Straggler, apply_stragglers
+
+ROOT = Path(__file__).resolve().parent.parent
+LIMIT_S = 60.0
+
+
+def _cold(instance: haap.Instance) -> SolveResult:
+    return haap.solve(instance, time_limit_s=LIMIT_S, threads=1, seed=0,
+                      seed_with_baselines=False)
+
+
+def _agree(warm: SolveResult, cold: SolveResult) -> None:
+    """Both proven: the same optimum within 1e-9 relative; else overlapping proven intervals."""
+    if warm.status == "optimal" and cold.status == "optimal":
+        assert warm.iteration_time_s == pytest.approx(cold.iteration_time_s, rel=1e-9, abs=0)
+    else:
+        assert warm.best_bound_s <= cold.iteration_time_s * (1 + 1e-9)
+        assert cold.best_bound_s <= warm.iteration_time_s * (1 + 1e-9)
+
+
+def _assert_cache_holds(state: SearchState) -> None:
+    """Every entry the Planner carried into `state` is what a fresh cache computes on its
+    instance: the entries themselves, and the ones computed from the carried per-group and
+    per-device entries."""
+    fresh = CoefficientCache(CostModel(state.instance))
+    from_misc = CoefficientCache(state.cost_model)
+    from_misc._misc = dict(state.cache._misc)
+    for key, co in state.cache._coeffs.items():
+        assert co == fresh.coefficients(*key) == from_misc.coefficients(*key), key
+    for key, n in state.cache._max_layers.items():
+        assert n == fresh.max_layers(*key) == from_misc.max_layers(*key), key
+    for key, t in state.cache._p2p.items():
+        assert t == fresh.p2p_side(*key) == from_misc.p2p_side(*key), key
+
+
+def _base() -> haap.Instance:
+    """Two node groups of two device types: memory binds, so stages and splits move."""
+    return tiny_instance(devices=[("A100-80G", 4.0), ("V100-32G", 2.0)],
+                         groups=[(0, 2, 2), (1, 2, 4)], layers=6, hidden=512, heads=8, seq=512,
+                         batch=8, recompute=("none", "full"))
+
+
+def _event(kind: str, value: float, instance: haap.Instance) -> ch.Change | None:
+    """One change of `kind` on `instance` drawn from `value` in [0, 1) (None: not applicable)."""
+    groups = instance.cluster.node_groups
+    g = groups[int(value * len(groups))]
+    if kind == "resize":
+        return ch.Resize(node_group=g.name, num_nodes=1 + int(value * 7) % 3)
+    if kind == "slow_node":
+        return ch.Slowdown(straggler=Straggler(node_group=g.name, node=0,
+                                               compute_speed=0.5 + value / 3))
+    if kind == "slow_network":  # same device name, slower links: "link" entries must go
+        return ch.Slowdown(straggler=Straggler(node_group=g.name, network_speed=0.1))
+    if kind == "batch":
+        return ch.SetGlobalBatch(global_batch_size=(4, 8, 16)[int(value * 3)])
+    if kind == "seq":  # same configurations, another model: every coefficient must go
+        return ch.SetSequenceLength(seq_length=(256, 1024)[int(value * 2)])
+    if kind == "device":  # same device name, other numbers
+        dev = instance.cluster.devices[g.device]
+        return ch.SetDevice(device=dataclasses.replace(dev, peak_tflops=dev.peak_tflops / 3,
+                                                       memory_gib=dev.memory_gib * 1.5))
+    if kind == "add":
+        return ch.AddNodeGroup(group=NodeGroup(name=f"new{len(groups)}", device=groups[0].device,
+                                               num_nodes=1, gpus_per_node=2, nic_gbit_s=50.0))
+    if kind == "remove":
+        return ch.RemoveNodeGroup(node_group=g.name) if len(groups) > 1 else None
+    raise AssertionError(kind)
+
+
+KINDS = ("resize", "slow_node", "slow_network", "batch", "seq", "device", "add", "remove")
+
+
+@settings(max_examples=2, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.sampled_from(KINDS), st.floats(0, 0.999)), min_size=2,
+                max_size=2))
+def test_warm_equals_cold_on_random_event_sequences(events: list[tuple[str, float]]) -> None:
+    planner = haap.Planner(_base(), time_limit_s=LIMIT_S)
+    planner.solve()
+    for kind, value in events:
+        change = _event(kind, value, planner.instance)
+        if change is None:
+            continue
+        try:
+            planner.apply(change)
+            _assert_cache_holds(planner.state)
+            cold = _cold(planner.instance)
+        except (InputError, haap.InfeasibleError):
+            return  # (the changed instance has no plan: nothing to compare)
+        warm = planner.solve()
+        _agree(warm.result, cold)
+        haap.check_plan(planner.instance, warm.result.plan)
+        assert haap.evaluate(planner.instance, warm.result.plan).iteration_time_s == \
+            warm.result.iteration_time_s
+
+
+@pytest.mark.parametrize("kind", ["seq", "device", "slow_network", "resize"])
+def test_warm_equals_cold_where_names_stay(kind: str) -> None:
+    """Changes after which the stage configurations keep their names (so a stale cache entry
+    would be read): a new sequence length, new device numbers, slower links, fewer nodes."""
+    planner = haap.Planner(_base(), time_limit_s=LIMIT_S)
+    planner.solve()
+    change = _event(kind, 0.3, planner.instance)  # (on g0, whose stages the plans use)
+    assert change is not None
+    planner.apply(change)
+    _assert_cache_holds(planner.state)
+    _agree(planner.solve().result, _cold(planner.instance))
+
+
+def test_every_change_kind_is_drawn() -> None:
+    """(The strategy above covers every kind of change there is.)"""
+    made = {type(_event(kind, 0.5, _base())) for kind in KINDS}
+    assert {ch.Resize, ch.AddNodeGroup, ch.RemoveNodeGroup, ch.Slowdown, ch.SetGlobalBatch,
+            ch.SetSequenceLength, ch.SetDevice} <= made
+
+
+def test_cache_carried_only_where_it_holds() -> None:
+    """A resize keeps the coefficients of the groups it did not touch and the ones whose node
+    count stays 'more than one'; a new sequence length keeps none."""
+    planner = haap.Planner(_base(), time_limit_s=LIMIT_S)
+    planner.solve()
+    kept = planner.apply(ch.Resize(node_group="g0", num_nodes=3))
+    assert 0 < kept.kept <= kept.total
+    assert kept.share > 0.5
+    planner.solve()
+    dropped = planner.apply(ch.SetSequenceLength(seq_length=1024))
+    assert dropped.kept == 0 and dropped.total > 0
+
+
+def test_previous_plan_is_the_incumbent_after_growth() -> None:
+    """More nodes: the running plan still fits, is the first incumbent, and bounds the new
+    optimum from above."""
+    planner = haap.Planner(_base(), time_limit_s=LIMIT_S)
+    first = planner.solve()
+    planner.apply(ch.Resize(node_group="g1", num_nodes=3))
+    second = planner.solve()
+    assert second.incumbent_s == pytest.approx(first.result.iteration_time_s, rel=1e-12)
+    assert second.result.iteration_time_s <= second.incumbent_s
+
+
+def _two_node_pipeline() -> haap.Instance:
+    """Two one-GPU nodes of one group; memory makes a two-stage pipeline the only plan shape."""
+    return tiny_instance(devices=[("A100-80G", 4.0)], groups=[(0, 2, 1)], layers=8, hidden=1024,
+                         heads=8, seq=1024, batch=8, recompute=("none",))
+
+
+def test_slowed_node_loses_layers_and_brute_force_agrees() -> None:
+    base = _two_node_pipeline()
+    slow = dataclasses.replace(base, cluster=apply_stragglers(
+        base.cluster, [Straggler(node_group="g0", node=1, compute_speed=0.5)]))
+    even = _cold(base)
+    routed = _cold(slow)
+    assert [s.num_layers for s in even.plan.stages] == [4, 4]
+    on_slow = [s.num_layers for s in routed.plan.stages
+               if s.replicas[0].node_group == "g0.node1"]
+    on_fast = [s.num_layers for s in routed.plan.stages if s.replicas[0].node_group == "g0"]
+    assert on_slow and on_fast and max(on_slow) < min(on_fast)
+    truth = bruteforce(slow)
+    assert routed.iteration_time_s == pytest.approx(truth.iteration_time_s, rel=1e-9)
+    assert haap.evaluate(slow, routed.plan).iteration_time_s == routed.iteration_time_s
+    # The even split, run with the slow node, costs what the straggler makes it cost.
+    even_on_slow = dataclasses.replace(even.plan, stages=tuple(
+        dataclasses.replace(s, replicas=tuple(dataclasses.replace(
+            r, node_group="g0.node1" if s.first_layer == 0 else "g0",
+            device=slow.cluster.group("g0.node1" if s.first_layer == 0 else "g0").device,
+            placement=(haap.Placement(node=0, replicas=1),)) for r in s.replicas))
+        for s in even.plan.stages))
+    assert haap.evaluate(slow, even_on_slow).iteration_time_s > routed.iteration_time_s
+
+
+def test_straggler_in_instance_file(tmp_path: Path) -> None:
+    text = (ROOT / "instances/small/toy-gpt-6l-a100x2-t4x2.toml").read_text()
+    path = tmp_path / "slow.toml"
+    path.write_text(text + '\n[[cluster.stragglers]]\nnode_group = "a100"\n'
+                           "compute_speed = 0.7\nnetwork_speed = 0.5\n")
+    inst = haap.load_instance(path)
+    group = inst.cluster.group("a100")
+    assert group.device == "A100-80G@70%"
+    assert inst.cluster.devices[group.device].peak_tflops == pytest.approx(
+        0.7 * haap.device_preset("A100-80G").peak_tflops)
+    assert group.nic_gbit_s == pytest.approx(100.0)
+    path.write_text(text + '\n[[cluster.stragglers]]\nnode_group = "a100"\nnode = 1\n'
+                           "compute_speed = 0.7\n")
+    with pytest.raises(InputError, match=r"cluster\.stragglers\[0\]\.node.*1 node"):
+        haap.load_instance(path)
+    path.write_text(text + '\n[[cluster.stragglers]]\nnode_group = "a10"\n')
+    with pytest.raises(InputError, match=r"cluster\.stragglers\[0\]\.node_group.*unknown"):
+        haap.load_instance(path)
+    path.write_text(text + '\n[[cluster.stragglers]]\nnode_group = "a100"\ncompute_speed = 1.5\n')
+    with pytest.raises(InputError, match=r"cluster\.stragglers\[0\]\.compute_speed"):
+        haap.load_instance(path)
+    path.write_text('profile = "measured.toml"\n' + text
+                    + '\n[[cluster.stragglers]]\nnode_group = "a100"\ncompute_speed = 0.7\n')
+    with pytest.raises(InputError, match=r"cluster\.stragglers.*profile"):
+        haap.load_instance(path)
+
+
+def test_migration_option_keeps_gpus_in_place_within_its_slack() -> None:
+    """Node 1 of a two-stage pipeline slows to 80%: the best plan swaps the stages' nodes (both
+    GPUs move); the running plan, 4.5% slower now, is within a 10% slack and moves none."""
+    slack = 0.10
+    got = {}
+    for option in (None, slack):
+        planner = haap.Planner(_two_node_pipeline(), time_limit_s=LIMIT_S,
+                               migration_slack=option)
+        planner.solve()
+        planner.apply(ch.Slowdown(straggler=Straggler(node_group="g0", node=1,
+                                                      compute_speed=0.8)))
+        got[option] = planner.solve()
+    plain, aware = got[None], got[slack]
+    assert plain.result.status == "optimal"
+    assert aware.migration.moved_gpus < plain.migration.moved_gpus
+    assert plain.result.iteration_time_s < aware.result.iteration_time_s \
+        <= plain.result.iteration_time_s * (1 + slack)
+    assert aware.result.best_bound_s <= plain.result.iteration_time_s * (1 + 1e-9)
+    haap.check_plan(_slowed(), aware.result.plan)
+
+
+def _slowed() -> haap.Instance:
+    base = _two_node_pipeline()
+    return dataclasses.replace(base, cluster=apply_stragglers(
+        base.cluster, [Straggler(node_group="g0", node=1, compute_speed=0.8)]))
+
+
+def test_events_file_and_replan_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    instance = ROOT / "instances/small/toy-gpt-6l-a100x2-t4x2.toml"
+    events = tmp_path / "events.toml"
+    events.write_text('[[events]]\nkind = "slowdown"\nnode_group = "a100"\nnode = 0\n'
+                      'compute_speed = 0.5\nlabel = "throttled"\n')
+    assert main(["replan", str(instance), str(events), "--json", "--time-limit", "30"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    rows = out["events"]
+    assert [r["label"] for r in rows] == ["initial plan", "throttled"]
+    for row in rows[1:]:
+        assert row["status"] == row["cold_status"] == "optimal"
+        assert math.isclose(row["iteration_time_s"], row["cold_iteration_time_s"], rel_tol=1e-9)
+        assert row["moved_gpus"] >= 0 and row["solve_s"] > 0
+    events.write_text('[[events]]\nkind = "resize"\nnode_group = "a100"\nnum_nodes = 0\n')
+    assert main(["replan", str(instance), str(events)]) == 2
+    assert "events[0].num_nodes" in capsys.readouterr().err
+    events.write_text('[[events]]\nkind = "grow"\n')
+    assert main(["replan", str(instance), str(events)]) == 2
+    assert "events[0].kind" in capsys.readouterr().err
+
+
+TRACES = [("instances/replan/spot-a100-v100.toml", "instances/replan/spot-a100-v100.events.toml"),
+          ("instances/replan/fleet-1024.toml", "instances/replan/fleet-1024.events.toml")]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("instance", "events"), TRACES)
+def test_warm_equals_cold_on_shipped_traces(instance: str, events: str) -> None:
+    planner = haap.Planner(haap.load_instance(ROOT / instance), time_limit_s=LIMIT_S)
+    planner.solve()
+    for change, _ in ch.changes_from_toml(ROOT / events):
+        planner.apply(change)
+        warm = planner.solve()
+        _agree(warm.result, _cold(planner.instance))
+
+
+@pytest.mark.slow
+def test_readme_planner_example_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    text = (ROOT / "README.md").read_text()
+    section = text.split("## Re-planning when the cluster changes", 1)[1].split("\n## ", 1)[0]
+    block = section.split("```python\n", 1)[1].split("```", 1)[0]
+    monkeypatch.chdir(ROOT)
+    namespace: dict[str, object] = {}
+    exec(compile(block, "README.md", "exec"), namespace)
+    again = namespace["again"]
+    assert isinstance(again, haap.Replanned)
+    assert again.changes == ("t4 -> 2 node(s)", "a100 node 0 at compute 0.8, network 1")
+    assert again.result.plan is not None and again.result.status in ("optimal", "feasible")
