@@ -224,8 +224,9 @@ def test_straggler_in_instance_file(tmp_path: Path) -> None:
 
 def test_migration_option_keeps_gpus_in_place_within_its_slack() -> None:
     """Node 1 of a two-stage pipeline slows to 80%: the best plan swaps the stages' nodes (both
-    GPUs move); the running plan, 4.5% slower now, is within a 10% slack and moves none."""
-    slack = 0.10
+    GPUs move); the running plan, 13.7% slower now (blocking sends, the default; 4.5% with
+    overlapped ones), is within a 20% slack and moves none."""
+    slack = 0.20
     got = {}
     for option in (None, slack):
         planner = haap.Planner(_two_node_pipeline(), time_limit_s=LIMIT_S,
