@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from haap_solver.instance import Instance
+from haap_solver.search.bounds import link_floors
 from haap_solver.search.coefficients import Affine, CoefficientCache, StageCoefficients
 from haap_solver.search.lp import LinearProgram
 from haap_solver.search.space import StageConfig, stage_configs
@@ -99,6 +100,15 @@ def build_slots(instance: Instance, cache: CoefficientCache, sub: SubProblem,
     m = sub.num_micro_batches(instance)
     slots = []
     total = 0
+    # Overlapped sends (Sec. 4.2): a stage beside a link has T >= 2 c_j >= 2 pi(c), so a
+    # configuration whose least link side exceeds half the cap is in no plan still worth finding.
+    too_slow_to_send: set[StageConfig] = set()
+    if stage_time_cap_s < float("inf") and p > 1 \
+            and instance.training.pipeline_p2p != "blocking":
+        groups = [g.name for g in instance.cluster.node_groups]
+        pi = link_floors(cache, configs, b, groups)
+        too_slow_to_send = {c for c, f in zip(configs, pi.tolist(), strict=True)
+                            if 2.0 * f > stage_time_cap_s * (1 + 1e-12)}
     for i in range(p):
         first, last = i == 0, i == p - 1
         in_flight = cache.in_flight(sub.schedule, p - 1 - i, p, m)
@@ -110,6 +120,8 @@ def build_slots(instance: Instance, cache: CoefficientCache, sub: SubProblem,
             continue
         cands, coeffs, bounds = [], [], []
         for c in configs:
+            if c in too_slow_to_send:
+                continue
             n_max = cache.max_layers(c, b, first, last, p > 1, in_flight)
             if n_max < 1:
                 continue
