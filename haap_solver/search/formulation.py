@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from haap_solver.instance import Instance
-from haap_solver.search.bounds import link_floors
 from haap_solver.search.coefficients import Affine, CoefficientCache, StageCoefficients
 from haap_solver.search.lp import LinearProgram
 from haap_solver.search.space import StageConfig, stage_configs
@@ -105,10 +104,7 @@ def build_slots(instance: Instance, cache: CoefficientCache, sub: SubProblem,
     too_slow_to_send: set[StageConfig] = set()
     if stage_time_cap_s < float("inf") and p > 1 \
             and instance.training.pipeline_p2p != "blocking":
-        groups = [g.name for g in instance.cluster.node_groups]
-        pi = link_floors(cache, configs, b, groups)
-        too_slow_to_send = {c for c, f in zip(configs, pi.tolist(), strict=True)
-                            if 2.0 * f > stage_time_cap_s * (1 + 1e-12)}
+        too_slow_to_send = _too_slow_to_send(instance, cache, configs, b, stage_time_cap_s)
     for i in range(p):
         first, last = i == 0, i == p - 1
         in_flight = cache.in_flight(sub.schedule, p - 1 - i, p, m)
@@ -139,6 +135,20 @@ def build_slots(instance: Instance, cache: CoefficientCache, sub: SubProblem,
     if total < instance.model.num_layers:
         return None
     return slots
+
+
+def _too_slow_to_send(instance: Instance, cache: CoefficientCache, configs: list[StageConfig],
+                      micro_batch: int, cap_s: float) -> set[StageConfig]:
+    """The configurations whose least link side pi(c) (bounds.link_floors: towards any node
+    group or mixed group set) exceeds half the cap: 2 pi(c) > cap. Per configuration the sides
+    are tried until one is within half the cap, which on most is the first (link_floors takes
+    the minimum over all of them: thousands of configurations times every side with mixed
+    stages, at every model)."""
+    sides = sorted({*(g.name for g in instance.cluster.node_groups),
+                    *(c.link_key for c in configs)}, key=str)
+    limit = cap_s * (1 + 1e-12)
+    return {c for c in configs
+            if all(2.0 * cache.p2p_side(c, micro_batch, h) > limit for h in sides)}
 
 
 def _empty_slot(instance: Instance, cache: CoefficientCache, sub: SubProblem, index: int,
