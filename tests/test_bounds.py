@@ -133,9 +133,11 @@ def _sub_problem_optima(instance: Instance, state: SearchState, sub: SubProblem,
                     for i, (c, n) in enumerate(zip(seq, layers, strict=True))]
             evaluation = cm.evaluate(plan)
             iteration = evaluation.iteration_time_s
+            links = [s.p2p_next_s for s in evaluation.stages[:-1]]
             if instance.training.blocks_p2p(sub.schedule):  # the period: its sends too
-                links = [s.p2p_next_s for s in evaluation.stages[:-1]]
                 taus = [tau + links_around(links, i) for i, tau in enumerate(taus)]
+            else:  # overlapped: a link is a pipeline stage of its own, T >= 2 c_j (9)
+                taus = [*taus, *(2 * c for c in links)]
             if iteration < best_time:
                 best_time, fastest_bottleneck = iteration, max(taus)
             best_bottleneck = min(best_bottleneck, max(taus))

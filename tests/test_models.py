@@ -276,8 +276,9 @@ def test_shipped_instance_loads(path: Path) -> None:
         dev = inst.device(group.device)
         if inst.training.dtype == "bf16":
             assert dev.supports_bf16
-        # Realistic networks: 25 GbE to 400G NDR/RoCE, up to 8 NICs per node.
-        assert 25 <= group.nic_gbit_s <= 400 and 1 <= group.nics_per_node <= 8
+        # Realistic networks: 10 GbE (cloud VMs of 4 V100-16GB: AWS p3.8xlarge) to 400G
+        # NDR/RoCE, up to 8 NICs per node.
+        assert 10 <= group.nic_gbit_s <= 400 and 1 <= group.nics_per_node <= 8
     # Realistic batches: about 0.5M-4M tokens per step (16M for the 16,384-GPU Llama-3 405B
     # instance, the batch Meta trained 405B with).
     assert 2**19 <= inst.tokens_per_iteration <= 2**24

@@ -14,16 +14,19 @@ from haap_solver.training import TrainingSpec
 def tiny_instance(*, devices: list[tuple[str, float | None]], groups: list[tuple[int, int, int]],
                   layers: int, hidden: int, heads: int, seq: int, batch: int,
                   recompute: tuple[str, ...], schedules: tuple[str, ...] = ("1f1b",),
-                  zero: int = 1, overlap: bool = True) -> Instance:
+                  zero: int = 1, overlap: bool = True,
+                  nic_gbit_s: float | None = None) -> Instance:
     """devices: (preset, memory GiB or None for the preset's); groups: (device, nodes, GPUs/node).
 
-    A preset with less memory makes memory bind on a tiny model."""
+    A preset with less memory makes memory bind on a tiny model. `nic_gbit_s`: every group's NIC
+    (default 100 Gbit/s times the group's 1-based index); a slow one makes pipeline links bind."""
     extra = {}
     for k, (preset, mem) in enumerate(devices):
         base = DEVICE_PRESETS[preset]
         extra[f"d{k}"] = replace(base, name=f"d{k}", memory_gib=mem or base.memory_gib)
     node_groups = [NodeGroup(name=f"g{k}", device=f"d{dev}", num_nodes=nodes,
-                             gpus_per_node=gpn, nic_gbit_s=100.0 * (k + 1))
+                             gpus_per_node=gpn,
+                             nic_gbit_s=nic_gbit_s or 100.0 * (k + 1))
                    for k, (dev, nodes, gpn) in enumerate(groups)]
     model = ModelSpec(name="tiny-gpt", num_layers=layers, hidden_size=hidden,
                       ffn_hidden_size=4 * hidden, num_attention_heads=heads, vocab_size=8192,

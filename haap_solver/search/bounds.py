@@ -65,6 +65,11 @@ class CapacityBound:
             floor = link_floors(cache, configs, micro_batch, self.budget)
             by_role = [[row + _links_of(role) * pi for row, pi in zip(rows, floor, strict=True)]
                        for rows, role in zip(by_role, ROLES, strict=True)]
+        else:  # overlapped sends: T >= 2 c_j >= 2 pi(c) beside a link (Sec. 4.3)
+            floor = link_floors(cache, configs, micro_batch, self.budget)
+            by_role = [[np.maximum(row, 2.0 * pi) if _links_of(role) else row
+                        for row, pi in zip(rows, floor, strict=True)]
+                       for rows, role in zip(by_role, ROLES, strict=True)]
         only_times = cache.stage_times_many(configs, micro_batch, True, True, False)
         for k, c in enumerate(configs):
             per_role = [times[k] for times in by_role]
@@ -529,6 +534,8 @@ class PositionalBound:
             if self.instance.training.blocks_p2p(self.schedule) and _links_of(role):
                 # A stage's period with blocking sends is tau_i + c_{i-1} + c_i (Sec. 4.3).
                 tau_m += _links_of(role) * self.link_floor()[:, None]
+            elif _links_of(role):  # overlapped sends: T >= 2 c_j >= 2 pi(c) (Sec. 4.3)
+                tau_m = np.maximum(tau_m, 2.0 * self.link_floor()[:, None])
             tail_m = pieces_max_rows([self.cache.coefficients(c, self.b, *role).tail_pieces
                                       for c in self.configs], widths, width=width,
                                      beyond=np.inf)

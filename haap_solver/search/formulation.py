@@ -108,6 +108,12 @@ def build_slots(instance: Instance, cache: CoefficientCache, sub: SubProblem,
     m = sub.num_micro_batches(instance)
     slots = []
     total = 0
+    # Overlapped sends (Sec. 4.2): a stage beside a link has T >= 2 c_j >= 2 pi(c), so a
+    # configuration whose least link side exceeds half the cap is in no plan still worth finding.
+    too_slow_to_send: set[StageConfig] = set()
+    if stage_time_cap_s < float("inf") and p > 1 \
+            and not instance.training.blocks_p2p(sub.schedule):
+        too_slow_to_send = _too_slow_to_send(instance, cache, configs, b, stage_time_cap_s)
     for i in range(p):
         first, last = i == 0, i == p - 1
         in_flight = cache.in_flight(sub.schedule, p - 1 - i, p, m)
@@ -119,6 +125,8 @@ def build_slots(instance: Instance, cache: CoefficientCache, sub: SubProblem,
             continue
         cands, coeffs, bounds = [], [], []
         for c in configs:
+            if c in too_slow_to_send:
+                continue
             n_max = cache.max_layers(c, b, first, last, p > 1, in_flight)
             if n_max < 1:
                 continue
@@ -136,6 +144,20 @@ def build_slots(instance: Instance, cache: CoefficientCache, sub: SubProblem,
     if total < instance.model.num_layers:
         return None
     return slots
+
+
+def _too_slow_to_send(instance: Instance, cache: CoefficientCache, configs: list[StageConfig],
+                      micro_batch: int, cap_s: float) -> set[StageConfig]:
+    """The configurations whose least link side pi(c) (bounds.link_floors: towards any node
+    group or mixed group set) exceeds half the cap: 2 pi(c) > cap. Per configuration the sides
+    are tried until one is within half the cap, which on most is the first (link_floors takes
+    the minimum over all of them: thousands of configurations times every side with mixed
+    stages, at every model)."""
+    sides = sorted({*(g.name for g in instance.cluster.node_groups),
+                    *(c.link_key for c in configs)}, key=str)
+    limit = cap_s * (1 + 1e-12)
+    return {c for c in configs
+            if all(2.0 * cache.p2p_side(c, micro_batch, h) > limit for h in sides)}
 
 
 def _empty_slot(instance: Instance, cache: CoefficientCache, sub: SubProblem, index: int,

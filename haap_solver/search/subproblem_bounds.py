@@ -275,7 +275,8 @@ def strong_lower_bound(state: SearchState, sub: SubProblem, floors: tuple[float,
     With an incumbent the bottleneck search stops once it proves that no plan of the
     sub-problem can beat it (Sec. 4.2); the value returned is then still a valid bound. With
     `integer` the walk of Sec. 4.5 asks the capacity question with integer stage counts
-    (PositionalBound.holds_all_layers_integer), wherever it is within TAIL_LP_WITHIN.
+    (PositionalBound.holds_all_layers_integer), wherever it is within TAIL_LP_WITHIN (on
+    clusters of TAIL_LP_ALL_GPUS GPUs wherever it is below).
 
     With empty end stages (Sec. 1.2): `_empty_ends_bound`.
     """
@@ -297,7 +298,10 @@ def strong_lower_bound(state: SearchState, sub: SubProblem, floors: tuple[float,
         bound, bottleneck = _floor_and_tail(state, sub, floors, max(t_floor, t_cap))
     # The positional LP with a tail threshold (Sec. 4.5) raised bounds by up to ~10% in our
     # measurements and costs up to half a second on 16k GPUs: only where it may prune.
-    if tuning.TAIL_LP_WITHIN * incumbent_s <= bound < incumbent_s:
+    low, high = tuning.TAIL_LP_ALL_GPUS
+    within = (0.0 if low <= state.instance.cluster.num_gpus <= high
+              else tuning.TAIL_LP_WITHIN)
+    if within * incumbent_s <= bound < incumbent_s:
         p = sub.num_stages
         m = sub.num_micro_batches(state.instance)
         fill = _fill_floor(state, sub, floors)
