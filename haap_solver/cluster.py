@@ -31,7 +31,7 @@ class NodeGroup:
     """GPUs in each node; tensor parallelism never spans nodes."""
     nic: NicKind = "infiniband"
     """NIC class; traffic between groups of different classes crosses the cross-class fabric."""
-    nic_gbit_s: Annotated[float, Range(0, limits.MAX_GBIT_S, min_exclusive=True)]
+    nic_gbit_s: Annotated[float, Range(limits.MIN_GBIT_S, limits.MAX_GBIT_S)]
     """Line rate of one NIC, Gbit/s (HDR InfiniBand: 200)."""
     nics_per_node: Annotated[int, Range(1, limits.MAX_TP)] = 1
     """NICs in each node; the node's network bandwidth is shared evenly by its GPUs."""
@@ -102,7 +102,7 @@ class Cluster:
                            Length(max=limits.MAX_NODE_GROUPS, what="node groups")]
     """The node groups (at least one; names unique)."""
     cross_class_gbit_s: Annotated[float | None,
-                                  Range(0, limits.MAX_GBIT_S, min_exclusive=True)] = None
+                                  Range(limits.MIN_GBIT_S, limits.MAX_GBIT_S)] = None
     """Per-NIC line rate for traffic between NIC classes, Gbit/s; None means the slower side's."""
     devices: dict[str, DeviceType] = field(default_factory=dict)
     """Device type of every group, by name (filled by the instance loader)."""

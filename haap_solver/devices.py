@@ -22,7 +22,7 @@ class DeviceType:
 
     name: str
     """Identifier used in instance and plan files (e.g. ``A100-80G``)."""
-    peak_tflops: Annotated[float, Range(0, limits.MAX_TFLOPS, min_exclusive=True)]
+    peak_tflops: Annotated[float, Range(limits.MIN_TFLOPS, limits.MAX_TFLOPS)]
     """Peak dense 16-bit tensor throughput (bf16, or fp16 where there is no bf16), TFLOP/s."""
     peak_fp32_tflops: float | None = None
     """Peak dense fp32 matrix throughput without TF32 (CUDA cores; AMD fp32 matrix cores),
@@ -37,9 +37,9 @@ class DeviceType:
     no fp8 tensor cores: fp8 training is then an error."""
     memory_gib: Annotated[float, Range(0, limits.MAX_MEMORY_GIB, min_exclusive=True)]
     """Device memory, GiB."""
-    hbm_gb_s: Annotated[float, Range(0, limits.MAX_GB_S, min_exclusive=True)]
+    hbm_gb_s: Annotated[float, Range(limits.MIN_GB_S, limits.MAX_GB_S)]
     """Device memory bandwidth, GB/s."""
-    intra_node_gb_s: Annotated[float, Range(0, limits.MAX_GB_S, min_exclusive=True)]
+    intra_node_gb_s: Annotated[float, Range(limits.MIN_GB_S, limits.MAX_GB_S)]
     """Per-GPU, per-direction bandwidth to other GPUs of the same node (NVLink, or PCIe), GB/s."""
     supports_bf16: bool = True
     """Whether bf16 is supported in hardware (V100 and T4 are fp16 only)."""
@@ -53,8 +53,10 @@ class DeviceType:
         for name in ("peak_fp32_tflops", "peak_tf32_tflops", "peak_fp8_tflops"):
             value = getattr(self, name)
             if value is not None:
-                require(math.isfinite(value) and 0 < value <= limits.MAX_TFLOPS, name,
-                        f"must be a number in (0, {limits.MAX_TFLOPS:g}], got {value}")
+                require(math.isfinite(value)
+                        and limits.MIN_TFLOPS <= value <= limits.MAX_TFLOPS, name,
+                        f"must be a number in [{limits.MIN_TFLOPS:g}, {limits.MAX_TFLOPS:g}], "
+                        f"got {value}")
 
     def matmul_peak_tflops(self, dtype: str, fp32_matmul_precision: str = "highest") -> float:
         """Peak dense matmul TFLOP/s for the training precision (docs/cost-model.md Sec. 4.1).

@@ -37,14 +37,26 @@ MAX_GPUS = 4_194_304
 """GPUs of one cluster (2^22; the largest clusters built have ~200,000)."""
 MAX_GBIT_S = 1e6
 """Per-NIC line rate, Gbit/s (1 Pbit/s; today's fastest NICs: 800)."""
+MIN_GBIT_S = 1e-6
+"""Slowest link, Gbit/s (1 kbit/s; a 1990s modem had 56). The lower limits keep costs finite in
+the solvers: a link of 1e-30 Gbit/s made a send take 1e31 s, and HiGHS reads a coefficient of
+1e20 or more as infinity (an "internal error" or an invalid plan, instead of an answer)."""
 MAX_LATENCY_US = 1e6
 """Per-message latency, microseconds (1 s)."""
 MAX_TFLOPS = 1e6
 """Peak throughput of one device, TFLOP/s (1 EFLOP/s; today's fastest: ~5,000 at low precision)."""
+MIN_TFLOPS = 1e-6
+"""Lowest peak throughput, TFLOP/s (1 MFLOP/s; one CPU core does ~10^5 times more)."""
 MAX_MEMORY_GIB = 1_048_576.0
 """Memory of one device, or memory held back on it, GiB (1 PiB; today's largest: ~300)."""
 MAX_GB_S = 1e7
 """Memory or intra-node bandwidth of one device, GB/s (10 PB/s; today's fastest HBM: ~8,000)."""
+MIN_GB_S = 1e-6
+"""Lowest memory or intra-node bandwidth, GB/s (1 kB/s)."""
+MIN_SPEED = 0.01
+"""Slowest straggler, as a fraction of nominal compute or network speed (1%): a node slower than
+that has failed and leaves the cluster (a resize). With MIN_TFLOPS and MIN_GB_S it keeps a
+slowed device's costs finite in the solvers."""
 MAX_SECONDS = 1e9
 """A measured or expected time, seconds (about 32 years)."""
 MAX_BYTES = 2.0**60

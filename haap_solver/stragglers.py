@@ -23,8 +23,8 @@ In an instance file (``[[cluster.stragglers]]``)::
     [[cluster.stragglers]]
     node_group = "a100"   # the group as written in [[cluster.node_groups]]
     node = 3              # optional: one node (0-based); absent: the whole group
-    compute_speed = 0.7   # fraction of nominal compute, in (0, 1]
-    network_speed = 1.0   # fraction of nominal NIC bandwidth, in (0, 1]
+    compute_speed = 0.7   # fraction of nominal compute, in [0.01, 1]
+    network_speed = 1.0   # fraction of nominal NIC bandwidth, in [0.01, 1]
 """
 
 from __future__ import annotations
@@ -51,9 +51,9 @@ class Straggler:
     """The node group's name."""
     node: Annotated[int | None, Range(0, limits.MAX_NODES - 1)] = None
     """The slowed node's index in the group (0-based); None: every node of the group."""
-    compute_speed: Annotated[float, Range(0, 1, min_exclusive=True)] = 1.0
+    compute_speed: Annotated[float, Range(limits.MIN_SPEED, 1)] = 1.0
     """Fraction of nominal compute (peak FLOP/s and memory bandwidth) the nodes run at."""
-    network_speed: Annotated[float, Range(0, 1, min_exclusive=True)] = 1.0
+    network_speed: Annotated[float, Range(limits.MIN_SPEED, 1)] = 1.0
     """Fraction of nominal NIC bandwidth the nodes get."""
 
     def __post_init__(self) -> None:
@@ -127,13 +127,13 @@ def apply_stragglers(cluster: Cluster, stragglers: list[Straggler], *,
         slow_nodes = nodes.get(g.name, {})
         rest = g.num_nodes - len(slow_nodes)
         if rest:
-            groups.append(_slowed_group(g, g.name, rest, [base], devices))
+            groups.append(_slowed_group(g, g.name, rest, [base], devices, prefix))
         for k in sorted(slow_nodes):
             name = f"{g.name}{NODE_SUFFIX}{k}"
             if name in names:
                 raise InputError(f"the slowed node's group name {name!r} is taken by another "
                                  "node group; rename that group", field=prefix)
-            groups.append(_slowed_group(g, name, 1, [base, slow_nodes[k]], devices))
+            groups.append(_slowed_group(g, name, 1, [base, slow_nodes[k]], devices, prefix))
     used = {g.device for g in groups}
     return dataclasses.replace(cluster, node_groups=tuple(groups),
                                devices={k: devices[k] for k in sorted(used)})
@@ -160,15 +160,22 @@ def node_renames(cluster: Cluster, stragglers: list[Straggler]) -> dict[tuple[st
 
 
 def _slowed_group(g: NodeGroup, name: str, num_nodes: int, slow: list[Straggler | None],
-                  devices: dict[str, DeviceType]) -> NodeGroup:
+                  devices: dict[str, DeviceType], field: str) -> NodeGroup:
     """`g` as `name` with `num_nodes` nodes at the product of the speeds in `slow`, its derived
-    device added to `devices`."""
+    device added to `devices`. The derived device and NICs keep the lower limits of what an
+    instance may declare (limits.MIN_TFLOPS, MIN_GB_S, MIN_GBIT_S: costs the solvers can hold);
+    a straggler that slows them below is refused, naming `field`."""
     compute = network = 1.0
     for s in slow:
         if s is not None:
             compute *= s.compute_speed
             network *= s.network_speed
-    device = slowed_device(devices[g.device], compute)
+    try:
+        device = slowed_device(devices[g.device], compute)
+        slowed = dataclasses.replace(g, name=name, num_nodes=num_nodes, device=device.name,
+                                     nic_gbit_s=g.nic_gbit_s * network)
+    except ValueError as e:
+        raise InputError(f"slows node group {g.name!r} below what a device or link may be "
+                         f"({e})", field=field) from None
     devices[device.name] = device
-    return dataclasses.replace(g, name=name, num_nodes=num_nodes, device=device.name,
-                               nic_gbit_s=g.nic_gbit_s * network)
+    return slowed
