@@ -102,7 +102,11 @@ def cmd_replan(args: argparse.Namespace) -> int:
                                                              for change, label in events]]
     for index, (label, change) in enumerate(steps):
         if change is not None:
-            planner.apply(change)
+            try:
+                planner.apply(change)
+            except InputError as e:  # what only the changed instance can check, located
+                raise e.within(source=str(args.events), prefix=f"events[{index - 1}]") \
+                    from None
         before = planner.plan
         got = planner.solve()
         cold = cold_solve(planner.instance, **options) if args.cold and change is not None \

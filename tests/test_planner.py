@@ -269,6 +269,13 @@ def test_events_file_and_replan_cli(tmp_path: Path, capsys: pytest.CaptureFixtur
     events.write_text('[[events]]\nkind = "grow"\n')
     assert main(["replan", str(instance), str(events)]) == 2
     assert "events[0].kind" in capsys.readouterr().err
+    # Checked only once applied (the group exists in the changed cluster): still located.
+    events.write_text('[[events]]\nkind = "global_batch"\nglobal_batch_size = 16\n'
+                      '[[events]]\nkind = "add_node_group"\nname = "a100"\n'
+                      'device = "A100-80G"\nnum_nodes = 1\ngpus_per_node = 2\nnic_gbit_s = 100\n')
+    assert main(["replan", str(instance), str(events), "--no-cold", "--time-limit", "30"]) == 2
+    err = capsys.readouterr().err
+    assert f"{events}: events[1].name: node group 'a100' exists already" in err, err
 
 
 TRACES = [("instances/replan/spot-a100-v100.toml", "instances/replan/spot-a100-v100.events.toml"),
