@@ -22,10 +22,9 @@ possible, a batch split it gets wrong) makes the two disagree.
 * a **single-type stage** is one replica group on one node group ``g`` (``q_g`` GPUs per node):
   TP ``t`` a power of two, ``t <= min(q_g, training.max_tp)``, dividing ``q_g``, the attention
   heads, the KV heads and ``ffn_hidden_size``; DP ``d >= 1`` dividing ``b``, each replica taking
-  ``b / d <= training.max_micro_batch_share`` sequences; its ``t d`` GPUs fewer than ``q_g``
-  (part of one node, any count: 3 of a 4-GPU node, Sec. 1.3) or a multiple of ``q_g`` (whole
-  nodes, so one node of 3 or 6 GPUs is a stage), at most the group's GPUs
-  (``_single_gpus_allowed``);
+  ``b / d <= training.max_micro_batch_share`` sequences; its ``t d`` GPUs any count up to the
+  group's (``_single_gpus_allowed``, Sec. 1.3): part of one node (3 of a 4-GPU node), one whole
+  node of any size (3 or 6 GPUs), or more than a node, whole nodes or not (6 over 4-GPU nodes);
 * a **mixed stage** (only with ``mixed=True``; Sec. 1.1): two replica groups on node groups of
   different device types, part ``j`` with ``count_j`` replicas of TP ``t_j`` (a TP degree of its
   group, as above) taking ``share_j`` sequences each, ``sum_j count_j share_j = b``; each part's
@@ -158,14 +157,10 @@ def tp_degrees(instance: Instance, gpus_per_node: int, space: str) -> list[int]:
 
 
 def _single_gpus_allowed(gpus: int, gpus_per_node: int, group_gpus: int, space: str) -> bool:
-    """A single-type stage's GPU count: fewer than the node size (part of one node, any count:
-    3 of 4 included, Sec. 1.3) or a multiple of it (whole nodes, one node of any size
-    included), within the group."""
-    if gpus > group_gpus:
-        return False
-    if space == "validator":
-        return True
-    return gpus < gpus_per_node or gpus % gpus_per_node == 0
+    """A single-type stage's GPU count: any count within the group (Sec. 1.3): part of one node
+    (3 of 4 included), one whole node of any size, or more than a node, whole nodes or not
+    (6 GPUs over 4-GPU nodes)."""
+    return 1 <= gpus <= group_gpus
 
 
 def _mixed_part_gpus_allowed(gpus: int, gpus_per_node: int, group_gpus: int, space: str) -> bool:

@@ -267,10 +267,11 @@ class CoefficientCache:
         for r in c.replica_parts(micro_batch):
             if r.single_node:
                 placement: tuple[Placement, ...] = (Placement(node=0, replicas=r.count),)
-            else:
+            else:  # full nodes, then the rest (6 GPUs over 4-GPU nodes: 4 + 2)
                 per_node = r.gpus_per_node // r.tp
-                placement = tuple(Placement(node=k, replicas=per_node)
-                                  for k in range(r.gpus // r.gpus_per_node))
+                placement = tuple(Placement(node=k, replicas=min(per_node,
+                                                                 r.count - k * per_node))
+                                  for k in range(-(-r.count // per_node)))
             out.append(ReplicaGroup(node_group=r.node_group, device=r.device, count=r.count,
                                     tp=r.tp, micro_batch_share=r.share, placement=placement))
         result = tuple(out)

@@ -214,13 +214,11 @@ def _is_pow2(n: int) -> bool:
 
 
 def shape_allowed(group: NodeGroup, gpus: int) -> bool:
-    """Single-type stage sizes (formulations Sec. 1): part of one node, any GPU count below the
-    node size (3 of a 4-GPU node included, Sec. 1.3), or whole nodes, one node of any size
-    included (3, 6, 10 GPUs...)."""
-    gpn = group.gpus_per_node
-    if gpus < 1 or gpus > group.num_gpus:
-        return False
-    return gpus % gpn == 0 or gpus < gpn
+    """Single-type stage sizes (formulations Sec. 1): any GPU count of the group. Part of one
+    node (any count below the node size, 3 of a 4-GPU node included, Sec. 1.3), one whole node of
+    any size (3, 6, 10 GPUs...), or more than a node, whole nodes or not (6 GPUs over 4-GPU
+    nodes: its replicas spread over nodes, Sec. 1.3)."""
+    return 1 <= gpus <= group.num_gpus
 
 
 def mixed_part_allowed(group: NodeGroup, gpus: int) -> bool:
@@ -234,8 +232,18 @@ def mixed_part_allowed(group: NodeGroup, gpus: int) -> bool:
 
 def budget_packs(group: NodeGroup, gpus: int) -> bool:
     """A single-type stage size under which the GPU budget alone decides placement (Sec. 1): a
-    power of two dividing the node size, or whole nodes. A group whose candidates have another
-    size (part of a node: 3 of 4 GPUs, 2 of 3) needs the packing rows (4a)-(4c) of Sec. 1.3."""
+    power of two dividing the node size, or more than a node (its replicas are chain items of
+    their TP degree, a power of two dividing the node size: the lemma of Sec. 1.3 packs them
+    whenever the budget holds). A group whose candidates have another size (part of a node: 3
+    of 4 GPUs, 2 of 3; one whole node of a size not a power of two) needs the packing rows
+    (4a)-(4c) of Sec. 1.3."""
+    gpn = group.gpus_per_node
+    return gpus % gpn == 0 or gpus > gpn or (_is_pow2(gpus) and gpn % gpus == 0)
+
+
+def first_fit_packs(group: NodeGroup, gpus: int) -> bool:
+    """A size that `_first_fit` places whenever the budget holds (Sec. 1): whole nodes, or a
+    power of two dividing the node size. Other sizes go to the exact packer."""
     gpn = group.gpus_per_node
     return gpus % gpn == 0 or (_is_pow2(gpus) and gpn % gpus == 0)
 
@@ -345,7 +353,7 @@ def _place(instance: Instance, configs: list[ReplicaPart],
             continue
         # First-fit fails on a selection that fits the budget only where a stage sits on part of
         # a node with a size the budget alone does not pack (Sec. 1.3): pack it exactly there.
-        if all(mixed[i] or budget_packs(group, configs[i].gpus) for i in idxs) or \
+        if all(mixed[i] or first_fit_packs(group, configs[i].gpus) for i in idxs) or \
                 sum(configs[i].gpus for i in idxs) > group.num_gpus:
             return None
         if not _pack_exactly(group, configs, idxs, mixed, result):
@@ -363,6 +371,8 @@ def _first_fit(group: NodeGroup, configs: list[ReplicaPart], idxs: list[int],
     for i in sorted(idxs, key=lambda k: (-configs[k].gpus, k)):
         c = configs[i]
         if not c.single_node:
+            if c.gpus % gpn:  # more than a node, not whole nodes: the exact packer spreads it
+                return False
             nodes = c.gpus // gpn
             if next_node + nodes > group.num_nodes:
                 return False
