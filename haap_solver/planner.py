@@ -47,6 +47,7 @@ from haap_solver.search.repair import rebalanced, renamed_plan, repaired_plan
 from haap_solver.search.solve import solve
 from haap_solver.search.state import SearchState
 from haap_solver.search.tuning import DEFAULT_BACKEND
+from haap_solver.stragglers import Straggler, apply_stragglers, node_renames
 
 _SAME = 1e-12
 """Relative tolerance under which the search's bound counts as reaching the incumbent's time."""
@@ -93,6 +94,14 @@ class Planner:
         if migration_slack is not None and not 0.0 <= migration_slack < 1.0:
             raise ValueError(f"migration_slack: must be in [0, 1), got {migration_slack}")
         self.instance = instance
+        """The instance planned now: `_base` with the slowdowns of the events folded in."""
+        self._base = instance
+        """The instance as given, with every change but the slowdowns applied: the names and
+        node numbers events refer to (a slowed node stays node k of its group, though the
+        search sees it as a node group of its own)."""
+        self._slow: dict[tuple[str, int | None], Straggler] = {}
+        """The slowdowns in force, by (node group, node) of `_base` (None: the whole group);
+        one back at full speed is dropped."""
         self.state = SearchState(instance)
         self.options = {"backend": backend, "time_limit_s": time_limit_s, "threads": threads,
                         "seed": seed, "mixed": mixed}
@@ -106,15 +115,27 @@ class Planner:
     def apply(self, change: Change) -> CacheReuse:
         """Apply `change`: the new instance, and the search state carried over to it. Returns
         how much of the coefficient cache was carried."""
-        instance = change.apply_to(self.instance)
+        base, slow = self._base, dict(self._slow)
+        if isinstance(change, Slowdown):
+            change.apply_to(base)  # its checks: the group, the node, a profile
+            s = change.straggler
+            slow.pop((s.node_group, s.node), None)
+            if (s.compute_speed, s.network_speed) != (1.0, 1.0):
+                slow[(s.node_group, s.node)] = s
+        else:
+            base = change.apply_to(base)
+            slow = {key: s for key, s in slow.items() if _still_there(base, s)}
+        instance = dataclasses.replace(base, cluster=apply_stragglers(
+            base.cluster, list(slow.values()), prefix="slowdown"))
         if objectives.applies(instance):
             raise InputError("after this change the instance asks for another objective, a "
                              "GPU cap or prices, which the Planner does not search",
                              field="objective")
         self.state, reuse = carry_state(self.state, instance)
-        if self.plan is not None and isinstance(change, Slowdown):
-            self.plan = renamed_plan(self.plan, change.node_renames(self.instance), instance)
-        self.instance = instance
+        if self.plan is not None:
+            self.plan = renamed_plan(self.plan, _node_moves(self._base, self._slow, base, slow),
+                                     instance)
+        self.instance, self._base, self._slow = instance, base, slow
         self._reuse = reuse  # (after several changes: the last one's)
         self._changes.append(change.describe())
         return reuse
@@ -192,3 +213,29 @@ class Planner:
                                    status="optimal" if bound >= t * (1 - _SAME) else "feasible",
                                    iteration_time_s=t, best_bound_s=bound,
                                    gap=(t - bound) / t, message=note)
+
+
+def _still_there(base: Instance, s: Straggler) -> bool:
+    """Whether the node (or group) a slowdown names is still in `base` after a change."""
+    names = {g.name: g.num_nodes for g in base.cluster.node_groups}
+    return s.node_group in names and (s.node is None or s.node < names[s.node_group])
+
+
+def _node_moves(old_base: Instance, old_slow: dict[tuple[str, int | None], Straggler],
+                new_base: Instance, new_slow: dict[tuple[str, int | None], Straggler]
+                ) -> dict[tuple[str, int], tuple[str, int]]:
+    """Where the nodes the planned instance had are in the new one: each node of `_base` keeps
+    its identity, and the slowdowns before and after say which node group the search sees it
+    in (a slowed node is a group of its own; back at full speed it rejoins its group)."""
+    before = node_renames(old_base.cluster, list(old_slow.values()))
+    after = node_renames(new_base.cluster, list(new_slow.values()))
+    sizes = {g.name: g.num_nodes for g in new_base.cluster.node_groups}
+    moves = {}
+    for group, node in before.keys() | after.keys():
+        if node >= sizes.get(group, 0):
+            continue  # (a node the change took away: the repair drops what stood on it)
+        was, now = before.get((group, node), (group, node)), after.get((group, node),
+                                                                        (group, node))
+        if was != now:
+            moves[was] = now
+    return moves

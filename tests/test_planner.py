@@ -195,6 +195,28 @@ def test_slowed_node_loses_layers_and_brute_force_agrees() -> None:
     assert haap.evaluate(slow, even_on_slow).iteration_time_s > routed.iteration_time_s
 
 
+def test_slowed_node_keeps_its_name_for_later_events() -> None:
+    """Events name nodes as the instance does: after node 0 of g0 slows (the search sees it as
+    group g0.node0), g0 still names the whole group: it can shrink, and node 0 back at full
+    speed rejoins it. Warm == cold at each step. (Before, the slowdown renamed the cluster the
+    later events were applied to: 'unknown node group g0'.)"""
+    base = _base()
+    planner = haap.Planner(base, time_limit_s=LIMIT_S)
+    planner.solve()
+    steps = [ch.Slowdown(straggler=Straggler(node_group="g0", node=0, compute_speed=0.5)),
+             ch.Resize(node_group="g0", num_nodes=1),
+             ch.Resize(node_group="g0", num_nodes=2),
+             ch.Slowdown(straggler=Straggler(node_group="g0", node=0, compute_speed=1.0))]
+    names = []
+    for change in steps:
+        planner.apply(change)
+        names.append(sorted(g.name for g in planner.instance.cluster.node_groups))
+        _agree(planner.solve().result, _cold(planner.instance))
+    assert names == [["g0", "g0.node0", "g1"], ["g0.node0", "g1"], ["g0", "g0.node0", "g1"],
+                     ["g0", "g1"]]
+    assert planner.instance.cluster == base.cluster
+
+
 def test_straggler_in_instance_file(tmp_path: Path) -> None:
     text = (ROOT / "instances/small/toy-gpt-6l-a100x2-t4x2.toml").read_text()
     path = tmp_path / "slow.toml"
