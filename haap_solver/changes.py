@@ -133,7 +133,8 @@ class RemoveNodeGroup:
 @dataclass(frozen=True, kw_only=True)
 class Slowdown:
     """A node or a node group runs at a fraction of nominal speed (haap_solver.stragglers: a
-    slowed node becomes the node group GROUP.nodeK)."""
+    slowed node becomes the node group GROUP.nodeK for the search; the Planner keeps naming it
+    node K of GROUP, and a speed of 1.0 restores it)."""
 
     straggler: Straggler
     """Which nodes, and how slow."""
