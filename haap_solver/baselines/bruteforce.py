@@ -156,7 +156,7 @@ def tp_degrees(instance: Instance, gpus_per_node: int, space: str) -> list[int]:
     return out
 
 
-def _single_gpus_allowed(gpus: int, gpus_per_node: int, group_gpus: int, space: str) -> bool:
+def _single_gpus_allowed(gpus: int, group_gpus: int) -> bool:
     """A single-type stage's GPU count: any count within the group (Sec. 1.3): part of one node
     (3 of 4 included), one whole node of any size, or more than a node, whole nodes or not
     (6 GPUs over 4-GPU nodes)."""
@@ -184,7 +184,7 @@ def single_options(instance: Instance, b: int, space: str = "documented") -> lis
             for d in range(1, b + 1):
                 if b % d or b // d > t.max_micro_batch_share:
                     continue
-                if not _single_gpus_allowed(tp * d, g.gpus_per_node, g.num_gpus, space):
+                if not _single_gpus_allowed(tp * d, g.num_gpus):
                     continue
                 part = Part(node_group=g.name, device=g.device, tp=tp, count=d, share=b // d)
                 out.extend(StageOption(parts=(part,), recompute=r) for r in t.recompute)
