@@ -78,3 +78,32 @@ def test_tensor_core_alignment_is_sixteen_bytes_of_a_head() -> None:
     assert compute.head_dim_tensor_core_aligned(model, tf32)
     assert compute.head_dim_tensor_core_aligned(replace(model, num_attention_heads=96), fp16)
     assert compute.head_dim_tensor_core_aligned(replace(model, hidden_size=13312), fp16)
+
+
+def test_cross_entropy_moves_the_bytes_megatrons_kernels_move() -> None:
+    """Megatron's vocab-parallel cross-entropy, kernel by kernel (megatron/core/
+    tensor_parallel/cross_entropy.py): forward cast to fp32 (2 + 4), max (4), subtract (8),
+    exp (8), sum (4), divide (8) = 38 bytes per 16-bit logit; backward multiply (8) and
+    cast back (4 + 2) = 14. fp32 training has no casts: 32 and 8. Hand-counted here, and the
+    head's time is its GEMM plus exactly those bytes over the HBM bandwidth."""
+    from haap_solver.cost import flops
+    from haap_solver.devices import device_preset
+    from haap_solver.model import ModelSpec
+    from haap_solver.training import TrainingSpec
+
+    bf16 = TrainingSpec(global_batch_size=8, dtype="bf16")
+    fp32 = TrainingSpec(global_batch_size=8, dtype="fp32")
+    assert compute.cross_entropy_bytes_per_logit(bf16) == (38.0, 14.0)
+    assert compute.cross_entropy_bytes_per_logit(fp32) == (32.0, 8.0)
+
+    model = ModelSpec(name="m", num_layers=24, hidden_size=2048, ffn_hidden_size=8192,
+                      num_attention_heads=16, vocab_size=131072, seq_length=4096)
+    device, c, tp, batch = device_preset("H100"), DEFAULT_CONSTANTS, 2, 4
+    head = compute.head_compute(model, bf16, device, c, tp, batch)
+    n = batch * model.seq_length
+    gemm = flops.head_forward_flops(model, batch) / tp / (
+        device.peak_tflops * 1e12 * compute.gemm_efficiency(c, n, 2048))
+    bandwidth = device.hbm_gb_s * 1e9 * c.hbm_efficiency
+    logits = n * model.vocab_size / tp
+    assert head.fwd_s == pytest.approx(gemm + logits * 38 / bandwidth, rel=1e-12)
+    assert head.bwd_s == pytest.approx(2 * gemm + logits * 14 / bandwidth, rel=1e-12)

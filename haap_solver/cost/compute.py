@@ -249,17 +249,37 @@ def layer_compute(model: ModelSpec, training: TrainingSpec, device: DeviceType,
     return PassTimes(fwd, bwd)
 
 
+def cross_entropy_bytes_per_logit(training: TrainingSpec) -> tuple[float, float]:
+    """HBM bytes per logit of Megatron's vocab-parallel cross-entropy, (forward, backward).
+
+    Counted from ``megatron/core/tensor_parallel/cross_entropy.py``: the forward casts the
+    logits to fp32 (read beta, write 4; nothing in fp32 training), takes the row maximum (read
+    4), subtracts it in place (read and write 4), exponentiates in place (8), sums the rows
+    (read 4) and divides by the sums in place (8), keeping the softmax for the backward: 32
+    bytes plus the cast. The backward multiplies the saved softmax by the output gradient in
+    place (8) and autograd casts the gradient back to the logits' precision (read 4, write
+    beta). 16-bit training: 38 and 14 bytes. (Hugging Face models under DeepSpeed use
+    PyTorch's log-softmax and NLL loss, about as many bytes: it is not counted apart.)"""
+    beta = training.bytes_per_value
+    cast = beta + 4.0 if beta != 4 else 0.0
+    return 32.0 + cast, 8.0 + cast
+
+
 def head_compute(model: ModelSpec, training: TrainingSpec, device: DeviceType,
                  c: CostConstants, tp: int, batch: int) -> PassTimes:
-    """LM head GEMM (2 b s h V / t; rows b s, narrowest dimension min(h, V / t)) plus three
-    fp32 passes over the logits shard for the softmax cross-entropy (Sec. 4.6)."""
+    """LM head GEMM (2 b s h V / t; rows b s, narrowest dimension min(h, V / t)) plus the
+    softmax cross-entropy's passes over the logits shard, b s V / t values
+    (`cross_entropy_bytes_per_logit`; Sec. 4.6)."""
     n = batch * model.seq_length
     h, v = model.hidden_size, model.vocab_size
     peak = matmul_flops_per_s(device, training)
     gemm = flops.head_forward_flops(model, batch) / tp / (
         peak * gemm_efficiency(c, n, min(h, v / tp)))
-    loss = n * v / tp * 4.0 * 3 / _hbm_bytes_per_s(device, c)
-    return PassTimes(gemm + loss, flops.BACKWARD_TO_FORWARD * gemm + loss)
+    fwd_bytes, bwd_bytes = cross_entropy_bytes_per_logit(training)
+    bw = _hbm_bytes_per_s(device, c)
+    logits = n * v / tp
+    return PassTimes(gemm + logits * fwd_bytes / bw,
+                     flops.BACKWARD_TO_FORWARD * gemm + logits * bwd_bytes / bw)
 
 
 def embedding_compute(model: ModelSpec, training: TrainingSpec, device: DeviceType,

@@ -497,6 +497,10 @@ HISTORY_LINES = [
     "19.9% (r144) | 8.6% | 27.0% (r144) |",
     "| + blocking pipeline sends (Megatron-LM's and DeepSpeed's; were overlapped) | 3.8% | "
     "19.9% (r144) | 8.8% | 27.0% (r144) |",
+    "| + unaligned head dimensions leave the tensor cores (no calibration row has one) | "
+    "3.8% | 19.9% (r144) | 8.8% | 27.0% (r144) |",
+    "| + Megatron's cross-entropy counted kernel by kernel (38 + 14 bytes per logit; were "
+    "12 + 12) | 3.7% | 19.3% (r084) | 9.4% | 22.5% (r144) |",
 ]
 """Fixed record of the calibration's errors as the model grew (docs/validation.md)."""
 
