@@ -35,6 +35,15 @@ counts the backward as 2.5x the forward)."""
 FLASH_CAUSAL_WORK = 0.5
 """Share of the score blocks a causal flash-attention kernel computes: the blocks above the
 diagonal are skipped (Dao 2023, Sec. 3.1.1). Unfused attention computes every score and masks."""
+TENSOR_CORE_ALIGNMENT_BYTES = 16
+"""cuBLAS runs a GEMM on the tensor cores only when its matrices' leading dimensions are
+multiples of 16 bytes (8 values in 16-bit, 4 in TF32): NVIDIA, *Matrix Multiplication
+Background User's Guide* (DU-09799-001), Sec. 2.2 "Tensor Core Requirements", and the cuBLAS
+documentation's tensor-op restrictions (cuBLAS 11 relaxes this to "always, but most efficient"
+at those multiples). Otherwise it falls back to CUDA-core (SIMT) kernels. Unfused attention's
+batched GEMMs have the head dimension as a leading dimension, so a head dimension that is not
+a multiple of 8 (BLOOM's 13824 / 128 = 108) runs them at the CUDA-core fp32 peak, 16x below
+A100's 16-bit tensor peak (docs/cost-model.md Sec. 4.3)."""
 ELEMENTWISE_BACKWARD_TO_FORWARD = 2.0
 """Bytes of an elementwise kernel's backward over its forward: it reads the output gradient and
 the saved input and writes the input gradient, where the forward reads one input and writes one
@@ -58,6 +67,34 @@ def gemm_efficiency(c: CostConstants, rows: float, width: float) -> float:
     """Fraction of peak of a GEMM with `rows` rows (tokens) whose narrowest other dimension is
     `width` (Sec. 4.2): both saturate, at `width_half` and `tokens_half`."""
     return c.max_efficiency * width / (width + c.width_half) * rows / (rows + c.tokens_half)
+
+
+def head_dim_tensor_core_aligned(model: ModelSpec, training: TrainingSpec) -> bool:
+    """Whether a row of one head (`head_dim` values) is a whole number of 16-byte units, as
+    cuBLAS needs to run unfused attention's batched GEMMs on the tensor cores
+    (`TENSOR_CORE_ALIGNMENT_BYTES`)."""
+    return (model.head_dim * training.bytes_per_value) % TENSOR_CORE_ALIGNMENT_BYTES == 0
+
+
+def attention_bmm_s(model: ModelSpec, training: TrainingSpec, device: DeviceType,
+                    c: CostConstants, tp: int, batch: int) -> float:
+    """Forward seconds of unfused attention's two batched GEMMs (scores Q K^T and context
+    P V) on one TP rank (Sec. 4.3): rows s, narrowest dimension the head dimension d.
+
+    With a head dimension the tensor cores cannot take (`head_dim_tensor_core_aligned`) they
+    run on the CUDA cores: at the device's fp32 non-tensor peak, with the GEMM's rows
+    efficiency and `max_efficiency` but without the tensor-core tile-width factor (a SIMT
+    tile is narrow). Never faster than the tensor-core estimate.
+    """
+    s, d = model.seq_length, model.head_dim
+    work = flops.attention_core_forward_flops(model, batch) / tp
+    peak = matmul_flops_per_s(device, training)
+    tensor = work / (peak * gemm_efficiency(c, s, d))
+    simt_peak = device.matmul_peak_tflops("fp32", "highest") * 1e12
+    if head_dim_tensor_core_aligned(model, training) or simt_peak >= peak:
+        return tensor
+    simt = work / (simt_peak * c.max_efficiency * s / (s + c.tokens_half))
+    return max(tensor, simt)
 
 
 def _hbm_bytes_per_s(device: DeviceType, c: CostConstants) -> float:
@@ -105,17 +142,18 @@ def attention_core_s(model: ModelSpec, training: TrainingSpec, device: DeviceTyp
     Flash attention: one fused kernel over the causal half of the score blocks, at
     `flash_efficiency` scaled by d / (d + `flash_head_dim_half`) (d the head dimension: a narrow
     head gives each tile little work per byte). Unfused: two batched GEMMs of rows s and
-    narrowest dimension d, and the score matrix (a/t heads x s x s per sequence) written,
+    narrowest dimension d (on the CUDA cores when d is not tensor-core aligned,
+    `attention_bmm_s`), and the score matrix (a/t heads x s x s per sequence) written,
     softmaxed and dropped out in HBM.
     """
     s, d = model.seq_length, model.head_dim
-    work = flops.attention_core_forward_flops(model, batch) / tp
-    peak = matmul_flops_per_s(device, training)
     if training.flash_attention:
+        work = flops.attention_core_forward_flops(model, batch) / tp
+        peak = matmul_flops_per_s(device, training)
         eff = c.flash_efficiency * d / (d + c.flash_head_dim_half)
         fwd = FLASH_CAUSAL_WORK * work / (peak * eff)
         return PassTimes(fwd, FLASH_BACKWARD_TO_FORWARD * fwd)
-    gemm = work / (peak * gemm_efficiency(c, s, d))
+    gemm = attention_bmm_s(model, training, device, c, tp, batch)
     scores = batch * model.num_attention_heads / tp * s * s
     beta = training.bytes_per_value
     dropout = 1.0 if model.uses_dropout else 0.0
@@ -211,17 +249,37 @@ def layer_compute(model: ModelSpec, training: TrainingSpec, device: DeviceType,
     return PassTimes(fwd, bwd)
 
 
+def cross_entropy_bytes_per_logit(training: TrainingSpec) -> tuple[float, float]:
+    """HBM bytes per logit of Megatron's vocab-parallel cross-entropy, (forward, backward).
+
+    Counted from ``megatron/core/tensor_parallel/cross_entropy.py``: the forward casts the
+    logits to fp32 (read beta, write 4; nothing in fp32 training), takes the row maximum (read
+    4), subtracts it in place (read and write 4), exponentiates in place (8), sums the rows
+    (read 4) and divides by the sums in place (8), keeping the softmax for the backward: 32
+    bytes plus the cast. The backward multiplies the saved softmax by the output gradient in
+    place (8) and autograd casts the gradient back to the logits' precision (read 4, write
+    beta). 16-bit training: 38 and 14 bytes. (Hugging Face models under DeepSpeed use
+    PyTorch's log-softmax and NLL loss, about as many bytes: it is not counted apart.)"""
+    beta = training.bytes_per_value
+    cast = beta + 4.0 if beta != 4 else 0.0
+    return 32.0 + cast, 8.0 + cast
+
+
 def head_compute(model: ModelSpec, training: TrainingSpec, device: DeviceType,
                  c: CostConstants, tp: int, batch: int) -> PassTimes:
-    """LM head GEMM (2 b s h V / t; rows b s, narrowest dimension min(h, V / t)) plus three
-    fp32 passes over the logits shard for the softmax cross-entropy (Sec. 4.6)."""
+    """LM head GEMM (2 b s h V / t; rows b s, narrowest dimension min(h, V / t)) plus the
+    softmax cross-entropy's passes over the logits shard, b s V / t values
+    (`cross_entropy_bytes_per_logit`; Sec. 4.6)."""
     n = batch * model.seq_length
     h, v = model.hidden_size, model.vocab_size
     peak = matmul_flops_per_s(device, training)
     gemm = flops.head_forward_flops(model, batch) / tp / (
         peak * gemm_efficiency(c, n, min(h, v / tp)))
-    loss = n * v / tp * 4.0 * 3 / _hbm_bytes_per_s(device, c)
-    return PassTimes(gemm + loss, flops.BACKWARD_TO_FORWARD * gemm + loss)
+    fwd_bytes, bwd_bytes = cross_entropy_bytes_per_logit(training)
+    bw = _hbm_bytes_per_s(device, c)
+    logits = n * v / tp
+    return PassTimes(gemm + logits * fwd_bytes / bw,
+                     flops.BACKWARD_TO_FORWARD * gemm + logits * bwd_bytes / bw)
 
 
 def embedding_compute(model: ModelSpec, training: TrainingSpec, device: DeviceType,

@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 class CostConstants:
     """Constants of the cost model. Fitted ones say so; the others say where they come from."""
 
-    max_efficiency: float = 0.727
+    max_efficiency: float = 0.728
     """Fitted (``haap calibrate --fit`` on the calibration runs, see docs/validation.md): the
     fraction of the 16-bit peak reached by large GEMMs on Ampere (A100) GPUs, and the
     documented extrapolation for device families without runs of their own. Absorbs unmodelled
@@ -32,10 +32,10 @@ class CostConstants:
     head-dimension (64-160) GEMMs, whose cost the fit then sets through `max_efficiency`."""
     tokens_half: float = 128.0
     """Tokens per micro-batch at which efficiency halves: one 128-row tensor-core tile (assumed)."""
-    network_efficiency: float = 0.69
+    network_efficiency: float = 0.701
     """Fitted (as `max_efficiency`): fraction of NIC line rate that NCCL collectives reach across
     nodes. Set almost entirely by the DeepSpeed ZeRO-3 runs, so an effective value."""
-    zero3_overlap: float = 0.705
+    zero3_overlap: float = 0.687
     """Fitted (as `max_efficiency`): share of ZeRO-3 parameter traffic hidden behind compute by
     prefetching (a compromise over the ZeRO-3 runs, see docs/validation.md)."""
     intra_node_efficiency: float = 0.7
@@ -62,7 +62,7 @@ class CostConstants:
     """Head dimension at which flash attention reaches half of `flash_efficiency` (assumed: gives
     0.50 of peak at d = 64 and 0.60 at d = 128, the FlashAttention-2 figures)."""
     family_constants: tuple[tuple[str, str, float], ...] = (
-        ("hopper", "max_efficiency", 0.669),
+        ("hopper", "max_efficiency", 0.671),
     )
     """Constants fitted on a device family's own runs, as (family, constant, value): they replace
     the constant for devices of that `DeviceType.efficiency_family`. A family not listed uses the
