@@ -9,12 +9,16 @@ from haap_solver.instance import Instance
 
 
 def tp_candidates(instance: Instance, group: NodeGroup) -> list[int]:
-    """Powers of two up to the node size and training.max_tp that divide heads, KV heads and FFN."""
+    """Powers of two up to the node size and training.max_tp that divide heads, KV heads and FFN
+    (formulations Sec. 1). Each TP group sits on one node, but the degree need not divide the
+    node size: a 3-GPU node holds one TP-2 replica (and one GPU more), a 6-GPU node one TP-4
+    replica. The validator accepts those, and where memory needs TP 2 on 3-GPU nodes they are
+    the only plans there are."""
     m = instance.model
     out = []
     t = 1
     while t <= min(group.gpus_per_node, instance.training.max_tp):
-        if (group.gpus_per_node % t == 0 and m.num_attention_heads % t == 0
+        if (m.num_attention_heads % t == 0
                 and m.kv_heads % t == 0 and m.ffn_hidden_size % t == 0):
             out.append(t)
         t *= 2

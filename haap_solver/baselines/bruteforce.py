@@ -143,15 +143,16 @@ def _divides_model(instance: Instance, tp: int) -> bool:
 
 
 def tp_degrees(instance: Instance, gpus_per_node: int, space: str) -> list[int]:
-    """TP degrees of a node group of `gpus_per_node` GPUs per node: powers of two dividing the
-    node size, up to training.max_tp, that divide heads, KV heads and FFN width (documented);
-    any degree up to the node size and max_tp dividing those three (validator)."""
+    """TP degrees of a node group of `gpus_per_node` GPUs per node: powers of two up to the node
+    size and training.max_tp that divide heads, KV heads and FFN width (documented: TP 2 on a
+    3-GPU node included, Sec. 1); any degree up to the node size and max_tp dividing those three
+    (validator)."""
     limit = min(gpus_per_node, instance.training.max_tp)
     out = []
     for t in range(1, limit + 1):
         if not _divides_model(instance, t):
             continue
-        if space == "validator" or (_is_pow2(t) and gpus_per_node % t == 0):
+        if space == "validator" or _is_pow2(t):
             out.append(t)
     return out
 
@@ -264,6 +265,8 @@ def mixed_options(instance: Instance, b: int, cm: CostModel,
     for g in groups:
         opts = []
         for tp in tp_degrees(instance, g.gpus_per_node, space):
+            if space == "documented" and g.gpus_per_node % tp:
+                continue  # (a mixed part's TP degree divides its node size: Sec. 1.1)
             for count in range(1, b + 1):
                 if _mixed_part_gpus_allowed(tp * count, g.gpus_per_node, g.num_gpus, space):
                     opts.append((g.name, g.device, tp, count))

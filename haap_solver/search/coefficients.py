@@ -252,7 +252,7 @@ class CoefficientCache:
         if hit is None:
             node_group = self.instance.cluster.group(group)
             hit = self._misc[key] = all(
-                budget_packs(node_group, c.gpus)
+                budget_packs(node_group, c.gpus, c.tp)
                 for c in stage_configs(self.instance, micro_batch) if c.node_group == group)
         return bool(hit)
 

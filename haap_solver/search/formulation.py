@@ -220,7 +220,7 @@ def _add_packing_rows(lp: LinearProgram, group: NodeGroup, slots: list[Slot],
     (t floor(free_P / t) each) and the empty nodes (t floor(q_g / t) each)."""
     uses = [(x, c) for s, row in zip(slots, xs, strict=True)
             for x, c in zip(row, s.candidates, strict=True) if c.gpus_in(group.name)]
-    if all(c.mixed or budget_packs(group, c.gpus) for _, c in uses):
+    if all(c.mixed or budget_packs(group, c.gpus, c.tp) for _, c in uses):
         return
     items = [(x, packing_items(c, group)) for x, c in uses]
     sizes = sorted({size for _, (size, _) in items if size})

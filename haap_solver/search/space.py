@@ -192,6 +192,8 @@ def mixed_shapes(instance: Instance, micro_batch: int) -> list[tuple[tuple[str, 
     for g in groups:
         opts = []
         for tp in tp_candidates(instance, g):
+            if g.gpus_per_node % tp:
+                continue  # (a part's TP degree divides its node size: Sec. 1.1)
             most = min(g.num_gpus, MIXED_MAX_PART_NODES * g.gpus_per_node)
             for count in range(1, min(micro_batch - 1, most // tp) + 1):
                 if mixed_part_allowed(g, tp * count):
@@ -230,22 +232,26 @@ def mixed_part_allowed(group: NodeGroup, gpus: int) -> bool:
     return gpus % gpn == 0 or (gpus < gpn and _is_pow2(gpus) and gpn % gpus == 0)
 
 
-def budget_packs(group: NodeGroup, gpus: int) -> bool:
-    """A single-type stage size under which the GPU budget alone decides placement (Sec. 1): a
-    power of two dividing the node size, or more than a node (its replicas are chain items of
-    their TP degree, a power of two dividing the node size: the lemma of Sec. 1.3 packs them
-    whenever the budget holds). A group whose candidates have another size (part of a node: 3
-    of 4 GPUs, 2 of 3; one whole node of a size not a power of two) needs the packing rows
-    (4a)-(4c) of Sec. 1.3."""
+def budget_packs(group: NodeGroup, gpus: int, tp: int) -> bool:
+    """A single-type stage shape (`gpus` GPUs in replicas of TP `tp`) under which the GPU budget
+    alone decides placement (Sec. 1): a power of two dividing the node size, or more than a
+    node in replicas whose TP degree divides the node size (chain items of a power of two
+    dividing the node size: the lemma of Sec. 1.3 packs them whenever the budget holds). A
+    group whose candidates have another shape (part of a node: 3 of 4 GPUs, 2 of 3; one whole
+    node of a size not a power of two; replicas of TP 2 on 3-GPU nodes, which leave a GPU of
+    each node to others) needs the packing rows (4a)-(4c) of Sec. 1.3."""
     gpn = group.gpus_per_node
+    if gpn % tp:
+        return False
     return gpus % gpn == 0 or gpus > gpn or (_is_pow2(gpus) and gpn % gpus == 0)
 
 
-def first_fit_packs(group: NodeGroup, gpus: int) -> bool:
-    """A size that `_first_fit` places whenever the budget holds (Sec. 1): whole nodes, or a
-    power of two dividing the node size. Other sizes go to the exact packer."""
+def first_fit_packs(group: NodeGroup, gpus: int, tp: int) -> bool:
+    """A shape that `_first_fit` places whenever the budget holds (Sec. 1): whole nodes in
+    replicas whose TP degree divides the node size, or a power of two dividing the node size.
+    Other shapes go to the exact packer."""
     gpn = group.gpus_per_node
-    return gpus % gpn == 0 or (_is_pow2(gpus) and gpn % gpus == 0)
+    return (gpus % gpn == 0 and gpn % tp == 0) or (_is_pow2(gpus) and gpn % gpus == 0)
 
 
 def packing_items(c: StageConfig, group: NodeGroup) -> tuple[int, tuple[int, ...]]:
@@ -303,6 +309,8 @@ def stage_configs(instance: Instance, micro_batch: int) -> list[StageConfig]:
                     continue
                 if not shape_allowed(group, tp * dp):
                     continue
+                if dp > group.num_nodes * (group.gpus_per_node // tp):
+                    continue  # (TP 2 on 3-GPU nodes: one replica a node)
                 for rc in t.recompute:
                     out.append(StageConfig(node_group=group.name, device=group.device, tp=tp,
                                            dp=dp, recompute=rc,
@@ -353,7 +361,8 @@ def _place(instance: Instance, configs: list[ReplicaPart],
             continue
         # First-fit fails on a selection that fits the budget only where a stage sits on part of
         # a node with a size the budget alone does not pack (Sec. 1.3): pack it exactly there.
-        if all(mixed[i] or first_fit_packs(group, configs[i].gpus) for i in idxs) or \
+        if all(mixed[i] or first_fit_packs(group, configs[i].gpus, configs[i].tp)
+               for i in idxs) or \
                 sum(configs[i].gpus for i in idxs) > group.num_gpus:
             return None
         if not _pack_exactly(group, configs, idxs, mixed, result):
@@ -371,7 +380,7 @@ def _first_fit(group: NodeGroup, configs: list[ReplicaPart], idxs: list[int],
     for i in sorted(idxs, key=lambda k: (-configs[k].gpus, k)):
         c = configs[i]
         if not c.single_node:
-            if c.gpus % gpn:  # more than a node, not whole nodes: the exact packer spreads it
+            if c.gpus % gpn or gpn % c.tp:  # (not whole nodes: the exact packer spreads it)
                 return False
             nodes = c.gpus // gpn
             if next_node + nodes > group.num_nodes:
