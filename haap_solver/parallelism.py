@@ -9,16 +9,15 @@ from haap_solver.instance import Instance
 
 
 def tp_candidates(instance: Instance, group: NodeGroup) -> list[int]:
-    """Powers of two up to the node size and training.max_tp that divide heads, KV heads and FFN."""
+    """TP degrees up to the node size and training.max_tp that divide heads, KV heads and FFN
+    (formulations Sec. 1): what the validator accepts. Each TP group sits on one node, but the
+    degree need not divide the node size nor be a power of two: a 3-GPU node holds one TP-2
+    replica (and one GPU more), a 6-GPU node one TP-4 replica, and a model of 96 heads may run
+    TP 3 or 6. Where memory needs TP 2 on 3-GPU nodes, those are the only plans there are."""
     m = instance.model
-    out = []
-    t = 1
-    while t <= min(group.gpus_per_node, instance.training.max_tp):
-        if (group.gpus_per_node % t == 0 and m.num_attention_heads % t == 0
-                and m.kv_heads % t == 0 and m.ffn_hidden_size % t == 0):
-            out.append(t)
-        t *= 2
-    return out
+    return [t for t in range(1, min(group.gpus_per_node, instance.training.max_tp) + 1)
+            if m.num_attention_heads % t == 0 and m.kv_heads % t == 0
+            and m.ffn_hidden_size % t == 0]
 
 
 def divisors(n: int) -> list[int]:

@@ -111,6 +111,12 @@ def target_violations(instance: Instance, plan: Plan, target: str) -> list[str]:
         if r.single_device_per_stage and len(devices) > 1:
             out.append(f"{where}.replicas[*].device: {eng} runs one device type per stage "
                        f"(one process mesh per device type), this stage has {sorted(devices)}")
+        for j, g in enumerate(stage.replicas):
+            gpn = instance.cluster.group(g.node_group).gpus_per_node
+            if gpn % g.tp:
+                out.append(f"{where}.replicas[{j}].tp {g.tp}: {eng} gives a TP group consecutive "
+                           f"ranks, which stay on one node only where TP divides its "
+                           f"{gpn} GPUs")
         if stage.recompute not in r.recompute_modes:
             out.append(f"{where}.recompute {stage.recompute!r}: {eng} has "
                        f"{', '.join(r.recompute_modes)}")

@@ -105,12 +105,14 @@ def _shape(c: StageConfig) -> tuple[set[int], set[int], set[str], int]:
 
 
 def stage_rule(rules: TargetRules) -> StageFilter:
-    """The per-stage part of the rules: one TP and one share per stage, modes the engine has,
-    one device type where needed."""
+    """The per-stage part of the rules: one TP and one share per stage, a TP degree that divides
+    the node size (ranks TP-innermost), modes the engine has, one device type where needed."""
 
     def ok(c: StageConfig) -> bool:
         tps, shares, devices, _ = _shape(c)
+        parts = c.parts or c.replica_parts(1)
         return (len(tps) == 1 and len(shares) == 1 and c.recompute in rules.recompute_modes
+                and all(p.gpus_per_node % p.tp == 0 for p in parts)
                 and (not rules.single_device_per_stage or len(devices) == 1))
 
     return ok

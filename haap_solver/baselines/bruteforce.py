@@ -20,22 +20,24 @@ possible, a batch split it gets wrong) makes the two disagree.
   single-type one;
 * each stage has one recomputation mode of ``training.recompute``;
 * a **single-type stage** is one replica group on one node group ``g`` (``q_g`` GPUs per node):
-  TP ``t`` a power of two, ``t <= min(q_g, training.max_tp)``, dividing ``q_g``, the attention
-  heads, the KV heads and ``ffn_hidden_size``; DP ``d >= 1`` dividing ``b``, each replica taking
-  ``b / d <= training.max_micro_batch_share`` sequences; its ``t d`` GPUs any count up to the
-  group's (``_single_gpus_allowed``, Sec. 1.3): part of one node (3 of a 4-GPU node), one whole
-  node of any size (3 or 6 GPUs), or more than a node, whole nodes or not (6 over 4-GPU nodes);
+  TP ``t <= min(q_g, training.max_tp)`` dividing the attention heads, the KV heads and
+  ``ffn_hidden_size`` (not necessarily ``q_g``, nor a power of two: TP 2 on a 3-GPU node, TP 3 with
+  24 heads; its replicas each on one node, ``q_g // t`` a node at most); DP ``d >= 1`` dividing
+  ``b``, each replica taking ``b / d <= training.max_micro_batch_share`` sequences; its ``t d`` GPUs
+  any count up to the group's (``_single_gpus_allowed``, Sec. 1.3): part of one node (3 of a 4-GPU
+  node), one whole node of any size (3 or 6 GPUs), or more than a node, whole nodes or not (6 over
+  4-GPU nodes);
 * a **mixed stage** (only with ``mixed=True``; Sec. 1.1): two replica groups on node groups of
-  different device types, part ``j`` with ``count_j`` replicas of TP ``t_j`` (a TP degree of its
-  group, as above) taking ``share_j`` sequences each, ``sum_j count_j share_j = b``; each part's
-  ``t_j count_j`` GPUs a power of two dividing its node size or whole nodes, one or two
-  (``_mixed_part_gpus_allowed``); the shares are the documented split (``_mixed_split``): among
-  the integer splits with ``1 <= share_j <= max_micro_batch_share`` where every replica holds one
-  layer as a middle stage with one micro-batch in flight, the least per-layer time of the slowest
-  replica (``CostModel.layer_cost``: forward + backward + TP), ties to the lighter split
-  (``_lighter_first``); the stage exists only when that split is balanced (``_balanced``: every
-  part busy for ``MIXED_MIN_BUSY`` of the stage's per-layer time, or the slowest with one
-  sequence more per replica);
+  different device types, part ``j`` with ``count_j`` replicas of TP ``t_j``
+  (a TP degree of its group, as above, that is a power of two dividing ``q_g``) taking ``share_j``
+  sequences each, ``sum_j count_j share_j = b``; each part's ``t_j count_j`` GPUs a power of two
+  dividing its node size or whole nodes, one or two (``_mixed_part_gpus_allowed``); the shares are
+  the documented split (``_mixed_split``): among the integer splits with ``1 <= share_j <=
+  max_micro_batch_share`` where every replica holds one layer as a middle stage with one micro-batch
+  in flight, the least per-layer time of the slowest replica (``CostModel.layer_cost``: forward +
+  backward + TP), ties to the lighter split (``_lighter_first``); the stage exists only when that
+  split is balanced (``_balanced``: every part busy for ``MIXED_MIN_BUSY`` of the stage's per-layer
+  time, or the slowest with one sequence more per replica);
 * **placement**: every way of putting each replica group's replicas on its group's nodes that
   the validator accepts (no node given more GPUs than it has), up to the symmetry of a group's
   identical nodes (``_group_placements``: one placement per orbit, the nodes' load vectors in
@@ -54,13 +56,12 @@ validating every plan. Memory is checked per stage before the plan is built (``_
 the validator's own call of ``CostModel.replica_memory``, memoised); ``prune_memory=False``
 skips that and leaves memory to the validator alone (a diagnostic: the same answer, slower).
 
-``space="validator"`` widens the space to what the validator accepts beyond it: any TP degree
-up to the node size that divides the heads, KV heads and FFN width (3 on a 4-GPU node), any
-GPU count a group can place (5 on two 4-GPU nodes; 3 GPUs of a 4-GPU node for mixed parts too),
-for single-type stages and mixed parts alike, and every placement (a part-node stage spread
-over nodes included); ``training.max_tp`` and ``max_micro_batch_share`` still bound it
-(they are the user's limits on the planner; the validator does not read them) and the mixed
-split rule is unchanged. It measures what the documented space leaves out.
+``space="validator"`` widens the space to what the validator accepts beyond it: any TP degree and
+any GPU count a group can place for mixed parts too (TP 3 or 3 GPUs of a 4-GPU node), and every
+placement (a part-node stage spread over nodes included); ``training.max_tp`` and
+``max_micro_batch_share`` still bound it (they are the user's limits on the planner; the validator
+does not read them) and the mixed split rule is unchanged. It measures what the documented space
+leaves out.
 
 Refuses (HaapError) instances whose space is larger than ``max_plans``, counted before any plan
 is built (``space_size``).
@@ -142,18 +143,13 @@ def _divides_model(instance: Instance, tp: int) -> bool:
     return all(n % tp == 0 for n in (m.num_attention_heads, m.kv_heads, m.ffn_hidden_size))
 
 
-def tp_degrees(instance: Instance, gpus_per_node: int, space: str) -> list[int]:
-    """TP degrees of a node group of `gpus_per_node` GPUs per node: powers of two dividing the
-    node size, up to training.max_tp, that divide heads, KV heads and FFN width (documented);
-    any degree up to the node size and max_tp dividing those three (validator)."""
+def tp_degrees(instance: Instance, gpus_per_node: int) -> list[int]:
+    """TP degrees of a node group of `gpus_per_node` GPUs per node: any degree up to the node
+    size and training.max_tp that divides heads, KV heads and FFN width (Sec. 1: TP 2 on a
+    3-GPU node, TP 3 with 24 heads; both spaces; a mixed part's is narrower in the documented
+    space, see mixed_options)."""
     limit = min(gpus_per_node, instance.training.max_tp)
-    out = []
-    for t in range(1, limit + 1):
-        if not _divides_model(instance, t):
-            continue
-        if space == "validator" or (_is_pow2(t) and gpus_per_node % t == 0):
-            out.append(t)
-    return out
+    return [t for t in range(1, limit + 1) if _divides_model(instance, t)]
 
 
 def _single_gpus_allowed(gpus: int, group_gpus: int) -> bool:
@@ -180,7 +176,7 @@ def single_options(instance: Instance, b: int, space: str = "documented") -> lis
     t = instance.training
     out: list[StageOption] = []
     for g in instance.cluster.node_groups:
-        for tp in tp_degrees(instance, g.gpus_per_node, space):
+        for tp in tp_degrees(instance, g.gpus_per_node):
             for d in range(1, b + 1):
                 if b % d or b // d > t.max_micro_batch_share:
                     continue
@@ -263,7 +259,9 @@ def mixed_options(instance: Instance, b: int, cm: CostModel,
     shapes: list[list[tuple[str, str, int, int]]] = []
     for g in groups:
         opts = []
-        for tp in tp_degrees(instance, g.gpus_per_node, space):
+        for tp in tp_degrees(instance, g.gpus_per_node):
+            if space == "documented" and (g.gpus_per_node % tp or not _is_pow2(tp)):
+                continue  # (a mixed part's TP degree: a power of two dividing its node size)
             for count in range(1, b + 1):
                 if _mixed_part_gpus_allowed(tp * count, g.gpus_per_node, g.num_gpus, space):
                     opts.append((g.name, g.device, tp, count))

@@ -85,8 +85,13 @@ def gpu_line(instance: Instance, order: Sequence[str] | None = None) -> GpuLine:
 
 
 def legal_tps(instance: Instance) -> dict[str, list[int]]:
-    """TP degrees each node group allows (powers of two dividing node size and model dims)."""
-    return {g.name: tp_candidates(instance, g) for g in instance.cluster.node_groups}
+    """TP degrees each node group allows the baselines: powers of two dividing the node size and
+    the model dims. Unlike the exact search's (`tp_candidates`), the degree divides the node size
+    (and is a power of two, as Megatron-LM users choose it): Megatron-LM lays ranks out TP-
+    innermost, so on 3-GPU nodes a TP-2 group would cross nodes."""
+    return {g.name: [t for t in tp_candidates(instance, g)
+                     if g.gpus_per_node % t == 0 and t & (t - 1) == 0]
+            for g in instance.cluster.node_groups}
 
 
 def tp_ok(replicas: Iterable[ReplicaGroup], tps: dict[str, list[int]]) -> bool:

@@ -226,8 +226,9 @@ class CoefficientCache:
         `micro_batch` is one the budget alone packs, fewer GPUs is enough. Elsewhere `b` on
         one node (single-type, at most a node) leaves room for `a`'s fewer GPUs there; `b`
         spread in replicas of TP t (a larger stage, a mixed part) leaves t-GPU holes, which
-        hold `a` when `a` is single-type of at most t GPUs, or spread in replicas of TP <= t
-        (powers of two, so they tile the holes). Sufficient, not necessary."""
+        hold `a` when `a` is single-type of at most t GPUs, or spread in replicas of a TP degree
+        dividing t (they tile the holes: a TP-2 replica does not tile a TP-3 hole). Sufficient,
+        not necessary."""
         if self._budget_packs_at(group, micro_batch):
             return True
         q = self.instance.cluster.group(group).gpus_per_node
@@ -242,7 +243,7 @@ class CoefficientCache:
         if hole is None:
             return True
         own = spread_tp(a)
-        return a.gpus_in(group) <= hole if own is None else own <= hole
+        return a.gpus_in(group) <= hole if own is None else hole % own == 0
 
     def _budget_packs_at(self, group: str, micro_batch: int) -> bool:
         """No single-type configuration of `group` at `micro_batch` needs the packing rows of
@@ -252,7 +253,7 @@ class CoefficientCache:
         if hit is None:
             node_group = self.instance.cluster.group(group)
             hit = self._misc[key] = all(
-                budget_packs(node_group, c.gpus)
+                budget_packs(node_group, c.gpus, c.tp)
                 for c in stage_configs(self.instance, micro_batch) if c.node_group == group)
         return bool(hit)
 

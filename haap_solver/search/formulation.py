@@ -220,16 +220,16 @@ def _add_packing_rows(lp: LinearProgram, group: NodeGroup, slots: list[Slot],
     (t floor(free_P / t) each) and the empty nodes (t floor(q_g / t) each)."""
     uses = [(x, c) for s, row in zip(slots, xs, strict=True)
             for x, c in zip(row, s.candidates, strict=True) if c.gpus_in(group.name)]
-    if all(c.mixed or budget_packs(group, c.gpus) for _, c in uses):
+    if all(c.mixed or budget_packs(group, c.gpus, c.tp) for _, c in uses):
         return
     items = [(x, packing_items(c, group)) for x, c in uses]
-    sizes = sorted({size for _, (size, _) in items if size})
+    sizes = sorted({size for _, (pattern, _) in items for size in pattern})
     q, nodes = group.gpus_per_node, group.num_nodes
     patterns = node_patterns(sizes, q)
     ys = [lp.var(f"nodes[{group.name},{'+'.join(map(str, pat))}]", 0, nodes, integer=True)
           for pat in patterns]
     for size in sizes:  # (4a)
-        row = {x: 1.0 for x, (s, _) in items if s == size}
+        row = {x: float(pattern.count(size)) for x, (pattern, _) in items if size in pattern}
         for y, pat in zip(ys, patterns, strict=True):
             row[y] = -float(pat.count(size))
         lp.add(row, "<=", 0, f"pattern[{group.name},{size}]")

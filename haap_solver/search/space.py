@@ -192,6 +192,8 @@ def mixed_shapes(instance: Instance, micro_batch: int) -> list[tuple[tuple[str, 
     for g in groups:
         opts = []
         for tp in tp_candidates(instance, g):
+            if g.gpus_per_node % tp or not _is_pow2(tp):
+                continue  # (a part's TP degree: a power of two dividing its node size, Sec. 1.1)
             most = min(g.num_gpus, MIXED_MAX_PART_NODES * g.gpus_per_node)
             for count in range(1, min(micro_batch - 1, most // tp) + 1):
                 if mixed_part_allowed(g, tp * count):
@@ -230,39 +232,46 @@ def mixed_part_allowed(group: NodeGroup, gpus: int) -> bool:
     return gpus % gpn == 0 or (gpus < gpn and _is_pow2(gpus) and gpn % gpus == 0)
 
 
-def budget_packs(group: NodeGroup, gpus: int) -> bool:
-    """A single-type stage size under which the GPU budget alone decides placement (Sec. 1): a
-    power of two dividing the node size, or more than a node (its replicas are chain items of
-    their TP degree, a power of two dividing the node size: the lemma of Sec. 1.3 packs them
-    whenever the budget holds). A group whose candidates have another size (part of a node: 3
-    of 4 GPUs, 2 of 3; one whole node of a size not a power of two) needs the packing rows
-    (4a)-(4c) of Sec. 1.3."""
+def budget_packs(group: NodeGroup, gpus: int, tp: int) -> bool:
+    """A single-type stage shape (`gpus` GPUs in replicas of TP `tp`) under which the GPU budget
+    alone decides placement (Sec. 1): a power of two dividing the node size, or more than a
+    node in replicas whose TP degree divides the node size (chain items of a power of two
+    dividing the node size: the lemma of Sec. 1.3 packs them whenever the budget holds). A
+    group whose candidates have another shape (part of a node: 3 of 4 GPUs, 2 of 3; one whole
+    node of a size not a power of two; replicas of TP 2 on 3-GPU nodes, which leave a GPU of
+    each node to others) needs the packing rows (4a)-(4c) of Sec. 1.3."""
     gpn = group.gpus_per_node
+    if gpn % tp:
+        return False
+    if not _is_pow2(tp):  # (TP 3 replicas are pattern items: only whole nodes of them tile)
+        return gpus % gpn == 0
     return gpus % gpn == 0 or gpus > gpn or (_is_pow2(gpus) and gpn % gpus == 0)
 
 
-def first_fit_packs(group: NodeGroup, gpus: int) -> bool:
-    """A size that `_first_fit` places whenever the budget holds (Sec. 1): whole nodes, or a
-    power of two dividing the node size. Other sizes go to the exact packer."""
+def first_fit_packs(group: NodeGroup, gpus: int, tp: int) -> bool:
+    """A shape that `_first_fit` places whenever the budget holds (Sec. 1): whole nodes in
+    replicas whose TP degree divides the node size, or a power of two dividing the node size.
+    Other shapes go to the exact packer."""
     gpn = group.gpus_per_node
-    return gpus % gpn == 0 or (_is_pow2(gpus) and gpn % gpus == 0)
+    return (gpus % gpn == 0 and gpn % tp == 0) or (_is_pow2(gpus) and gpn % gpus == 0)
 
 
-def packing_items(c: StageConfig, group: NodeGroup) -> tuple[int, tuple[int, ...]]:
-    """How `c` occupies node group `group` in the packing rows of Sec. 1.3: (pattern size,
-    chain item sizes). A single-type stage of at most a node sits on one node: a *pattern* item
-    of its size when that is not a power of two (pattern size 0 otherwise), else one *chain*
-    item of its size; a larger stage, or a mixed stage's part, may spread its replicas over any
-    nodes (its ring crosses the network wherever they sit): one chain item of its TP degree per
-    replica."""
+def packing_items(c: StageConfig, group: NodeGroup) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """How `c` occupies node group `group` in the packing rows of Sec. 1.3: (pattern item sizes,
+    chain item sizes). A single-type stage of at most a node sits on one node: one *pattern*
+    item of its size when that is not a power of two, else one *chain* item of its size; a
+    larger stage, or a mixed stage's part, may spread its replicas over any nodes (its ring
+    crosses the network wherever they sit): one item of its TP degree per replica, a chain item
+    for a power of two, a pattern item otherwise (TP 3)."""
     gpn = group.gpus_per_node
     if not c.parts:
         if c.node_group != group.name:
-            return 0, ()
+            return (), ()
         if c.gpus <= gpn:
-            return (0, (c.gpus,)) if _is_pow2(c.gpus) else (c.gpus, ())
-        return 0, (c.tp,) * c.dp
-    return 0, tuple(p.tp for p in c.parts if p.node_group == group.name for _ in range(p.count))
+            return ((), (c.gpus,)) if _is_pow2(c.gpus) else ((c.gpus,), ())
+        return ((), (c.tp,) * c.dp) if _is_pow2(c.tp) else ((c.tp,) * c.dp, ())
+    return (), tuple(p.tp for p in c.parts if p.node_group == group.name
+                     for _ in range(p.count))
 
 
 def node_patterns(sizes: list[int], gpus_per_node: int) -> list[tuple[int, ...]]:
@@ -303,6 +312,8 @@ def stage_configs(instance: Instance, micro_batch: int) -> list[StageConfig]:
                     continue
                 if not shape_allowed(group, tp * dp):
                     continue
+                if dp > group.num_nodes * (group.gpus_per_node // tp):
+                    continue  # (TP 2 on 3-GPU nodes: one replica a node)
                 for rc in t.recompute:
                     out.append(StageConfig(node_group=group.name, device=group.device, tp=tp,
                                            dp=dp, recompute=rc,
@@ -353,7 +364,8 @@ def _place(instance: Instance, configs: list[ReplicaPart],
             continue
         # First-fit fails on a selection that fits the budget only where a stage sits on part of
         # a node with a size the budget alone does not pack (Sec. 1.3): pack it exactly there.
-        if all(mixed[i] or first_fit_packs(group, configs[i].gpus) for i in idxs) or \
+        if all(mixed[i] or first_fit_packs(group, configs[i].gpus, configs[i].tp)
+               for i in idxs) or \
                 sum(configs[i].gpus for i in idxs) > group.num_gpus:
             return None
         if not _pack_exactly(group, configs, idxs, mixed, result):
@@ -371,7 +383,7 @@ def _first_fit(group: NodeGroup, configs: list[ReplicaPart], idxs: list[int],
     for i in sorted(idxs, key=lambda k: (-configs[k].gpus, k)):
         c = configs[i]
         if not c.single_node:
-            if c.gpus % gpn:  # more than a node, not whole nodes: the exact packer spreads it
+            if c.gpus % gpn or gpn % c.tp:  # (not whole nodes: the exact packer spreads it)
                 return False
             nodes = c.gpus // gpn
             if next_node + nodes > group.num_nodes:
@@ -396,24 +408,25 @@ def _first_fit(group: NodeGroup, configs: list[ReplicaPart], idxs: list[int],
 def _pack_exactly(group: NodeGroup, configs: list[ReplicaPart], idxs: list[int],
                   mixed: list[bool], result: list[tuple[Placement, ...] | None]) -> bool:
     """The packing that rows (4a)-(4c) of Sec. 1.3 promise, found for real: the *pattern*
-    pieces (single-type, at most a node, a size not a power of two) each on one node, by a
-    search over their node assignments (nodes interchangeable: one try per distinct load, and
-    failed (piece, load multiset) states remembered); for the first assignment where the
-    *chain* units (a power-of-two single-type piece of at most a node as one unit of its size,
-    every other piece as one unit of its TP degree per replica) pass the level test of (4c),
-    the units first-fit decreasing, which the divisibility of their sizes makes succeed.
-    False where no packing exists."""
+    items (a single-type piece of at most a node with a size not a power of two, whole; a
+    larger single-type piece of a TP degree not a power of two, one item a replica) each on
+    one node, by a search over their node assignments (nodes interchangeable: one try per
+    distinct load, and failed (item, load multiset) states remembered); for the first
+    assignment where the *chain* units (a power-of-two single-type piece of at most a node as
+    one unit of its size, every other piece as one unit of its TP degree per replica) pass the
+    level test of (4c), the units first-fit decreasing, which the divisibility of their sizes
+    makes succeed. False where no packing exists."""
     gpn, num_nodes = group.gpus_per_node, group.num_nodes
-    pattern = sorted((i for i in idxs if not mixed[i] and configs[i].gpus <= gpn
-                      and not _is_pow2(configs[i].gpus)), key=lambda k: (-configs[k].gpus, k))
+    pattern: list[tuple[int, int, int]] = []  # (size, piece, replicas)
     units: list[tuple[int, int, int]] = []  # (size, piece, replicas)
     for i in idxs:
         c = configs[i]
         if not mixed[i] and c.gpus <= gpn:
-            if _is_pow2(c.gpus):
-                units.append((c.gpus, i, c.count))
+            (units if _is_pow2(c.gpus) else pattern).append((c.gpus, i, c.count))
         else:
-            units.extend((c.tp, i, 1) for _ in range(c.count))
+            each = units if _is_pow2(c.tp) else pattern
+            each.extend((c.tp, i, 1) for _ in range(c.count))
+    pattern.sort(key=lambda u: (-u[0], u[1]))
     units.sort(key=lambda u: (-u[0], u[1]))
     levels = sorted({u[0] for u in units})
     demand = {t: sum(u[0] for u in units if u[0] >= t) for t in levels}
@@ -432,7 +445,7 @@ def _pack_exactly(group: NodeGroup, configs: list[ReplicaPart], idxs: list[int],
         key = (k, tuple(sorted(loads)))
         if key in failed:
             return False
-        size = configs[pattern[k]].gpus
+        size = pattern[k][0]
         seen: set[int] = set()
         for node, load in enumerate(loads):
             if load + size <= gpn and load not in seen:
@@ -454,10 +467,10 @@ def _pack_exactly(group: NodeGroup, configs: list[ReplicaPart], idxs: list[int],
     if not assign(0, []):
         return False
     free = [gpn] * num_nodes
-    for k, i in enumerate(pattern):
-        free[where[k]] -= configs[i].gpus
-        result[i] = (Placement(node=where[k], replicas=configs[i].count),)
     spread: dict[int, dict[int, int]] = defaultdict(dict)
+    for k, (size, i, replicas) in enumerate(pattern):
+        free[where[k]] -= size
+        spread[i][where[k]] = spread[i].get(where[k], 0) + replicas
     for size, i, replicas in units:
         node = next((n for n in range(num_nodes) if free[n] >= size), None)
         if node is None:  # (the level test of (4c) rules this out)
