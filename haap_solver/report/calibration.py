@@ -284,6 +284,9 @@ def render_validation_doc(constants: CostConstants = DEFAULT_CONSTANTS,
         "`tests/test_calibration.py` checks that every plan validates, the error bounds, that "
         "a refit reproduces the shipped defaults, and that this page matches the code.",
         "",
+        "Measured against predicted on this machine's CPU, with haap's reference runtime "
+        "(`haap run`): docs/runtime.md.",
+        "",
     ]
     return "\n".join(out)
 
