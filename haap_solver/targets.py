@@ -201,8 +201,10 @@ def solve_for_target(instance: Instance, target: str, *, time_limit_s: float = 6
     cost_model = CostModel(inst)
     # A plan the target runs before any search: the best uniform grid (one TP, DP, recomputation
     # and share for every stage) where the target runs it; the first cutoff of every space.
+    # (At least MIN_SEARCH_S, as every search here: on a loaded host a share of a very short
+    # limit ended the grid before its first plan, and the search then had no cutoff either.)
     best: SolveResult | None = _uniform_seed(inst, target, cost_model,
-                                             SEED_SHARE * time_limit_s)
+                                             max(SEED_SHARE * time_limit_s, MIN_SEARCH_S))
     # A space never searched is bounded by what bounds every plan (`any_plan_floor`).
     floor = any_plan_floor(SearchState(inst, cost_model))
     for sp in spaces:
