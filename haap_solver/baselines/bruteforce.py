@@ -351,15 +351,17 @@ def _group_placements(items: tuple[tuple[int, int], ...], num_nodes: int,
     return tuple(out)
 
 
-def placements(instance: Instance, seq: Sequence[StageOption],
-               space: str = "documented") -> Iterator[list[tuple[Placement, ...]]]:
+def placements(instance: Instance, seq: Sequence[StageOption], space: str = "documented",
+               cm: CostModel | None = None) -> Iterator[list[tuple[Placement, ...]]]:
     """Every placement of a stage sequence's replica groups (flattened, stage by stage) up to
     the symmetry of each node group's nodes; in the documented space, a single-type stage of at
-    most a node's GPUs on one node (``_on_one_node``)."""
+    most a node's GPUs on one node (``_on_one_node``) unless it may spread (``_may_spread``,
+    asked of `cm`; without one, none may)."""
     where: dict[str, list[int]] = {}
     flat = [part for option in seq for part in option.parts]
-    one_node = [space != "validator" and len(option.parts) == 1 for option in seq
-                for _ in option.parts]
+    one_node = [space != "validator" and len(option.parts) == 1
+                and not (cm is not None and _may_spread(cm, part))
+                for option in seq for part in option.parts]
     for k, part in enumerate(flat):
         where.setdefault(part.node_group, []).append(k)
     per_group = []
@@ -389,6 +391,26 @@ def _on_one_node(pls: tuple[tuple[tuple[Placement, ...], ...], ...],
     4-GPU nodes, the 2 split 1 + 1), a plan the search's space does not hold. A larger stage
     and a mixed stage's part may spread freely: their rings cross the network anyway."""
     return tuple(pl for pl in pls if all(len(pl[j]) == 1 for j in held))
+
+
+def _may_spread(cm: CostModel, part: Part) -> bool:
+    """Formulations Sec. 1.3: a single-type stage of at most a node's GPUs may put its replicas
+    on several nodes (its data-parallel ring then over the network) where that ring is no
+    faster than on one node, in bandwidth and in latency, as ``CostModel.dp_link`` costs the
+    two placements."""
+    group = cm.instance.cluster.group(part.node_group)
+    if part.count < 2 or group.num_nodes < 2:
+        return False
+
+    def ring(pl: tuple[Placement, ...]) -> tuple[float, float]:
+        return cm.dp_link((ReplicaGroup(node_group=part.node_group, device=part.device,
+                                        count=part.count, tp=part.tp,
+                                        micro_batch_share=part.share, placement=pl),))
+
+    net_gb_s, net_lat = ring((Placement(node=0, replicas=1),
+                              Placement(node=1, replicas=part.count - 1)))
+    own_gb_s, own_lat = ring((Placement(node=0, replicas=part.count),))
+    return net_gb_s <= own_gb_s and net_lat >= own_lat
 
 
 def _placement_bound(part: Part, num_nodes: int) -> int:
@@ -593,7 +615,7 @@ def _cost_sequence(instance: Instance, cm: CostModel, best: _Best, seq: list[Sta
                       for k, (o, n) in enumerate(zip(seq, s, strict=True)))]
     if not fitting:
         return True
-    for placed in placements(instance, seq, space):
+    for placed in placements(instance, seq, space, cm):
         groups: list[tuple[ReplicaGroup, ...]] = []
         k = 0
         for option in seq:
