@@ -23,8 +23,10 @@ Planted bugs these tests catch (each checked by hand, see the commit message): s
 generated (`stage_configs`): the two optimum tests fail; the brute force keeping every stage of
 at most a node on one node: the optimum tests fail (its truth has no spread stage); the spread
 twin costed with its ring inside a node (`CoefficientCache.replicas`): the coefficient test fails;
-the canonical placement without `_straddle` and the node preference: the placement test fails;
-`spread_allowed` always true: the ring test fails.
+`_straddle` and `_straddle_search` skipped: the placement test on two 6-GPU nodes fails;
+`spread_allowed` always true: the ring test fails; the footprint rule of dominance (Sec. 2.3)
+treating a spread twin as a stage on one node, so that the twin on one node drops it: the two
+optimum tests fail.
 """
 
 from __future__ import annotations
