@@ -26,7 +26,8 @@ twin costed with its ring inside a node (`CoefficientCache.replicas`): the coeff
 `_straddle` and `_straddle_search` skipped: the placement test on two 6-GPU nodes fails;
 `spread_allowed` always true: the ring test fails; the footprint rule of dominance (Sec. 2.3)
 treating a spread twin as a stage on one node, so that the twin on one node drops it: the two
-optimum tests fail.
+optimum tests fail; the repair reading every stage of at most a node as on one node: the repair
+test fails.
 """
 
 from __future__ import annotations
@@ -34,13 +35,15 @@ from __future__ import annotations
 import functools
 import importlib
 import itertools
+import os
+import random
 from dataclasses import replace
 
 import pytest
 from random_instances import disagreement
 from tiny_instances import tiny_instance
 
-from haap_solver.baselines.bruteforce import bruteforce
+from haap_solver.baselines.bruteforce import MAX_PLANS, bruteforce, space_size
 from haap_solver.cost.evaluate import CostModel
 from haap_solver.costing import evaluate
 from haap_solver.instance import Instance
@@ -48,8 +51,10 @@ from haap_solver.plan import Plan
 from haap_solver.result import SolveResult
 from haap_solver.search.coefficients import CoefficientCache
 from haap_solver.search.dp import best_layer_split
+from haap_solver.search.repair import repaired_plan
 from haap_solver.search.solve import solve
 from haap_solver.search.space import StageConfig, build_plan, canonical_placement, stage_configs
+from haap_solver.search.state import SearchState
 
 bf = importlib.import_module("haap_solver.baselines.bruteforce")
 """The module (the package's attribute of that name is the function)."""
@@ -220,3 +225,58 @@ def test_spread_only_where_the_network_ring_is_no_faster() -> None:
         assert all(cache.spread_allowed(c, 6) == inside for c in spread), nic
         part = bf.Part(node_group="g0", device="d0", tp=1, count=2, share=3)
         assert bf._may_spread(cm, part) == inside, nic
+
+
+def spread_instance(seed: int) -> Instance:
+    """A random instance where spread stages may matter (seeded, reproducible): two nodes of
+    3, 4 or 6 GPUs of one fast device type whose memory (2.2-2.6 GiB) holds a layer of the
+    1,024-wide GPT only at DP 2 or more at ZeRO-1, or barely; sometimes beside one slow node of
+    one or two GPUs; 2-4 layers, a batch of 2, 4 or 6."""
+    rng = random.Random(20_000 + seed)
+    fast = rng.choice(("A100-80G", "H100", "V100-32G"))
+    devices = [(fast, rng.choice((2.2, 2.3, 2.35, 2.4, 2.6)))]
+    groups = [(0, 2, rng.choice((3, 4, 6)))]
+    if rng.random() < 0.5:
+        devices.append((rng.choice(("T4", "A10", "L40S")), 16.0))
+        groups.append((1, 1, rng.choice((1, 2))))
+    inst = tiny_instance(devices=devices, groups=groups, layers=rng.randint(2, 4), hidden=1024,
+                         heads=4, seq=1024, batch=rng.choice((2, 4, 6)), recompute=("none",),
+                         zero=1)
+    return replace(inst, name=f"spread-{seed}", training=replace(
+        inst.training, max_micro_batch_share=rng.choice((1, 2, 3))))
+
+
+@pytest.mark.slow
+def test_spread_agreement_randomized() -> None:
+    """HAAP_SPREAD_SEEDS seeds (default 40) of `spread_instance`, HiGHS and CP-SAT, mixed
+    stages off and on: the search agrees with the brute force; some optima have a spread
+    stage."""
+    count = int(os.environ.get("HAAP_SPREAD_SEEDS", "40"))
+    failures, spread_optima = [], 0
+    for seed in range(count):
+        inst = spread_instance(seed)
+        for mixed in (False, True):
+            if space_size(inst, mixed=mixed) > MAX_PLANS:
+                continue
+            truth = bruteforce(inst, mixed=mixed)
+            spread_optima += truth.plan is not None and _spread_stages(inst, truth.plan) > 0
+            for backend in BACKENDS:
+                d = disagreement(inst, truth, backend=backend, mixed=mixed)
+                if d is not None:
+                    failures.append(f"seed {seed} mixed={mixed}: {d}")
+    assert not failures, "\n".join(failures)
+    assert spread_optima > 0
+
+
+def test_repair_keeps_a_spread_stage() -> None:
+    """The re-planner's repair (formulations Sec. 8) reads a stage of at most a node on two
+    nodes as a spread configuration: the optimum of `_beaten(3)` repaired to its own instance
+    is itself (as its twin on one node, it would not pack with the two other 2-GPU stages)."""
+    inst = _beaten(3)
+    truth = _truth(3)
+    assert truth.plan is not None
+    got = repaired_plan(SearchState(inst), truth.plan, mixed=False)
+    assert got is not None
+    plan, ev = got
+    assert _spread_stages(inst, plan) == 1
+    assert ev.iteration_time_s == pytest.approx(truth.iteration_time_s, rel=1e-9)
