@@ -5,7 +5,8 @@ shares no code with the search: it imports none of ``haap_solver.search``'s spac
 bounds or formulation, nor ``SearchState`` (only the ``SolveResult`` record), and builds plans
 from the definition below, written from formulations/stage-assignment.md Sec. 1 and 1.1 and
 issue 19, using only the plan types, the instance, the cost model's public API
-(``CostModel.evaluate``, ``layer_cost``, ``replica_memory``, ``params_held``) and the validator.
+(``CostModel.evaluate``, ``layer_cost``, ``replica_memory``, ``params_held``, ``dp_link``) and
+the validator.
 A wrong search space (a stage shape the search forgets, a placement it assumes is always
 possible, a batch split it gets wrong) makes the two disagree.
 
@@ -40,7 +41,10 @@ possible, a batch split it gets wrong) makes the two disagree.
   the validator accepts (no node given more GPUs than it has), up to the symmetry of a group's
   identical nodes (``_group_placements``: one placement per orbit, the nodes' load vectors in
   non-increasing order), a single-type stage of at most ``q_g`` GPUs on one node (Sec. 1.3,
-  ``_on_one_node``); larger stages and mixed parts anywhere, filling holes. Not the search's
+  ``_on_one_node``) unless its replicas may spread: two or more of them, in a group of two nodes
+  or more, where its data-parallel ring over the network is no faster than on one node in
+  bandwidth and latency (``_may_spread``, asking ``CostModel.dp_link``; Sec. 1.3, spread
+  stages); larger stages and mixed parts anywhere, filling holes. Not the search's
   placement: costs depend on placement (a stage's data-parallel ring is intra-node only when
   all its replicas share a node), and with part-node sizes not every selection that fits the
   GPUs packs, so this checks the search's claim that its canonical placement loses nothing
@@ -385,11 +389,11 @@ def _on_one_node(pls: tuple[tuple[tuple[Placement, ...], ...], ...],
     """The placements in which every item of `held` sits on one node.
 
     Formulations Sec. 1 and 1.3: a single-type stage of at most a node's GPUs is on one node
-    (its data-parallel ring inside it). Spread over several nodes, its ring would cross the
-    network: the search does not cost that variant, and with part-node sizes (3 GPUs of a
-    4-GPU node) such a spread stage could fill the holes a packing leaves (3 + 3 + 2 on two
-    4-GPU nodes, the 2 split 1 + 1), a plan the search's space does not hold. A larger stage
-    and a mixed stage's part may spread freely: their rings cross the network anyway."""
+    (its data-parallel ring inside it) unless it may spread (`_may_spread`, so not in `held`):
+    spread, its ring crosses the network, and with part-node sizes (3 GPUs of a 4-GPU node) it
+    may fill the holes a packing leaves (3 + 3 + 2 on two 4-GPU nodes, the 2 split 1 + 1). A
+    larger stage and a mixed stage's part may spread freely: their rings cross the network
+    anyway."""
     return tuple(pl for pl in pls if all(len(pl[j]) == 1 for j in held))
 
 
