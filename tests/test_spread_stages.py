@@ -229,21 +229,21 @@ def test_spread_only_where_the_network_ring_is_no_faster() -> None:
 
 def spread_instance(seed: int) -> Instance:
     """A random instance where spread stages may matter (seeded, reproducible): two nodes of
-    3, 4 or 6 GPUs of one fast device type whose memory (2.2-2.6 GiB) holds a layer of the
-    1,024-wide GPT only at DP 2 or more at ZeRO-1, or barely; sometimes beside one slow node of
-    one or two GPUs; 2-4 layers, a batch of 2, 4 or 6."""
+    3, 4 or 6 GPUs of one fast device type whose memory (2.3 or 2.35 GiB) holds a layer of the
+    1,024-wide GPT only at DP 2 or more at ZeRO-1; mostly beside one slow GPU; 3-4 layers, a
+    batch of 2, 4 or 6."""
     rng = random.Random(20_000 + seed)
     fast = rng.choice(("A100-80G", "H100", "V100-32G"))
-    devices = [(fast, rng.choice((2.2, 2.3, 2.35, 2.4, 2.6)))]
-    groups = [(0, 2, rng.choice((3, 4, 6)))]
-    if rng.random() < 0.5:
+    devices = [(fast, rng.choice((2.3, 2.35)))]
+    groups = [(0, 2, rng.choice((3, 3, 4, 6)))]
+    if rng.random() < 0.7:
         devices.append((rng.choice(("T4", "A10", "L40S")), 16.0))
-        groups.append((1, 1, rng.choice((1, 2))))
-    inst = tiny_instance(devices=devices, groups=groups, layers=rng.randint(2, 4), hidden=1024,
-                         heads=4, seq=1024, batch=rng.choice((2, 4, 6)), recompute=("none",),
+        groups.append((1, 1, 1))
+    inst = tiny_instance(devices=devices, groups=groups, layers=rng.randint(3, 4), hidden=1024,
+                         heads=4, seq=1024, batch=rng.choice((2, 2, 4, 6)), recompute=("none",),
                          zero=1)
     return replace(inst, name=f"spread-{seed}", training=replace(
-        inst.training, max_micro_batch_share=rng.choice((1, 2, 3))))
+        inst.training, max_micro_batch_share=rng.choice((1, 1, 2, 3))))
 
 
 @pytest.mark.slow
