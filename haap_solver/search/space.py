@@ -385,7 +385,7 @@ def _place(instance: Instance, configs: list[ReplicaPart], mixed: list[bool],
                 sum(configs[i].gpus for i in idxs) > group.num_gpus:
             return None
         free = [m or sp for m, sp in zip(mixed, spread, strict=True)]
-        if not _pack_exactly(group, configs, idxs, free, result, spread):
+        if not _pack_exactly(group, configs, idxs, free, result, spread if spreads else None):
             return None
     return [r for r in result if r is not None] if all(r is not None for r in result) else None
 
@@ -490,6 +490,7 @@ def _pack_exactly(group: NodeGroup, configs: list[ReplicaPart], idxs: list[int],
     # Every piece's units: (size, piece, replicas); a pattern piece is one unit on its node.
     units_placed: list[tuple[int, int, int]] = []
     nodes_of: list[int] = []
+    spread_nodes: dict[int, set[int]] = defaultdict(set)  # (a spread stage's nodes so far)
     for k, i in enumerate(pattern):
         free[where[k]] -= configs[i].gpus
         units_placed.append((configs[i].gpus, i, configs[i].count))
@@ -504,17 +505,19 @@ def _pack_exactly(group: NodeGroup, configs: list[ReplicaPart], idxs: list[int],
             # With spread stages, the roomiest node (leaving holes on several nodes for their
             # later units), and a spread stage's unit away from the one node its units so far
             # sit on.
-            mine = {n for (_, j, _), n in zip(units_placed, nodes_of, strict=True) if j == i} \
-                if spread[i] else set()
+            mine = spread_nodes[i] if spread[i] else set()
             alone = mine if len(mine) == 1 else set()
             node = max(roomy, key=lambda n: (n not in alone, free[n], -n))
+            if spread[i]:
+                mine.add(node)
         free[node] -= size
         units_placed.append((size, i, replicas))
         nodes_of.append(node)
     if spread is not None:
         _straddle(units_placed, nodes_of, free, spread)
-        if any(spread[i] and len({n for (_, j, _), n in zip(units_placed, nodes_of, strict=True)
-                                  if j == i}) < 2 for i in idxs):
+        if len(units_placed) <= STRADDLE_SEARCH_UNITS and any(
+                spread[i] and len({n for (_, j, _), n in zip(units_placed, nodes_of, strict=True)
+                                   if j == i}) < 2 for i in idxs):
             _straddle_search(units_placed, nodes_of, gpn, num_nodes, spread)
     per_piece: dict[int, dict[int, int]] = defaultdict(dict)
     for (_, i, replicas), node in zip(units_placed, nodes_of, strict=True):
@@ -539,37 +542,52 @@ def _straddle(units: list[tuple[int, int, int]], nodes_of: list[int], free: list
                 if len({n for (_, j, _), n in zip(units, where, strict=True) if j == piece}) > 1}
 
     pieces = sorted({u[1] for u in units if spread[u[1]]})
-    for i in pieces * len(pieces):  # (a later move may make room for an earlier stage)
-        before = straddling(nodes_of)
-        if i in before:
+    for _ in pieces:  # rounds: a later move may make room for an earlier stage
+        moved_any = False
+        for i in pieces:
+            moved_any |= _straddle_one(i, units, nodes_of, free, spread, straddling)
+        if not moved_any:
+            return
+
+
+def _straddle_one(i: int, units: list[tuple[int, int, int]], nodes_of: list[int],
+                  free: list[int], spread: list[bool],
+                  straddling: Callable[[list[int]], set[int]]) -> bool:
+    """One move of `_straddle` for spread stage `i`; True where it made one."""
+    before = straddling(nodes_of)
+    if i in before:
+        return False
+    mine = [k for k, u in enumerate(units) if u[1] == i]
+    a = nodes_of[mine[0]]
+    for m, b in itertools.product(range(1, len(mine)), range(len(free))):
+        if b == a:
             continue
-        mine = [k for k, u in enumerate(units) if u[1] == i]
-        a = nodes_of[mine[0]]
-        for m, b in itertools.product(range(1, len(mine)), range(len(free))):
-            if b == a:
-                continue
-            t = sum(units[k][0] for k in mine[-m:])
-            trial = list(nodes_of)
-            for k in mine[-m:]:
-                trial[k] = b
-            total = 0
-            for j in sorted((j for j, u in enumerate(units) if nodes_of[j] == b and u[1] != i),
-                            key=lambda j: (-units[j][0], j)):
-                if total >= t - free[b]:
-                    break
-                if total + units[j][0] <= free[a] + t:
-                    trial[j] = a
-                    total += units[j][0]
-            if total < t - free[b] or not before | {i} <= straddling(trial):
-                continue
-            nodes_of[:] = trial
-            free[a] += t - total
-            free[b] -= t - total
-            break
+        t = sum(units[k][0] for k in mine[-m:])
+        trial = list(nodes_of)
+        for k in mine[-m:]:
+            trial[k] = b
+        total = 0
+        for j in sorted((j for j, u in enumerate(units) if nodes_of[j] == b and u[1] != i),
+                        key=lambda j: (-units[j][0], j)):
+            if total >= t - free[b]:
+                break
+            if total + units[j][0] <= free[a] + t:
+                trial[j] = a
+                total += units[j][0]
+        if total < t - free[b] or not before | {i} <= straddling(trial):
+            continue
+        nodes_of[:] = trial
+        free[a] += t - total
+        free[b] -= t - total
+        return True
+    return False
 
 
 STRADDLE_SEARCH_STEPS = 20_000
 """Most nodes of the search `_straddle_search` visits (a deterministic limit)."""
+STRADDLE_SEARCH_UNITS = 64
+"""Most units (replica groups and pattern pieces of one node group) `_straddle_search` takes on:
+its depth is one level a unit."""
 
 
 def _straddle_search(units: list[tuple[int, int, int]], nodes_of: list[int], gpn: int,
