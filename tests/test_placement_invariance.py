@@ -8,8 +8,9 @@ search's costs beat its "optimum": it happened with the NIC share of pipeline se
 whole NIC. The independent brute force (which enumerated every placement the validator accepts)
 found that plan 0.4% faster on the random instance of seed 2074, under both pipeline_p2p modes.
 Since part-node stages (Sec. 1.3) the brute force keeps a single-type stage of at most a node on
-one node, as the search's space does, so only the first test below (spread costs no less than
-packed) still checks that placement; the second keeps the instance's agreement.
+one node unless it may spread (its ring over the network no faster: the search's spread stages,
+Sec. 1.3), so the first test below (spread costs no less than packed) checks that placement
+directly; the second keeps the instance's agreement.
 """
 
 from __future__ import annotations

@@ -5,7 +5,8 @@ shares no code with the search: it imports none of ``haap_solver.search``'s spac
 bounds or formulation, nor ``SearchState`` (only the ``SolveResult`` record), and builds plans
 from the definition below, written from formulations/stage-assignment.md Sec. 1 and 1.1 and
 issue 19, using only the plan types, the instance, the cost model's public API
-(``CostModel.evaluate``, ``layer_cost``, ``replica_memory``, ``params_held``) and the validator.
+(``CostModel.evaluate``, ``layer_cost``, ``replica_memory``, ``params_held``, ``dp_link``) and
+the validator.
 A wrong search space (a stage shape the search forgets, a placement it assumes is always
 possible, a batch split it gets wrong) makes the two disagree.
 
@@ -42,7 +43,10 @@ possible, a batch split it gets wrong) makes the two disagree.
   the validator accepts (no node given more GPUs than it has), up to the symmetry of a group's
   identical nodes (``_group_placements``: one placement per orbit, the nodes' load vectors in
   non-increasing order), a single-type stage of at most ``q_g`` GPUs on one node (Sec. 1.3,
-  ``_on_one_node``); larger stages and mixed parts anywhere, filling holes. Not the search's
+  ``_on_one_node``) unless its replicas may spread: two or more of them, in a group of two nodes
+  or more, where its data-parallel ring over the network is no faster than on one node in
+  bandwidth and latency (``_may_spread``, asking ``CostModel.dp_link``; Sec. 1.3, spread
+  stages); larger stages and mixed parts anywhere, filling holes. Not the search's
   placement: costs depend on placement (a stage's data-parallel ring is intra-node only when
   all its replicas share a node), and with part-node sizes not every selection that fits the
   GPUs packs, so this checks the search's claim that its canonical placement loses nothing
@@ -349,15 +353,17 @@ def _group_placements(items: tuple[tuple[int, int], ...], num_nodes: int,
     return tuple(out)
 
 
-def placements(instance: Instance, seq: Sequence[StageOption],
-               space: str = "documented") -> Iterator[list[tuple[Placement, ...]]]:
+def placements(instance: Instance, seq: Sequence[StageOption], space: str = "documented",
+               cm: CostModel | None = None) -> Iterator[list[tuple[Placement, ...]]]:
     """Every placement of a stage sequence's replica groups (flattened, stage by stage) up to
     the symmetry of each node group's nodes; in the documented space, a single-type stage of at
-    most a node's GPUs on one node (``_on_one_node``)."""
+    most a node's GPUs on one node (``_on_one_node``) unless it may spread (``_may_spread``,
+    asked of `cm`; without one, none may)."""
     where: dict[str, list[int]] = {}
     flat = [part for option in seq for part in option.parts]
-    one_node = [space != "validator" and len(option.parts) == 1 for option in seq
-                for _ in option.parts]
+    one_node = [space != "validator" and len(option.parts) == 1
+                and not (cm is not None and _may_spread(cm, part))
+                for option in seq for part in option.parts]
     for k, part in enumerate(flat):
         where.setdefault(part.node_group, []).append(k)
     per_group = []
@@ -381,12 +387,32 @@ def _on_one_node(pls: tuple[tuple[tuple[Placement, ...], ...], ...],
     """The placements in which every item of `held` sits on one node.
 
     Formulations Sec. 1 and 1.3: a single-type stage of at most a node's GPUs is on one node
-    (its data-parallel ring inside it). Spread over several nodes, its ring would cross the
-    network: the search does not cost that variant, and with part-node sizes (3 GPUs of a
-    4-GPU node) such a spread stage could fill the holes a packing leaves (3 + 3 + 2 on two
-    4-GPU nodes, the 2 split 1 + 1), a plan the search's space does not hold. A larger stage
-    and a mixed stage's part may spread freely: their rings cross the network anyway."""
+    (its data-parallel ring inside it) unless it may spread (`_may_spread`, so not in `held`):
+    spread, its ring crosses the network, and with part-node sizes (3 GPUs of a 4-GPU node) it
+    may fill the holes a packing leaves (3 + 3 + 2 on two 4-GPU nodes, the 2 split 1 + 1). A
+    larger stage and a mixed stage's part may spread freely: their rings cross the network
+    anyway."""
     return tuple(pl for pl in pls if all(len(pl[j]) == 1 for j in held))
+
+
+def _may_spread(cm: CostModel, part: Part) -> bool:
+    """Formulations Sec. 1.3: a single-type stage of at most a node's GPUs may put its replicas
+    on several nodes (its data-parallel ring then over the network) where that ring is no
+    faster than on one node, in bandwidth and in latency, as ``CostModel.dp_link`` costs the
+    two placements."""
+    group = cm.instance.cluster.group(part.node_group)
+    if part.count < 2 or group.num_nodes < 2:
+        return False
+
+    def ring(pl: tuple[Placement, ...]) -> tuple[float, float]:
+        return cm.dp_link((ReplicaGroup(node_group=part.node_group, device=part.device,
+                                        count=part.count, tp=part.tp,
+                                        micro_batch_share=part.share, placement=pl),))
+
+    net_gb_s, net_lat = ring((Placement(node=0, replicas=1),
+                              Placement(node=1, replicas=part.count - 1)))
+    own_gb_s, own_lat = ring((Placement(node=0, replicas=part.count),))
+    return net_gb_s <= own_gb_s and net_lat >= own_lat
 
 
 def _placement_bound(part: Part, num_nodes: int) -> int:
@@ -591,7 +617,7 @@ def _cost_sequence(instance: Instance, cm: CostModel, best: _Best, seq: list[Sta
                       for k, (o, n) in enumerate(zip(seq, s, strict=True)))]
     if not fitting:
         return True
-    for placed in placements(instance, seq, space):
+    for placed in placements(instance, seq, space, cm):
         groups: list[tuple[ReplicaGroup, ...]] = []
         k = 0
         for option in seq:

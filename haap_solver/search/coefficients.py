@@ -236,7 +236,7 @@ class CoefficientCache:
         def spread_tp(c: StageConfig) -> int | None:
             """TP of `c`'s replicas in `group` where they may spread, None where on one node."""
             if not c.parts:
-                return None if c.gpus <= q else c.tp
+                return None if c.gpus <= q and not c.spread else c.tp
             return next(p.tp for p in c.parts if p.node_group == group)
 
         hole = spread_tp(b)
@@ -253,7 +253,7 @@ class CoefficientCache:
         if hit is None:
             node_group = self.instance.cluster.group(group)
             hit = self._misc[key] = all(
-                budget_packs(node_group, c.gpus, c.tp)
+                budget_packs(node_group, c.gpus, c.tp, spread=c.spread)
                 for c in stage_configs(self.instance, micro_batch) if c.node_group == group)
         return bool(hit)
 
@@ -266,8 +266,11 @@ class CoefficientCache:
             return hit  # type: ignore[return-value]
         out = []
         for r in c.replica_parts(micro_batch):
-            if r.single_node:
-                placement: tuple[Placement, ...] = (Placement(node=0, replicas=r.count),)
+            if c.spread:  # (on two nodes: what it costs, wherever its replicas sit, Sec. 1.3)
+                placement: tuple[Placement, ...] = (Placement(node=0, replicas=1),
+                                                    Placement(node=1, replicas=r.count - 1))
+            elif r.single_node:
+                placement = (Placement(node=0, replicas=r.count),)
             else:  # full nodes, then the rest (6 GPUs over 4-GPU nodes: 4 + 2)
                 per_node = r.gpus_per_node // r.tp
                 placement = tuple(Placement(node=k, replicas=min(per_node,
@@ -278,6 +281,26 @@ class CoefficientCache:
         result = tuple(out)
         self._misc[key] = result
         return result
+
+    def spread_allowed(self, c: StageConfig, micro_batch: int) -> bool:
+        """A spread configuration (Sec. 1.3) is in the space only where its data-parallel ring
+        over the network is no faster than on one node, in bandwidth and in latency (the usual
+        case): then its costs, with its replicas on two nodes or more, are at least its twin's
+        on one node, so wherever the packing leaves it on one node it costs no more than its
+        coefficients say, and the search's optimum stays exact. Where the network ring is
+        faster (a PCIe device beside fast NICs), a spread stage that cannot straddle would cost
+        more than said; those placements stay outside the space. Other configurations: True."""
+        if not c.spread:
+            return True
+        key = ("spread_ok", c.node_group, c.tp, c.dp, micro_batch)
+        hit = self._misc.get(key)
+        if hit is None:
+            twin = StageConfig(node_group=c.node_group, device=c.device, tp=c.tp, dp=c.dp,
+                               recompute=c.recompute, gpus_per_node=c.gpus_per_node)
+            net_gb_s, net_lat = self.cm.dp_link(self.replicas(c, micro_batch))
+            own_gb_s, own_lat = self.cm.dp_link(self.replicas(twin, micro_batch))
+            hit = self._misc[key] = net_gb_s <= own_gb_s and net_lat >= own_lat
+        return bool(hit)
 
     def stage_params(self, n: int, first: bool, last: bool, multi_stage: bool) -> float:
         return self.cm.params_held(n, first, last, multi_stage)

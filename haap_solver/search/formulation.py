@@ -167,7 +167,8 @@ def _empty_slot(instance: Instance, cache: CoefficientCache, sub: SubProblem, in
     p, b = sub.num_stages, sub.micro_batch
     first, last = index == 0, index == p - 1
     mode = instance.training.recompute[0]
-    pool = stage_configs(instance, b) if end_configs is None else end_configs
+    pool = [c for c in stage_configs(instance, b) if cache.spread_allowed(c, b)] \
+        if end_configs is None else end_configs
     cands = [c for c in pool if c.recompute == mode
              and cache.holds_end_only(c, b, first, last, p > 1, in_flight)]
     if not cands:
@@ -220,7 +221,7 @@ def _add_packing_rows(lp: LinearProgram, group: NodeGroup, slots: list[Slot],
     (t floor(free_P / t) each) and the empty nodes (t floor(q_g / t) each)."""
     uses = [(x, c) for s, row in zip(slots, xs, strict=True)
             for x, c in zip(row, s.candidates, strict=True) if c.gpus_in(group.name)]
-    if all(c.mixed or budget_packs(group, c.gpus, c.tp) for _, c in uses):
+    if all(c.mixed or budget_packs(group, c.gpus, c.tp, spread=c.spread) for _, c in uses):
         return
     items = [(x, packing_items(c, group)) for x, c in uses]
     sizes = sorted({size for _, (pattern, _) in items for size in pattern})

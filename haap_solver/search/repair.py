@@ -76,8 +76,11 @@ def stage_config_of(instance: Instance, stage: Stage, micro_batch: int) -> Stage
         (p,) = parts
         if p.share * p.count != micro_batch:
             return None
+        # A stage of at most a node on several nodes is a spread one (Sec. 1.3).
+        spread = p.gpus <= p.gpus_per_node and len(stage.replicas[0].placement) > 1
         return StageConfig(node_group=p.node_group, device=p.device, tp=p.tp, dp=p.count,
-                           recompute=stage.recompute, gpus_per_node=p.gpus_per_node)
+                           recompute=stage.recompute, gpus_per_node=p.gpus_per_node,
+                           spread=spread)
     return mixed_config(tuple(sorted(parts, key=lambda p: order[p.node_group])), stage.recompute)
 
 
@@ -100,6 +103,11 @@ def repaired_plan(state: SearchState, plan: Plan, *, mixed: bool) -> tuple[Plan,
             return None
         configs.append(c)
     single = set(stage_configs(instance, b))
+    # A spread stage outside the space here (Sec. 1.3: no size needs the packing rows, or the
+    # ring rule) is repaired as its twin on one node.
+    configs = [dataclasses.replace(c, spread=False)
+               if c.spread and (c not in single or not state.cache.spread_allowed(c, b)) else c
+               for c in configs]
     mixed_space = set(state.mixed_space(b)) if mixed and any(c.mixed for c in configs) else set()
     configs = [_as_single(c) if c.mixed and c not in mixed_space else c for c in configs]
     fitted = _fit_to_groups(instance, configs, b, single)

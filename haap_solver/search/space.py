@@ -19,6 +19,7 @@ argument holds part by part.
 
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -111,6 +112,10 @@ class StageConfig(_Cached):
     recompute: Recompute
     gpus_per_node: int
     parts: tuple[ReplicaPart, ...] = ()
+    spread: bool = False
+    """A single-type stage of at most a node whose replicas sit on two nodes or more (its
+    data-parallel ring over the network), filling holes the stages on one node leave
+    (formulations Sec. 1.3, `spread_allowed`). False: on one node, or larger than a node."""
 
     __hash__ = _Cached._cached_hash  # (in the class body, or dataclass writes its own)
 
@@ -145,7 +150,7 @@ class StageConfig(_Cached):
 
     @property
     def single_node(self) -> bool:
-        return not self.parts and self.gpus <= self.gpus_per_node
+        return not self.parts and not self.spread and self.gpus <= self.gpus_per_node
 
     def replica_parts(self, micro_batch: int) -> tuple[ReplicaPart, ...]:
         """The stage's replica groups (one for a single-type stage)."""
@@ -158,7 +163,8 @@ class StageConfig(_Cached):
     def label(self) -> str:
         if self.parts:
             return "+".join(p.label() for p in self.parts) + f":{self.recompute}"
-        return f"{self.node_group}:tp{self.tp}xdp{self.dp}:{self.recompute}"
+        spread = ":spread" if self.spread else ""
+        return f"{self.node_group}:tp{self.tp}xdp{self.dp}{spread}:{self.recompute}"
 
 
 def mixed_config(parts: tuple[ReplicaPart, ...], recompute: Recompute) -> StageConfig:
@@ -232,20 +238,21 @@ def mixed_part_allowed(group: NodeGroup, gpus: int) -> bool:
     return gpus % gpn == 0 or (gpus < gpn and _is_pow2(gpus) and gpn % gpus == 0)
 
 
-def budget_packs(group: NodeGroup, gpus: int, tp: int) -> bool:
+def budget_packs(group: NodeGroup, gpus: int, tp: int, *, spread: bool = False) -> bool:
     """A single-type stage shape (`gpus` GPUs in replicas of TP `tp`) under which the GPU budget
     alone decides placement (Sec. 1): a power of two dividing the node size, or more than a
     node in replicas whose TP degree divides the node size (chain items of a power of two
     dividing the node size: the lemma of Sec. 1.3 packs them whenever the budget holds). A
     group whose candidates have another shape (part of a node: 3 of 4 GPUs, 2 of 3; one whole
     node of a size not a power of two; replicas of TP 2 on 3-GPU nodes, which leave a GPU of
-    each node to others) needs the packing rows (4a)-(4c) of Sec. 1.3."""
+    each node to others) needs the packing rows (4a)-(4c) of Sec. 1.3. A `spread` stage of at
+    most a node is chain items of its TP degree, as a larger stage is."""
     gpn = group.gpus_per_node
     if gpn % tp:
         return False
     if not _is_pow2(tp):  # (TP 3 replicas are pattern items: only whole nodes of them tile)
-        return gpus % gpn == 0
-    return gpus % gpn == 0 or gpus > gpn or (_is_pow2(gpus) and gpn % gpus == 0)
+        return gpus % gpn == 0 and not spread
+    return spread or gpus % gpn == 0 or gpus > gpn or (_is_pow2(gpus) and gpn % gpus == 0)
 
 
 def first_fit_packs(group: NodeGroup, gpus: int, tp: int) -> bool:
@@ -260,14 +267,14 @@ def packing_items(c: StageConfig, group: NodeGroup) -> tuple[tuple[int, ...], tu
     """How `c` occupies node group `group` in the packing rows of Sec. 1.3: (pattern item sizes,
     chain item sizes). A single-type stage of at most a node sits on one node: one *pattern*
     item of its size when that is not a power of two, else one *chain* item of its size; a
-    larger stage, or a mixed stage's part, may spread its replicas over any nodes (its ring
-    crosses the network wherever they sit): one item of its TP degree per replica, a chain item
-    for a power of two, a pattern item otherwise (TP 3)."""
+    larger stage, a spread one (`StageConfig.spread`), or a mixed stage's part, may spread its
+    replicas over any nodes (its ring crosses the network): one item of its TP degree per
+    replica, a chain item for a power of two, a pattern item otherwise (TP 3)."""
     gpn = group.gpus_per_node
     if not c.parts:
         if c.node_group != group.name:
             return (), ()
-        if c.gpus <= gpn:
+        if c.gpus <= gpn and not c.spread:
             return ((), (c.gpus,)) if _is_pow2(c.gpus) else ((c.gpus,), ())
         return ((), (c.tp,) * c.dp) if _is_pow2(c.tp) else ((c.tp,) * c.dp, ())
     return (), tuple(p.tp for p in c.parts if p.node_group == group.name
@@ -306,6 +313,7 @@ def stage_configs(instance: Instance, micro_batch: int) -> list[StageConfig]:
     t = instance.training
     out: list[StageConfig] = []
     for group in instance.cluster.node_groups:
+        own: list[StageConfig] = []
         for tp in tp_candidates(instance, group):
             for dp in divisors(micro_batch):
                 if micro_batch // dp > t.max_micro_batch_share:
@@ -315,10 +323,26 @@ def stage_configs(instance: Instance, micro_batch: int) -> list[StageConfig]:
                 if dp > group.num_nodes * (group.gpus_per_node // tp):
                     continue  # (TP 2 on 3-GPU nodes: one replica a node)
                 for rc in t.recompute:
-                    out.append(StageConfig(node_group=group.name, device=group.device, tp=tp,
+                    own.append(StageConfig(node_group=group.name, device=group.device, tp=tp,
                                            dp=dp, recompute=rc,
                                            gpus_per_node=group.gpus_per_node))
+        out.extend(own)
+        if spread_useful(group, own):
+            out.extend(StageConfig(node_group=c.node_group, device=c.device, tp=c.tp, dp=c.dp,
+                                   recompute=c.recompute, gpus_per_node=c.gpus_per_node,
+                                   spread=True)
+                       for c in own if c.dp >= 2 and c.gpus <= group.gpus_per_node)
     return out
+
+
+def spread_useful(group: NodeGroup, configs: list[StageConfig]) -> bool:
+    """Whether `group`'s single-type configurations `configs` (of one micro-batch) get spread
+    twins (Sec. 1.3): only where the group has two nodes or more and some size needs the
+    packing rows. Elsewhere every selection within the budget packs with each stage of at most
+    a node on one node, and there its ring is no slower than over the network (the search
+    keeps a spread twin only where it is, `CoefficientCache.spread_allowed`), so the twin on
+    one node is as fast and as easy to place."""
+    return group.num_nodes >= 2 and any(not budget_packs(group, c.gpus, c.tp) for c in configs)
 
 
 def micro_batch_candidates(instance: Instance) -> list[int]:
@@ -338,12 +362,14 @@ def canonical_placement(instance: Instance, configs: list[StageConfig]
     pieces: list[ReplicaPart] = []
     owner: list[tuple[int, int]] = []
     mixed: list[bool] = []
+    spread: list[bool] = []
     for i, c in enumerate(configs):
         for j, part in enumerate(c.replica_parts(1)):  # (placement ignores the shares)
             pieces.append(part)
             owner.append((i, j))
             mixed.append(c.mixed)
-    placed = _place(instance, pieces, mixed)
+            spread.append(c.spread)
+    placed = _place(instance, pieces, mixed, spread)
     if placed is None:
         return None
     out: list[list[tuple[Placement, ...]]] = [[] for _ in configs]
@@ -352,23 +378,26 @@ def canonical_placement(instance: Instance, configs: list[StageConfig]
     return [tuple(x) for x in out]
 
 
-def _place(instance: Instance, configs: list[ReplicaPart],
-           mixed: list[bool]) -> list[tuple[Placement, ...]] | None:
+def _place(instance: Instance, configs: list[ReplicaPart], mixed: list[bool],
+           spread: list[bool]) -> list[tuple[Placement, ...]] | None:
     result: list[tuple[Placement, ...] | None] = [None] * len(configs)
     by_group: dict[str, list[int]] = defaultdict(list)
     for i, c in enumerate(configs):
         by_group[c.node_group].append(i)
     for gname, idxs in by_group.items():
         group = instance.cluster.group(gname)
-        if _first_fit(group, configs, idxs, result):
+        spreads = any(spread[i] for i in idxs)
+        if not spreads and _first_fit(group, configs, idxs, result):
             continue
         # First-fit fails on a selection that fits the budget only where a stage sits on part of
-        # a node with a size the budget alone does not pack (Sec. 1.3): pack it exactly there.
-        if all(mixed[i] or first_fit_packs(group, configs[i].gpus, configs[i].tp)
-               for i in idxs) or \
+        # a node with a size the budget alone does not pack (Sec. 1.3): pack it exactly there,
+        # as every selection with a spread stage (first-fit would put it on one node).
+        if (not spreads and all(mixed[i] or first_fit_packs(group, configs[i].gpus,
+                                                            configs[i].tp) for i in idxs)) or \
                 sum(configs[i].gpus for i in idxs) > group.num_gpus:
             return None
-        if not _pack_exactly(group, configs, idxs, mixed, result):
+        free = [m or sp for m, sp in zip(mixed, spread, strict=True)]
+        if not _pack_exactly(group, configs, idxs, free, result, spread if spreads else None):
             return None
     return [r for r in result if r is not None] if all(r is not None for r in result) else None
 
@@ -406,7 +435,8 @@ def _first_fit(group: NodeGroup, configs: list[ReplicaPart], idxs: list[int],
 
 
 def _pack_exactly(group: NodeGroup, configs: list[ReplicaPart], idxs: list[int],
-                  mixed: list[bool], result: list[tuple[Placement, ...] | None]) -> bool:
+                  mixed: list[bool], result: list[tuple[Placement, ...] | None],
+                  spread: list[bool] | None = None) -> bool:
     """The packing that rows (4a)-(4c) of Sec. 1.3 promise, found for real: the *pattern*
     items (a single-type piece of at most a node with a size not a power of two, whole; a
     larger single-type piece of a TP degree not a power of two, one item a replica) each on
@@ -415,7 +445,11 @@ def _pack_exactly(group: NodeGroup, configs: list[ReplicaPart], idxs: list[int],
     assignment where the *chain* units (a power-of-two single-type piece of at most a node as
     one unit of its size, every other piece as one unit of its TP degree per replica) pass the
     level test of (4c), the units first-fit decreasing, which the divisibility of their sizes
-    makes succeed. False where no packing exists."""
+    makes succeed. False where no packing exists. `mixed`: pieces that may spread (mixed
+    parts, spread stages); `spread`: the spread stages, whose units go to two nodes or more
+    wherever the packing allows it (`_straddle`), so that their ring crosses the network as
+    their costs say (where it does not, they sit on one node and cost no more than said,
+    Sec. 1.3)."""
     gpn, num_nodes = group.gpus_per_node, group.num_nodes
     pattern: list[tuple[int, int, int]] = []  # (size, piece, replicas)
     units: list[tuple[int, int, int]] = []  # (size, piece, replicas)
@@ -467,19 +501,156 @@ def _pack_exactly(group: NodeGroup, configs: list[ReplicaPart], idxs: list[int],
     if not assign(0, []):
         return False
     free = [gpn] * num_nodes
-    spread: dict[int, dict[int, int]] = defaultdict(dict)
+    # Every piece's units: (size, piece, replicas); a pattern item is one unit on its node.
+    units_placed: list[tuple[int, int, int]] = []
+    nodes_of: list[int] = []
+    spread_nodes: dict[int, set[int]] = defaultdict(set)  # (a spread stage's nodes so far)
     for k, (size, i, replicas) in enumerate(pattern):
         free[where[k]] -= size
-        spread[i][where[k]] = spread[i].get(where[k], 0) + replicas
+        units_placed.append((size, i, replicas))
+        nodes_of.append(where[k])
     for size, i, replicas in units:
-        node = next((n for n in range(num_nodes) if free[n] >= size), None)
-        if node is None:  # (the level test of (4c) rules this out)
+        # Any node with room keeps the lemma's condition for the smaller sizes (its proof).
+        roomy = [n for n in range(num_nodes) if free[n] >= size]
+        if not roomy:  # (the level test of (4c) rules this out)
             return False
+        node = roomy[0]
+        if spread is not None:
+            # With spread stages, the roomiest node (leaving holes on several nodes for their
+            # later units), and a spread stage's unit away from the one node its units so far
+            # sit on.
+            mine = spread_nodes[i] if spread[i] else set()
+            alone = mine if len(mine) == 1 else set()
+            node = max(roomy, key=lambda n: (n not in alone, free[n], -n))
+            if spread[i]:
+                mine.add(node)
         free[node] -= size
-        spread[i][node] = spread[i].get(node, 0) + replicas
-    for i, per_node in spread.items():
+        units_placed.append((size, i, replicas))
+        nodes_of.append(node)
+    if spread is not None:
+        _straddle(units_placed, nodes_of, free, spread)
+        if len(units_placed) <= STRADDLE_SEARCH_UNITS and any(
+                spread[i] and len({n for (_, j, _), n in zip(units_placed, nodes_of, strict=True)
+                                   if j == i}) < 2 for i in idxs):
+            _straddle_search(units_placed, nodes_of, gpn, num_nodes, spread)
+    per_piece: dict[int, dict[int, int]] = defaultdict(dict)
+    for (_, i, replicas), node in zip(units_placed, nodes_of, strict=True):
+        per_piece[i][node] = per_piece[i].get(node, 0) + replicas
+    for i, per_node in per_piece.items():
         result[i] = tuple(Placement(node=n, replicas=r) for n, r in sorted(per_node.items()))
     return True
+
+
+def _straddle(units: list[tuple[int, int, int]], nodes_of: list[int], free: list[int],
+              spread: list[bool]) -> None:
+    """Put every spread stage that the packing left on one node on two (in place): move some of
+    its units (`t` GPUs) from its node A to another node B, and units of other stages (a stage on
+    one node is one unit, so it stays on one node) from B to A, `M` GPUs in all with
+    t - free[B] <= M <= free[A] + t, so that both nodes keep their room; a move that would leave
+    a spread stage that straddled on one node is not made. Largest units first, every stage in
+    turn, as many rounds as there are spread stages; a stage this
+    cannot spread stays on its node, which costs no more than its coefficients say
+    (Sec. 1.3)."""
+    def straddling(where: list[int]) -> set[int]:
+        return {piece for piece in {u[1] for u in units if spread[u[1]]}
+                if len({n for (_, j, _), n in zip(units, where, strict=True) if j == piece}) > 1}
+
+    pieces = sorted({u[1] for u in units if spread[u[1]]})
+    for _ in pieces:  # rounds: a later move may make room for an earlier stage
+        moved_any = False
+        for i in pieces:
+            moved_any |= _straddle_one(i, units, nodes_of, free, spread, straddling)
+        if not moved_any:
+            return
+
+
+def _straddle_one(i: int, units: list[tuple[int, int, int]], nodes_of: list[int],
+                  free: list[int], spread: list[bool],
+                  straddling: Callable[[list[int]], set[int]]) -> bool:
+    """One move of `_straddle` for spread stage `i`; True where it made one."""
+    before = straddling(nodes_of)
+    if i in before:
+        return False
+    mine = [k for k, u in enumerate(units) if u[1] == i]
+    a = nodes_of[mine[0]]
+    for m, b in itertools.product(range(1, len(mine)), range(len(free))):
+        if b == a:
+            continue
+        t = sum(units[k][0] for k in mine[-m:])
+        trial = list(nodes_of)
+        for k in mine[-m:]:
+            trial[k] = b
+        total = 0
+        for j in sorted((j for j, u in enumerate(units) if nodes_of[j] == b and u[1] != i),
+                        key=lambda j: (-units[j][0], j)):
+            if total >= t - free[b]:
+                break
+            if total + units[j][0] <= free[a] + t:
+                trial[j] = a
+                total += units[j][0]
+        if total < t - free[b] or not before | {i} <= straddling(trial):
+            continue
+        nodes_of[:] = trial
+        free[a] += t - total
+        free[b] -= t - total
+        return True
+    return False
+
+
+STRADDLE_SEARCH_STEPS = 20_000
+"""Most nodes of the search `_straddle_search` visits (a deterministic limit)."""
+STRADDLE_SEARCH_UNITS = 64
+"""Most units (replica groups and pattern pieces of one node group) `_straddle_search` takes on:
+its depth is one level a unit."""
+
+
+def _straddle_search(units: list[tuple[int, int, int]], nodes_of: list[int], gpn: int,
+                     num_nodes: int, spread: list[bool]) -> None:
+    """Where `_straddle` left a spread stage on one node: a depth-first search over every
+    assignment of the units to nodes (largest first; the nodes interchangeable, so a unit goes
+    to a node in use or to the first empty one) for one that gives no node more than `gpn` GPUs
+    and puts every spread stage on two nodes or more. Replaces `nodes_of` with the first found;
+    keeps it where there is none or the search passes STRADDLE_SEARCH_STEPS (then a spread
+    stage stays on one node, which costs no more than its coefficients say, Sec. 1.3)."""
+    order = sorted(range(len(units)), key=lambda k: (-units[k][0], units[k][1], k))
+    left = {i: sum(1 for u in units if u[1] == i) for i in {u[1] for u in units if spread[u[1]]}}
+    seen: dict[int, set[int]] = {i: set() for i in left}
+    load = [0] * num_nodes
+    trial = [0] * len(units)
+    steps = 0
+
+    def rec(pos: int, used: int) -> bool:
+        nonlocal steps
+        steps += 1
+        if steps > STRADDLE_SEARCH_STEPS:
+            return False
+        if pos == len(order):
+            return True
+        k = order[pos]
+        size, piece, _ = units[k]
+        for n in range(min(used + 1, num_nodes)):
+            if load[n] + size > gpn:
+                continue
+            if piece in left:
+                # The stage's last unit must not leave it on one node.
+                if left[piece] == 1 and seen[piece] <= {n}:
+                    continue
+                left[piece] -= 1
+                added = n not in seen[piece]
+                seen[piece].add(n)
+            load[n] += size
+            trial[k] = n
+            if rec(pos + 1, max(used, n + 1)):
+                return True
+            load[n] -= size
+            if piece in left:
+                left[piece] += 1
+                if added:
+                    seen[piece].discard(n)
+        return False
+
+    if rec(0, 0):
+        nodes_of[:] = trial
 
 
 def build_plan(instance: Instance, configs: list[StageConfig], layers: list[int], *,

@@ -109,7 +109,8 @@ class SearchState:
         """The single-type configurations an empty end stage may take (Sec. 1.2), through the
         restricted space's `stage_filter` where one is set."""
         return [c for c in stage_configs(self.instance, micro_batch)
-                if self.stage_filter is None or self.stage_filter(c)]
+                if (self.stage_filter is None or self.stage_filter(c))
+                and self.cache.spread_allowed(c, micro_batch)]
 
     def end_stage_layers(self, sub: SubProblem) -> float:
         """The least the empty end stages of `sub` weigh in layers (Sec. 1.2): per empty end,
@@ -344,7 +345,7 @@ class SearchState:
     def _fitting_single(self, micro_batch: int) -> list[StageConfig]:
         fits = [c for c in stage_configs(self.instance, micro_batch)
                 if (self.stage_filter is None or self.stage_filter(c))
-                and self._fits(c, micro_batch)]
+                and self.cache.spread_allowed(c, micro_batch) and self._fits(c, micro_batch)]
         self.fitting[micro_batch] = len(fits)
         return fits
 
