@@ -21,7 +21,7 @@ from haap_solver.instance import Instance
 from haap_solver.parallelism import tp_candidates
 from haap_solver.plan import Placement, Plan, ReplicaGroup, Stage
 from haap_solver.result import SolveResult
-from haap_solver.validate import check_plan
+from haap_solver.validate import check_plan, plan_violations
 
 CHEAPEST_FIRST = ("none", "selective", "full")
 
@@ -231,6 +231,9 @@ class Best:
         self.costed += 1
         if not ev.memory_ok:
             return None
+        if plan.schedule == "interleaved-1f1b" and plan_violations(self.cm.instance, plan,
+                                                                   cost_model=self.cm):
+            return None  # (its rules, cost model Sec. 7.1: an even split rarely keeps them)
         if ev.iteration_time_s < self.time:
             self.time, self.plan, self.evaluation = ev.iteration_time_s, plan, ev
             self.info = dict(info)
