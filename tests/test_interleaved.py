@@ -340,3 +340,23 @@ def test_model_costs_what_evaluate_does(p2p: str) -> None:
                          schedules=("interleaved-1f1b",), zero=0, nic_gbit_s=2.0)
     inst = replace(inst, training=replace(inst.training, virtual_stages=2, pipeline_p2p=p2p))
     assert _model_matches_evaluate(inst) >= 50
+
+
+def test_megatron_export_lists_the_virtual_stages() -> None:
+    """haap export --to megatron writes an interleaved plan as Megatron-LM's layout of p v
+    virtual stages: virtual stage j p + i holds n_i / v layers, the embedding first, the loss
+    last (docs/targets.md); the blocking sends ask for --no-overlap-p2p-communication."""
+    import shlex
+
+    from haap_solver.export import export
+
+    layers = [6, 10, 8, 8]
+    for p2p, flag in (("auto", False), ("blocking", True)):
+        inst = _instance(virtual_stages=2, pipeline_p2p=p2p)
+        text = export(inst, _plan("interleaved-1f1b", layers=layers), "megatron")
+        args = shlex.split(" ".join(line for line in text.splitlines()
+                                    if not line.startswith("#")))
+        layout = args[args.index("--pipeline-model-parallel-layout") + 1].split("|")
+        assert args[args.index("--pipeline-model-parallel-size") + 1] == "4"
+        assert layout == ["Et*3", "t*5", "t*4", "t*4", "t*3", "t*5", "t*4", "t*4L"]
+        assert ("--no-overlap-p2p-communication" in args) == flag
