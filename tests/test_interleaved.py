@@ -288,12 +288,24 @@ def _units(total: int, parts: int) -> list[list[int]]:
             for rest in _units(total - first, parts - 1)]
 
 
-def _model_matches_evaluate(inst: Instance, limit: int = 400) -> int:
+def _model_matches_evaluate(inst: Instance, limit: int = 400,
+                            slow_pair: tuple[str, str] | None = None) -> int:
     """For every plan of every interleaved sub-problem (up to `limit`), the model of Sec. 1.4
     with its choices fixed ((11)-(13), time variables at the maxima their rows define) costs
-    what evaluate() does; returns how many plans were compared."""
+    what evaluate() does; returns how many plans were compared. `slow_pair`: two node groups
+    whose pipeline link the cost model (both evaluate() and the search read it) makes 20 times
+    slower, so that a wrap-around link between them is the slowest of a pipeline."""
     state = SearchState(inst)
     cache, cm = state.cache, state.cost_model
+    if slow_pair is not None:
+        plain = cm.links.p2p_side
+
+        def p2p_side(replicas: tuple[ReplicaGroup, ...],
+                     other: tuple[ReplicaGroup, ...]) -> float:
+            ends = {r.node_group for r in (*replicas, *other)}
+            return plain(replicas, other) * (20.0 if ends == set(slow_pair) else 1.0)
+
+        cm.links.p2p_side = p2p_side  # type: ignore[method-assign]
     v = inst.training.virtual_stages
     checked = 0
     for b in state.micro_batches():
@@ -331,15 +343,18 @@ def test_model_costs_what_evaluate_does(p2p: str) -> None:
     """The model is exact (Sec. 1.4, (11)-(13)): on plans of two and three stages over slow
     one-GPU nodes of two device types, where the v-fold links, the wrap-around link c_w and
     the tail's 1/v window all weigh, its objective at a plan's choices is evaluate()'s time.
-    (The overlapped wrap row T >= 2 (v - 1) c_w binds only where c_w exceeds v / (v - 1) times
-    every other link, which needs end stages of other shapes than the middle ones beside
-    NVLink links; these plans never reach it, so taking the row out is not caught here.)"""
+    The overlapped wrap row T >= 2 (v - 1) c_w binds only where c_w exceeds v / (v - 1) times
+    every other link, which the cost model's links rarely give (c_w is at most the larger end
+    link where both cross the network), so the second check makes one link slow by hand."""
     inst = tiny_instance(devices=[("A100-80G", None), ("V100-32G", None)],
                          groups=[(0, 2, 1), (1, 1, 1), (0, 1, 1)], layers=6, hidden=512,
                          heads=4, seq=512, batch=6, recompute=("none",),
                          schedules=("interleaved-1f1b",), zero=0, nic_gbit_s=2.0)
     inst = replace(inst, training=replace(inst.training, virtual_stages=2, pipeline_p2p=p2p))
     assert _model_matches_evaluate(inst) >= 50
+    # The link between g0 and g2 twenty times slower: 3-stage plans on g0, g1, g2 (in this
+    # order or reversed) have it as their wrap-around link only, where it sets the period.
+    assert _model_matches_evaluate(inst, slow_pair=("g0", "g2")) >= 50
 
 
 def test_megatron_export_lists_the_virtual_stages() -> None:
