@@ -92,15 +92,20 @@ def _model_flags(instance: Instance) -> list[str]:
     return out
 
 
-def megatron_layout(plan: Plan) -> str:
+def megatron_layout(plan: Plan, chunks: int = 1) -> str:
     """``--pipeline-model-parallel-layout``: E (embedding), t (decoder layer), L (loss) per
     stage, stages split by '|' (Megatron-LM
-    docs/user-guide/features/pipeline_parallel_layout.md)."""
+    docs/user-guide/features/pipeline_parallel_layout.md). With `chunks` = v > 1 (the
+    interleaved schedule) p v virtual stages, in Megatron's order: virtual stage j p + i is
+    chunk j of stage i, its n_i / v layers; Megatron-LM takes the virtual pipeline size from the
+    layout's length over the pipeline size."""
     parts = []
-    last = len(plan.stages) - 1
-    for i, s in enumerate(plan.stages):
-        piece = ("E" if i == 0 else "") + (f"t*{s.num_layers}" if s.num_layers else "")
-        piece += "L" if i == last else ""
+    p = len(plan.stages)
+    last = p * chunks - 1
+    for k in range(p * chunks):
+        n = plan.stages[k % p].num_layers // chunks
+        piece = ("E" if k == 0 else "") + (f"t*{n}" if n else "")
+        piece += "L" if k == last else ""
         parts.append(piece)
     return "|".join(parts)
 
@@ -110,15 +115,23 @@ def export_megatron(instance: Instance, plan: Plan) -> str:
     first = plan.stages[0]
     tp, dp = first.replicas[0].tp, first.dp
     share = first.replicas[0].micro_batch_share
+    t = instance.training
+    chunks = t.virtual_stages if plan.schedule == "interleaved-1f1b" else 1
     flags = ["--tensor-model-parallel-size", str(tp),
              "--pipeline-model-parallel-size", str(plan.num_stages),
-             "--pipeline-model-parallel-layout", megatron_layout(plan),
+             "--pipeline-model-parallel-layout", megatron_layout(plan, chunks),
              "--micro-batch-size", str(share), *_model_flags(instance),
              *_recompute_flags(first.recompute)]
-    if tp > 1 and instance.training.sequence_parallel:
+    if tp > 1 and t.sequence_parallel:
         flags.append("--sequence-parallel")
+    if chunks > 1 and t.pipeline_p2p == "blocking":  # (Megatron overlaps them by default)
+        flags.append("--no-overlap-p2p-communication")
+    interleaved = ([f"# interleaved 1F1B, {chunks} model chunks per stage: the layout lists the "
+                    f"{chunks * plan.num_stages} virtual stages (virtual stage j*{plan.num_stages}"
+                    "+i is chunk j of stage i)"] if chunks > 1 else [])
     head = [f"# Megatron-LM flags for {instance.name}: {plan.num_stages} stages, TP {tp}, "
             f"DP {dp}, layers {_layer_counts(plan)} (haap export --to megatron)",
+            *interleaved,
             f"# world size {tp * dp * plan.num_stages}: ranks in Megatron's order tp-dp-pp, "
             "so stage i is ranks [i*TP*DP, (i+1)*TP*DP); place them on these nodes:",
             *_placement_comments(plan),

@@ -23,6 +23,7 @@ it as the raw measured points (`MeasuredActivations`), and it interpolates them 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
 from fractions import Fraction
@@ -206,8 +207,9 @@ def micro_batches_in_flight(schedule: str, *, stage_index: int, num_stages: int,
     return min(num_stages - stage_index, num_micro_batches)
 
 
+@functools.lru_cache(maxsize=1024)  # (read-only: every caller only walks it)
 def interleaved_order(stage_index: int, num_stages: int, num_micro_batches: int,
-                      chunks: int) -> list[tuple[str, int, int]]:
+                      chunks: int) -> tuple[tuple[str, int, int], ...]:
     """The passes ("F" or "B", model chunk, micro-batch) rank `stage_index` runs, in order, under
     Megatron-LM core's interleaved 1F1B (`forward_backward_pipelining_with_interleaving`).
 
@@ -231,7 +233,7 @@ def interleaved_order(stage_index: int, num_stages: int, num_micro_batches: int,
         order.append(forwards[warmup + j])
         order.append(backwards[j])
     order.extend(backwards[n - warmup:])
-    return order
+    return tuple(order)
 
 
 def embedding_dropout_mask(model: ModelSpec, training: TrainingSpec, *, batch: int,

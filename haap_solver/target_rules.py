@@ -48,7 +48,8 @@ RULES: dict[str, TargetRules] = {
     "megatron": TargetRules(
         name="megatron", engine="Megatron-LM", uniform_tp=True, uniform_dp=True,
         uniform_recompute=True, recompute_modes=("none", "selective", "full"),
-        uniform_selective=False, single_device_per_stage=False, schedules=("1f1b",),
+        uniform_selective=False, single_device_per_stage=False,
+        schedules=("1f1b", "interleaved-1f1b"),
         max_zero_stage=1, max_zero_stage_unpipelined=1, tied_first_last_tp=False),
     "deepspeed": TargetRules(
         name="deepspeed", engine="DeepSpeed pipeline", uniform_tp=True, uniform_dp=True,

@@ -19,9 +19,10 @@ Target = Literal["any", "megatron", "deepspeed", "torchtitan", "flagscale"]
 TARGETS: tuple[Target, ...] = ("any", "megatron", "deepspeed", "torchtitan", "flagscale")
 RECOMPUTE_MODES: tuple[Recompute, ...] = ("none", "selective", "full")
 SCHEDULES: tuple[Schedule, ...] = ("1f1b", "gpipe", "interleaved-1f1b")
-SEARCHED_SCHEDULES: tuple[Schedule, ...] = ("1f1b", "gpipe")
-"""The schedules the exact search (and the brute force that checks it) can plan; the interleaved
-schedule is costed (`haap evaluate`) but not searched (docs/cost-model.md Sec. 7.1)."""
+SEARCHED_SCHEDULES: tuple[Schedule, ...] = ("1f1b", "gpipe", "interleaved-1f1b")
+"""The schedules the exact search (and the brute force that checks it) can plan: all of them
+since the interleaved schedule joined the search (with `virtual_stages` fixed by the user,
+formulations/stage-assignment.md Sec. 1.4)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -63,7 +64,7 @@ class TrainingSpec:
                          Length(max=len(SCHEDULES), what="schedules")] = ("1f1b",)
     """Pipeline schedules the planner may use: "1f1b" (PipeDream-flush), "gpipe", and
     "interleaved-1f1b" (Megatron-LM's virtual pipeline stages, `virtual_stages` model chunks per
-    stage; costed by `haap evaluate`, not yet searched by `haap solve`)."""
+    stage; searched with that v, formulations/stage-assignment.md Sec. 1.4)."""
     virtual_stages: Annotated[int, Range(2, limits.MAX_LAYERS)] = 2
     """Model chunks per pipeline stage (v) under the "interleaved-1f1b" schedule, fixed by the
     user as in Megatron-LM (``--num-layers-per-virtual-pipeline-stage`` = layers per stage / v).
@@ -133,9 +134,9 @@ class TrainingSpec:
 
     def blocks_p2p(self, schedule: str) -> bool:
         """Whether a stage waits for its pipeline sends under `schedule` (`pipeline_p2p`
-        resolved: "auto" is the engine's default). Plain 1F1B and GPipe, the searched
-        schedules, block under "auto" with every framework, so the search's answer does not
-        depend on which of them a sub-problem uses."""
+        resolved: "auto" is the engine's default). Plain 1F1B and GPipe block under "auto"
+        with every framework; the interleaved schedule overlaps under "auto" with Megatron-LM,
+        so the search keeps its capacity tables per sends mode (`SearchState.capacity_bound`)."""
         if self.pipeline_p2p != "auto":
             return self.pipeline_p2p == "blocking"
         return not (self.framework == "megatron" and schedule == "interleaved-1f1b")
@@ -153,7 +154,8 @@ class TrainingSpec:
 
 def check_searchable(training: TrainingSpec) -> None:
     """Refuse to plan with a schedule the exact search does not model (a plan it called optimal
-    would not be): "interleaved-1f1b" is costed by `evaluate()` but not yet searched."""
+    would not be). Every schedule of SCHEDULES is searched today; kept so that a schedule added
+    to the cost model is refused until the search models it."""
     unsearched = [s for s in training.schedules if s not in SEARCHED_SCHEDULES]
     require(not unsearched, "training.schedules",
             f"{unsearched[0] if unsearched else ''!r} is costed by `haap evaluate` but the "

@@ -1,5 +1,6 @@
 """Megatron-LM's interleaved 1F1B schedule (docs/cost-model.md Sec. 7.1): its bubble, its memory,
-its sends, the rules it needs, and the search refusing what it cannot search.
+its sends, the rules it needs, and the exact search planning it (formulations Sec. 1.4) against
+the brute force, with bounds that stay valid.
 
 Each phenomenon test fails when the phenomenon is taken out (checked by planting the bug: v = 1
 in the makespan, the plain 1F1B in-flight count, no v factor on the exchanges).
@@ -7,8 +8,19 @@ in the makespan, the plain 1F1B in-flight count, no v factor on the exchanges).
 
 from __future__ import annotations
 
-import pytest
+import itertools
+import random
+from dataclasses import replace
 
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from random_instances import disagreement, random_instance
+from test_bounds import PRESETS
+from test_bounds import _check_bounds as check_bounds
+from tiny_instances import tiny_instance
+
+from haap_solver.baselines.bruteforce import bruteforce, space_size
 from haap_solver.cluster import NodeGroup
 from haap_solver.cost import memory
 from haap_solver.cost.evaluate import CostModel, MemoryReport, ReplicaReport, StageReport
@@ -18,6 +30,10 @@ from haap_solver.instance import Instance, make_instance
 from haap_solver.memory_check import interleaved_order
 from haap_solver.model import ModelSpec
 from haap_solver.plan import Placement, Plan, ReplicaGroup, Stage
+from haap_solver.search.backends import _true_time_values
+from haap_solver.search.formulation import SubProblem, build_model, build_slots
+from haap_solver.search.space import build_plan
+from haap_solver.search.state import SearchState
 from haap_solver.training import TrainingSpec
 from haap_solver.validate import plan_violations
 
@@ -154,15 +170,98 @@ def test_virtual_stages_range_is_checked() -> None:
         TrainingSpec(global_batch_size=8, virtual_stages=1)
 
 
-def test_the_planners_refuse_the_schedule_they_cannot_search() -> None:
-    """A plan the search called optimal would not be: it does not model interleaving."""
-    from haap_solver.baselines.bruteforce import bruteforce
-    from haap_solver.search.solve import solve
+def interleaved_instance(seed: int, p2p: str = "auto") -> Instance:
+    """tests/random_instances.py's instance of `seed` with the interleaved schedule: v of 2 or
+    3, a layer count that v divides (v or 2v), the schedule alone or beside plain 1F1B, sends
+    `p2p` ("auto": overlapped, Megatron-LM's default; "blocking"), no empty end stages (not in
+    the interleaved space, formulations Sec. 1.4)."""
+    base = random_instance(seed)
+    rng = random.Random(seed)
+    v = rng.choice((2, 2, 3))
+    model = replace(base.model, num_layers=v * rng.choice((1, 2, 2)))
+    training = replace(base.training, virtual_stages=v, pipeline_p2p=p2p,
+                       schedules=rng.choice([("interleaved-1f1b",), ("1f1b", "interleaved-1f1b")]),
+                       empty_end_stages=False)
+    return make_instance(model=model, training=training,
+                         node_groups=list(base.cluster.node_groups),
+                         extra_devices=dict(base.cluster.devices), name=f"interleaved-{seed}")
 
-    inst = _instance()
-    for planner in (solve, bruteforce):
-        with pytest.raises(InputError, match=r"training\.schedules: 'interleaved-1f1b'"):
-            planner(inst, time_limit_s=1.0)
+
+INTERLEAVED_SEEDS = (1, 3, 13, 20, 28, 38, 41, 57)
+"""Seeds of `interleaved_instance` whose brute-force optimum interleaves (p = 2, v = 2 or 3) in
+both sends modes (seed 12 interleaves overlapped only), checked in CI; the slow test runs more."""
+
+
+@pytest.mark.parametrize("backend", ["highs", "cpsat"])
+@pytest.mark.parametrize("p2p", ["auto", "blocking"])
+@pytest.mark.parametrize("seed", INTERLEAVED_SEEDS)
+def test_search_equals_bruteforce_interleaved(seed: int, p2p: str, backend: str) -> None:
+    """The exact search plans the interleaved schedule (Sec. 1.4): it says "optimal" at the
+    brute force's least iteration time (which enumerates the schedule's plans from its
+    documented rules), reporting evaluate()'s time of the plan it returns."""
+    inst = interleaved_instance(seed, p2p)
+    truth = bruteforce(inst, mixed=True, time_limit_s=120)
+    assert truth.plan is not None and truth.plan.schedule == "interleaved-1f1b"
+    assert disagreement(inst, truth, backend=backend, mixed=True) is None
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("p2p", ["auto", "blocking"])
+def test_search_equals_bruteforce_interleaved_sweep(p2p: str) -> None:
+    """The same on seeds 0-119 (those whose brute-force space is small), both backends."""
+    bad = []
+    for seed in range(120):
+        inst = interleaved_instance(seed, p2p)
+        if space_size(inst, mixed=True) > 300_000:
+            continue
+        truth = bruteforce(inst, mixed=True, time_limit_s=300)
+        for backend in ("highs", "cpsat"):
+            why = disagreement(inst, truth, backend=backend, mixed=True)
+            if why:
+                bad.append(f"seed {seed}: {why}")
+    assert not bad, bad
+
+
+@st.composite
+def interleaved_bound_instances(draw: st.DrawFn) -> Instance:
+    """test_bounds' memory-bound tiny instances with the interleaved schedule (v = 2 or 3, a
+    layer count v divides, a batch with several micro-batch counts that stage counts divide)."""
+    v = draw(st.sampled_from([2, 3]))
+    n_dev = draw(st.integers(1, 2))
+    devices = [(draw(st.sampled_from(PRESETS)), draw(st.sampled_from([2.0, 3.0, 6.0])))
+               for _ in range(n_dev)]
+    groups = [(draw(st.integers(0, n_dev - 1)), 1, draw(st.sampled_from([1, 2, 4])))
+              for _ in range(draw(st.integers(1, 2)))]
+    inst = tiny_instance(devices=devices, groups=groups, layers=v * draw(st.integers(1, 2)),
+                         hidden=draw(st.sampled_from([512, 1024])), heads=4,
+                         seq=draw(st.sampled_from([512, 1024])),
+                         batch=draw(st.sampled_from([4, 6, 8])),
+                         recompute=draw(st.sampled_from([("none",), ("none", "full")])),
+                         schedules=("interleaved-1f1b",), zero=draw(st.sampled_from([0, 1])),
+                         overlap=draw(st.booleans()),
+                         nic_gbit_s=draw(st.sampled_from([None, 1.0])))
+    p2p = draw(st.sampled_from(["auto", "blocking"]))
+    return replace(inst, training=replace(inst.training, virtual_stages=v, pipeline_p2p=p2p))
+
+
+@settings(max_examples=6, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(interleaved_bound_instances())
+def test_bounds_stay_valid_under_interleaving(instance: Instance) -> None:
+    """Every bound of Sec. 4 (cheap, GPU-granular, positional, the cap, the strong bound and
+    its integer walk) of every interleaved sub-problem lies below the least time of its plans,
+    enumerated (test_bounds._check_bounds): they take the objective as (1/v) max(fill, T) +
+    (m - 1/v) T + tail with plain 1F1B's memory and tails, which only lower it (Sec. 1.4)."""
+    assume(check_bounds(SearchState(instance)))
+
+
+@pytest.mark.slow
+@settings(max_examples=60, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(interleaved_bound_instances())
+def test_bounds_stay_valid_under_interleaving_sweep(instance: Instance) -> None:
+    """The same on more examples."""
+    assume(check_bounds(SearchState(instance)))
 
 
 def test_memory_check_walks_megatron_order() -> None:
@@ -179,3 +278,100 @@ def test_memory_check_walks_megatron_order() -> None:
     # Warm-up of rank 1: 2 (4 - 1 - 1) + 4 = 8 forwards.
     assert [k for k, _, _ in order[:9]] == ["F"] * 9 and order[9][0] == "B"
     assert order[9][1:] == (1, 0)  # the first backward: the last chunk of micro-batch 0
+
+
+def _units(total: int, parts: int) -> list[list[int]]:
+    """Every split of `total` into `parts` positive parts, in order."""
+    if parts == 1:
+        return [[total]]
+    return [[first, *rest] for first in range(1, total - parts + 2)
+            for rest in _units(total - first, parts - 1)]
+
+
+def _model_matches_evaluate(inst: Instance, limit: int = 400,
+                            slow_pair: tuple[str, str] | None = None) -> int:
+    """For every plan of every interleaved sub-problem (up to `limit`), the model of Sec. 1.4
+    with its choices fixed ((11)-(13), time variables at the maxima their rows define) costs
+    what evaluate() does; returns how many plans were compared. `slow_pair`: two node groups
+    whose pipeline link the cost model (both evaluate() and the search read it) makes 20 times
+    slower, so that a wrap-around link between them is the slowest of a pipeline."""
+    state = SearchState(inst)
+    cache, cm = state.cache, state.cost_model
+    if slow_pair is not None:
+        plain = cm.links.p2p_side
+
+        def p2p_side(replicas: tuple[ReplicaGroup, ...],
+                     other: tuple[ReplicaGroup, ...]) -> float:
+            ends = {r.node_group for r in (*replicas, *other)}
+            return plain(replicas, other) * (20.0 if ends == set(slow_pair) else 1.0)
+
+        cm.links.p2p_side = p2p_side  # type: ignore[method-assign]
+    v = inst.training.virtual_stages
+    checked = 0
+    for b in state.micro_batches():
+        for p in range(2, inst.model.num_layers // v + 1):
+            sub = SubProblem(p, b, "interleaved-1f1b")
+            slots = build_slots(inst, cache, sub, state.configs(b))
+            if slots is None:
+                continue
+            sm = build_model(inst, cache, sub, slots, time_upper_bound_s=1e6)
+            for choice in itertools.product(*(range(len(s.candidates)) for s in slots)):
+                for units in _units(inst.model.num_layers // v, p):
+                    if any(v * u > s.max_layers[k]
+                           for s, k, u in zip(slots, choice, units, strict=True)):
+                        continue
+                    seq = [s.candidates[k] for s, k in zip(slots, choice, strict=True)]
+                    plan = build_plan(inst, seq, [v * u for u in units], micro_batch=b,
+                                      schedule="interleaved-1f1b")
+                    if plan is None:
+                        continue
+                    raw = [0.0] * len(sm.lp.vars)
+                    for i, (k, u) in enumerate(zip(choice, units, strict=True)):
+                        raw[sm.x[i][k]], raw[sm.y[i][k]] = 1.0, float(u)
+                    model_s = sm.lp.value(_true_time_values(sm.lp, raw))
+                    assert model_s == pytest.approx(cm.evaluate(plan).iteration_time_s,
+                                                    rel=1e-9), (sub, [c.label() for c in seq],
+                                                                units)
+                    checked += 1
+                    if checked >= limit:
+                        return checked
+    return checked
+
+
+@pytest.mark.parametrize("p2p", ["overlapped", "blocking"])
+def test_model_costs_what_evaluate_does(p2p: str) -> None:
+    """The model is exact (Sec. 1.4, (11)-(13)): on plans of two and three stages over slow
+    one-GPU nodes of two device types, where the v-fold links, the wrap-around link c_w and
+    the tail's 1/v window all weigh, its objective at a plan's choices is evaluate()'s time.
+    The overlapped wrap row T >= 2 (v - 1) c_w binds only where c_w exceeds v / (v - 1) times
+    every other link, which the cost model's links rarely give (c_w is at most the larger end
+    link where both cross the network), so the second check makes one link slow by hand."""
+    inst = tiny_instance(devices=[("A100-80G", None), ("V100-32G", None)],
+                         groups=[(0, 2, 1), (1, 1, 1), (0, 1, 1)], layers=6, hidden=512,
+                         heads=4, seq=512, batch=6, recompute=("none",),
+                         schedules=("interleaved-1f1b",), zero=0, nic_gbit_s=2.0)
+    inst = replace(inst, training=replace(inst.training, virtual_stages=2, pipeline_p2p=p2p))
+    assert _model_matches_evaluate(inst) >= 50
+    # The link between g0 and g2 twenty times slower: 3-stage plans on g0, g1, g2 (in this
+    # order or reversed) have it as their wrap-around link only, where it sets the period.
+    assert _model_matches_evaluate(inst, slow_pair=("g0", "g2")) >= 50
+
+
+def test_megatron_export_lists_the_virtual_stages() -> None:
+    """haap export --to megatron writes an interleaved plan as Megatron-LM's layout of p v
+    virtual stages: virtual stage j p + i holds n_i / v layers, the embedding first, the loss
+    last (docs/targets.md); the blocking sends ask for --no-overlap-p2p-communication."""
+    import shlex
+
+    from haap_solver.export import export
+
+    layers = [6, 10, 8, 8]
+    for p2p, flag in (("auto", False), ("blocking", True)):
+        inst = _instance(virtual_stages=2, pipeline_p2p=p2p)
+        text = export(inst, _plan("interleaved-1f1b", layers=layers), "megatron")
+        args = shlex.split(" ".join(line for line in text.splitlines()
+                                    if not line.startswith("#")))
+        layout = args[args.index("--pipeline-model-parallel-layout") + 1].split("|")
+        assert args[args.index("--pipeline-model-parallel-size") + 1] == "4"
+        assert layout == ["Et*3", "t*5", "t*4", "t*4", "t*3", "t*5", "t*4", "t*4L"]
+        assert ("--no-overlap-p2p-communication" in args) == flag

@@ -51,7 +51,10 @@ possible, a batch split it gets wrong) makes the two disagree.
   all its replicas share a node), and with part-node sizes not every selection that fits the
   GPUs packs, so this checks the search's claim that its canonical placement loses nothing
   and its packing rows forbid only what does not pack;
-* memory fits on every GPU, as the validator (``plan_violations``) judges.
+* memory fits on every GPU, as the validator (``plan_violations``) judges;
+* under ``"interleaved-1f1b"`` (formulations Sec. 1.4, cost model Sec. 7.1) only plans of
+  ``p >= 2`` stages with ``m`` a multiple of ``p``, every stage's layer count a multiple of
+  ``training.virtual_stages`` and no empty end stage (``_interleaving_allows``).
 
 Every plan is costed by ``CostModel.evaluate`` and the least iteration time kept (ties: the
 first found, in the order above: ``b``, schedule, ``p``, stage options, placements, layer splits).
@@ -81,7 +84,6 @@ from dataclasses import dataclass
 from functools import cache
 
 from haap_solver.cost.evaluate import CostModel, Evaluation
-from haap_solver.cost.memory import in_flight_micro_batches
 from haap_solver.errors import HaapError
 from haap_solver.instance import Instance
 from haap_solver.plan import Placement, Plan, ReplicaGroup, Stage
@@ -549,16 +551,27 @@ def _stage_fits(cm: CostModel, option: StageOption, layers: int, index: int, p: 
     key = (option, layers, index)
     hit = memo.get(key)
     if hit is None:
-        in_flight = in_flight_micro_batches(schedule, index, p, m)
+        # The micro-batches in flight of the stage, of its embedding and of its LM head (the
+        # cost model's public count, which the validator's memory check agrees with).
+        in_flight, emb, head = cm.in_flight(schedule, index, p, m)
         first, last = index == 0, index == p - 1
         params = cm.params_held(layers, first, last, p > 1)
         dp = sum(part.count for part in option.parts)
         hit = memo[key] = all(
             cm.replica_memory(device=part.device, tp=part.tp, share=part.share, dp=dp,
                               num_layers=layers, recompute=option.recompute, params=params,
-                              is_first=first, is_last=last, in_flight=in_flight).fits
+                              is_first=first, is_last=last, in_flight=in_flight,
+                              in_flight_first=emb, in_flight_last=head).fits
             for part in option.parts)
     return hit
+
+
+def _interleaving_allows(instance: Instance, p: int, m: int,
+                         split: tuple[int, ...]) -> bool:
+    """The documented space's rule for "interleaved-1f1b" (module docstring): at least two
+    stages, m a multiple of p, every stage holding a positive multiple of v layers."""
+    v = instance.training.virtual_stages
+    return p >= 2 and m % p == 0 and all(n > 0 and n % v == 0 for n in split)
 
 
 def _enumerate(instance: Instance, cm: CostModel, best: _Best, options: list[StageOption],
@@ -570,6 +583,8 @@ def _enumerate(instance: Instance, cm: CostModel, best: _Best, options: list[Sta
     names = [g.name for g in instance.cluster.node_groups]
     budget = {g.name: g.num_gpus for g in instance.cluster.node_groups}
     splits = list(layer_splits(L, p, empty_ends=empty_end_stages))
+    if schedule == "interleaved-1f1b":
+        splits = [s for s in splits if _interleaving_allows(instance, p, m, s)]
     # The layer counts position k takes in some split: a stage that fits none is pruned.
     counts = [sorted({s[k] for s in splits}) for k in range(p)]
     memo: dict[tuple[StageOption, int, int], bool] = {}

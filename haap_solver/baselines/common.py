@@ -17,12 +17,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from haap_solver.cost.evaluate import CostModel, Evaluation
-from haap_solver.cost.memory import in_flight_micro_batches
 from haap_solver.instance import Instance
 from haap_solver.parallelism import tp_candidates
 from haap_solver.plan import Placement, Plan, ReplicaGroup, Stage
 from haap_solver.result import SolveResult
-from haap_solver.validate import check_plan
+from haap_solver.validate import check_plan, plan_violations
 
 CHEAPEST_FIRST = ("none", "selective", "full")
 
@@ -119,7 +118,7 @@ def stage_layer_time(cm: CostModel, replicas: Sequence[ReplicaGroup], recompute:
 def max_layers_fit(cm: CostModel, replicas: Sequence[ReplicaGroup], recompute: str, index: int,
                    num_stages: int, schedule: str, num_micro_batches: int, limit: int) -> int:
     """Largest layer count (<= limit) whose memory fits every replica of the stage (-1: none)."""
-    in_flight = in_flight_micro_batches(schedule, index, num_stages, num_micro_batches)
+    in_flight, emb, head = cm.in_flight(schedule, index, num_stages, num_micro_batches)
     dp = sum(r.count for r in replicas)
     first, last = index == 0, index == num_stages - 1
 
@@ -127,7 +126,8 @@ def max_layers_fit(cm: CostModel, replicas: Sequence[ReplicaGroup], recompute: s
         params = cm.params_held(n, first, last, num_stages > 1)
         return all(cm.replica_memory(device=r.device, tp=r.tp, share=r.micro_batch_share, dp=dp,
                                      num_layers=n, recompute=recompute, params=params,
-                                     is_first=first, is_last=last, in_flight=in_flight).fits
+                                     is_first=first, is_last=last, in_flight=in_flight,
+                                     in_flight_first=emb, in_flight_last=head).fits
                    for r in replicas)
 
     if not fits(0):
@@ -147,7 +147,7 @@ def max_layers_fit(cm: CostModel, replicas: Sequence[ReplicaGroup], recompute: s
 def memory_headroom(cm: CostModel, replicas: Sequence[ReplicaGroup], recompute: str, index: int,
                     num_stages: int, schedule: str, num_micro_batches: int, layers: int) -> float:
     """Smallest (capacity - need) / capacity over the stage's replica groups at `layers` layers."""
-    in_flight = in_flight_micro_batches(schedule, index, num_stages, num_micro_batches)
+    in_flight, emb, head = cm.in_flight(schedule, index, num_stages, num_micro_batches)
     dp = sum(r.count for r in replicas)
     first, last = index == 0, index == num_stages - 1
     params = cm.params_held(layers, first, last, num_stages > 1)
@@ -155,7 +155,8 @@ def memory_headroom(cm: CostModel, replicas: Sequence[ReplicaGroup], recompute: 
     for r in replicas:
         mem = cm.replica_memory(device=r.device, tp=r.tp, share=r.micro_batch_share, dp=dp,
                                 num_layers=layers, recompute=recompute, params=params,
-                                is_first=first, is_last=last, in_flight=in_flight)
+                                is_first=first, is_last=last, in_flight=in_flight,
+                                in_flight_first=emb, in_flight_last=head)
         worst = min(worst, (mem.capacity - mem.total) / mem.capacity)
     return worst
 
@@ -235,6 +236,9 @@ class Best:
         self.costed += 1
         if not ev.memory_ok:
             return None
+        if plan.schedule == "interleaved-1f1b" and plan_violations(self.cm.instance, plan,
+                                                                   cost_model=self.cm):
+            return None  # (its rules, cost model Sec. 7.1: an even split rarely keeps them)
         if ev.iteration_time_s < self.time:
             self.time, self.plan, self.evaluation = ev.iteration_time_s, plan, ev
             self.info = dict(info)

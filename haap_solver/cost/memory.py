@@ -9,6 +9,7 @@ departures from the paper: docs/cost-model.md, Sec. 5.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from haap_solver.model import ModelSpec
@@ -128,6 +129,7 @@ def in_flight_micro_batches(schedule: str, stage_index: int, num_stages: int,
     return min(num_stages - stage_index, num_micro_batches)
 
 
+@functools.lru_cache(maxsize=4096)  # (a walk of m v passes; the search asks it per slot and plan)
 def interleaved_in_flight(stage_index: int, num_stages: int, num_micro_batches: int,
                           chunks: int) -> tuple[int, int, int]:
     """Peak chunk activations a stage holds under Megatron-LM's interleaved 1F1B: (all chunks,

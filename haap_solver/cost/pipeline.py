@@ -1,8 +1,8 @@
 """The pipeline schedules: makespan of one iteration's micro-batches and its breakdown.
 
 docs/cost-model.md Sec. 7 (formulas) and Sec. 8 (breakdown). 1F1B, interleaved 1F1B and GPipe;
-the exact search encodes the same formulas for 1F1B and GPipe (formulations/stage-assignment.md),
-so a change here needs one there. It does not search the interleaved schedule (Sec. 7.1).
+the exact search encodes the same formulas (formulations/stage-assignment.md Sec. 5, and Sec. 1.4
+for the interleaved schedule), so a change here needs one there.
 """
 
 from __future__ import annotations

@@ -40,7 +40,7 @@ class CapacityBound:
     """
 
     def __init__(self, instance: Instance, cache: CoefficientCache, micro_batch: int,
-                 configs: list[StageConfig], p_max: int):
+                 configs: list[StageConfig], p_max: int, *, blocking: bool | None = None):
         self.L = instance.model.num_layers
         self.p_max = p_max
         self.budget = {g.name: g.num_gpus for g in instance.cluster.node_groups}
@@ -60,8 +60,11 @@ class CapacityBound:
             g.name: [] for g in instance.cluster.node_groups}
         values: list[np.ndarray] = []
         by_role = [cache.stage_times_many(configs, micro_batch, *role) for role in ROLES]
-        # (the stage's period, Sec. 4.3; 1F1B and GPipe resolve training.pipeline_p2p alike)
-        if instance.training.blocks_p2p("1f1b"):
+        # (the stage's period, Sec. 4.3; 1F1B and GPipe resolve training.pipeline_p2p alike, the
+        # interleaved schedule may not: `blocking` is its sub-problems', Sec. 1.4)
+        if blocking is None:
+            blocking = instance.training.blocks_p2p("1f1b")
+        if blocking:
             floor = link_floors(cache, configs, micro_batch, self.budget)
             by_role = [[row + _links_of(role) * pi for row, pi in zip(rows, floor, strict=True)]
                        for rows, role in zip(by_role, ROLES, strict=True)]

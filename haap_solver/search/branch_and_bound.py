@@ -34,6 +34,7 @@ from haap_solver.plan import Plan
 from haap_solver.result import SolveResult
 from haap_solver.search import tuning
 from haap_solver.search.backends import SolveOptions, get_backend
+from haap_solver.search.coefficients import CoefficientCache
 from haap_solver.search.formulation import SubProblem, build_model, build_slots
 from haap_solver.search.heuristic import construct, seed_from_capacity, seed_from_sequence
 from haap_solver.search.space import StageConfig, build_plan, stage_configs
@@ -301,7 +302,7 @@ class BranchAndBound:
         if not math.isfinite(t_lb):
             return None  # no plan of the sub-problem holds every layer (Sec. 4.3, 4.4)
         sm = build_model(instance, self.cache, sub, slots,
-                         time_upper_bound_s=_time_ub(slots, sub, instance),
+                         time_upper_bound_s=_time_ub(slots, sub, instance, self.cache),
                          load_balance_floor_s=max(t_lb, floors[0]),
                          objective_cutoff_s=at if math.isfinite(at) else None,
                          require_mixed=state.require_mixed)
@@ -418,7 +419,8 @@ class BranchAndBound:
         ranked = _ranked_per_group(self.state, cand.sub, self.p_cap)
         if not ranked:
             return
-        bound = self.state.capacity_bound(cand.sub.micro_batch, self.p_cap)
+        bound = self.state.capacity_bound(cand.sub.micro_batch, self.p_cap,
+                                          cand.sub.schedule)
         t_lb = bound.bottleneck_floor(cand.sub.num_stages)  # (cheap; seeds prove nothing)
         seeds = []
         for factor in (1.0, 1.02, 1.05, 1.1, 1.2):
@@ -734,10 +736,19 @@ def subproblem_fates(candidates: list[_Candidate], open_list: list[_Candidate]) 
     return fates
 
 
-def _time_ub(slots: list[Any], sub: SubProblem, instance: Instance) -> float:
-    """A safe upper bound on every time variable of the model (for finite CP-SAT domains)."""
+def _time_ub(slots: list[Any], sub: SubProblem, instance: Instance,
+             cache: CoefficientCache | None = None) -> float:
+    """A safe upper bound on every time variable of the model (for finite CP-SAT domains).
+    Under the interleaved schedule the bottleneck also holds up to 3 v link times (formulations
+    (12)), which the stage times do not bound: the slowest link side of any candidate is added."""
     worst = 0.0
     for s in slots:
         for co, n in zip(s.coeffs, s.max_layers, strict=True):
             worst = max(worst, co.tau(n), co.tail(n), co.fwd(n) + co.bwd(n))
-    return 4.0 * worst + 1.0
+    v = sub.chunks(instance)
+    if v == 1 or cache is None:
+        return 4.0 * worst + 1.0
+    keys = {c.link_key for s in slots for c in s.candidates}
+    link = max(cache.p2p_side(c, sub.micro_batch, key)
+               for s in slots for c in s.candidates for key in keys)
+    return 4.0 * worst + 1.0 + 3.0 * v * link

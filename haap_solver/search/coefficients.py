@@ -212,8 +212,11 @@ class CoefficientCache:
     def __init__(self, cost_model: CostModel):
         self.cm = cost_model
         self.instance = cost_model.instance
-        self._coeffs: dict[tuple[StageConfig, int, bool, bool, bool], StageCoefficients] = {}
-        self._max_layers: dict[tuple[StageConfig, int, bool, bool, bool, int], int] = {}
+        self._coeffs: dict[tuple[StageConfig, int, bool, bool, bool]
+                           | tuple[StageConfig, int, bool, bool, bool, float],
+                           StageCoefficients] = {}
+        self._max_layers: dict[tuple[StageConfig, int, bool, bool, bool,
+                                     int | tuple[float, float, float]], int] = {}
         self._p2p: dict[tuple[StageConfig, int, str | tuple[str, ...]], float] = {}
         self._misc: dict[tuple[object, ...], object] = {}
         self.hits = 0
@@ -323,14 +326,20 @@ class CoefficientCache:
 
     # -- coefficients ------------------------------------------------------------------------------
     def coefficients(self, c: StageConfig, micro_batch: int, first: bool, last: bool,
-                     multi_stage: bool) -> StageCoefficients:
-        key = (c, micro_batch, first, last, multi_stage)
+                     multi_stage: bool, window_share: float = 1.0) -> StageCoefficients:
+        """The stage's affine pieces (Sec. 3). `window_share`: the share of the last
+        micro-batch's backward the gradient reduction overlaps (1; 1/v under the interleaved
+        schedule, cost model Sec. 6.3 and 7.1), which only the tail pieces read."""
+        key: (tuple[StageConfig, int, bool, bool, bool]
+              | tuple[StageConfig, int, bool, bool, bool, float]) = (
+            (c, micro_batch, first, last, multi_stage) if window_share == 1.0
+            else (c, micro_batch, first, last, multi_stage, window_share))
         hit = self._coeffs.get(key)
         if hit is not None:
             self.hits += 1
             return hit
         self.misses += 1
-        parts = self.part_coefficients(c, micro_batch, first, last, multi_stage)
+        parts = self.part_coefficients(c, micro_batch, first, last, multi_stage, window_share)
         if len(parts) == 1:
             coeffs = parts[0]
         else:
@@ -348,21 +357,22 @@ class CoefficientCache:
         return coeffs
 
     def part_coefficients(self, c: StageConfig, micro_batch: int, first: bool, last: bool,
-                          multi_stage: bool) -> list[StageCoefficients]:
+                          multi_stage: bool, window_share: float = 1.0) -> list[StageCoefficients]:
         """Affine pieces of each replica group of `c` on its own (one entry unless mixed).
 
         A replica group's terms (CostModel.replica_terms, as evaluate() computes them) depend on
         its device, TP degree and share, and on the stage's data-parallel degree, recomputation,
         role and ring, not on the other groups. Mixed stages share groups (at 1,024 GPUs the mixed
         candidates have 15,868 groups, 5,145 of them distinct), so pieces are cached per group."""
-        key = ("parts", c, micro_batch, first, last, multi_stage)
+        key = ("parts", c, micro_batch, first, last, multi_stage, window_share)
         hit = self._misc.get(key)
         if hit is not None:
             return hit  # type: ignore[return-value]
         gb_s, lat = self.dp_link(c, micro_batch)
         out = []
         for r in c.replica_parts(micro_batch):
-            part_key = ("part", *_group_key(c, r, first, last, multi_stage), gb_s, lat)
+            part_key = ("part", *_group_key(c, r, first, last, multi_stage), gb_s, lat,
+                        window_share)
             pieces = self._misc.get(part_key)
             if pieces is None:
                 t1, t2, t3 = (self.cm.replica_terms(
@@ -370,14 +380,14 @@ class CoefficientCache:
                     recompute=c.recompute, num_layers=n,
                     params=self.stage_params(n, first, last, multi_stage), is_first=first,
                     is_last=last, dp_gb_s=gb_s, dp_latency_s=lat) for n in (1, 2, 3))
-                pieces = self._pieces_of(c, t1, t2, t3)
+                pieces = self._pieces_of(c, t1, t2, t3, window_share)
                 self._misc[part_key] = pieces
             out.append(pieces)
         self._misc[key] = out
         return out  # type: ignore[return-value]
 
     def _pieces_of(self, c: StageConfig, t1: ReplicaTerms, t2: ReplicaTerms,
-                   t3: ReplicaTerms) -> StageCoefficients:
+                   t3: ReplicaTerms, window_share: float = 1.0) -> StageCoefficients:
         """Affine pieces of one replica group from its terms at n = 1, 2 (checked at n = 3).
 
         Plain floats until the pieces are built: the mixed set-up reads thousands of replica
@@ -413,8 +423,10 @@ class CoefficientCache:
         if es == 0 and ei == 0:
             tail_pieces: tuple[Affine, ...] = (Affine(ops, opi),)
         elif self.instance.training.overlap_grad_reduce:
-            # max(end - window, last bucket) + opt   (Sec. 3, eq. 3.4)
-            tail_pieces = (Affine(es - bwd_c.slope + ops, ei - bwd_c.intercept + opi),
+            # max(end - window, last bucket) + opt   (Sec. 3, eq. 3.4); the window is the last
+            # micro-batch's backward, 1/v of it under the interleaved schedule.
+            w = window_share
+            tail_pieces = (Affine(es - w * bwd_c.slope + ops, ei - w * bwd_c.intercept + opi),
                            Affine(ops, t1.last_bucket_s + opi))
         else:
             tail_pieces = (Affine(es + ops, ei + opi),)
@@ -550,11 +562,13 @@ class CoefficientCache:
 
     # -- memory-aware initialization ---------------------------------------------------------------
     def max_layers(self, c: StageConfig, micro_batch: int, first: bool, last: bool,
-                   multi_stage: bool, in_flight: int) -> int:
+                   multi_stage: bool, in_flight: int | tuple[float, float, float]) -> int:
         """Largest layer count whose memory fits every GPU of the stage (0: not even one layer).
 
         Memory is affine in n for n >= 1, so the bound is closed-form (formulations Sec. 2).
-        A mixed stage fits where each of its replica groups fits.
+        A mixed stage fits where each of its replica groups fits. `in_flight`: micro-batches
+        in flight, or (of the stage, of its embedding, of its LM head) as
+        `CostModel.in_flight` gives them (the interleaved schedule's differ, Sec. 5.3).
         """
         key = (c, micro_batch, first, last, multi_stage, in_flight)
         hit = self._max_layers.get(key)
@@ -566,7 +580,7 @@ class CoefficientCache:
         return result
 
     def _part_max_layers(self, c: StageConfig, r: ReplicaPart, first: bool, last: bool,
-                         multi_stage: bool, in_flight: int) -> int:
+                         multi_stage: bool, in_flight: int | tuple[float, float, float]) -> int:
         # Cached per replica group: its memory does not depend on the stage's other groups.
         key = ("maxp", *_group_key(c, r, first, last, multi_stage), in_flight)
         hit = self._misc.get(key)
@@ -576,14 +590,18 @@ class CoefficientCache:
         return hit  # type: ignore[return-value]
 
     def _part_max_layers_uncached(self, c: StageConfig, r: ReplicaPart, first: bool, last: bool,
-                                  multi_stage: bool, in_flight: int) -> int:
+                                  multi_stage: bool,
+                                  in_flight: int | tuple[float, float, float]) -> int:
         total = self.instance.model.num_layers
+        stage, emb, head = (in_flight if isinstance(in_flight, tuple)
+                            else (in_flight, in_flight, in_flight))
 
         def used(n: int) -> tuple[float, float]:
             mem = self.cm.replica_memory(
                 device=r.device, tp=r.tp, share=r.share, dp=c.dp, num_layers=n,
                 recompute=c.recompute, params=self.stage_params(n, first, last, multi_stage),
-                is_first=first, is_last=last, in_flight=in_flight)
+                is_first=first, is_last=last, in_flight=stage, in_flight_first=emb,
+                in_flight_last=head)
             return mem.total, mem.capacity
 
         m1, cap = used(1)
@@ -675,6 +693,15 @@ class CoefficientCache:
 
     def in_flight(self, schedule: str, slot_from_end: int, num_stages: int,
                   num_micro_batches: int) -> int:
+        """Micro-batches in flight at a position (Sec. 2), as the bound tables count them.
+
+        Under the interleaved schedule: plain 1F1B's min(p - i, m), which is at most every
+        count of the interleaved stage's peak (cost model Sec. 5.3: C_i / v >= p - i for v >= 2,
+        its embedding's and its LM head's no fewer; with m a multiple of p, as the schedule
+        needs), so the tables over-estimate room and every bound built on them stays valid.
+        The model itself takes the exact counts (`formulation.build_slots`)."""
+        if schedule == "interleaved-1f1b":
+            schedule = "1f1b"
         return in_flight_micro_batches(schedule, num_stages - 1 - slot_from_end, num_stages,
                                        num_micro_batches)
 

@@ -23,6 +23,8 @@ from haap_solver.search.space import (
     stage_configs,
 )
 
+INTERLEAVED = "interleaved-1f1b"
+
 
 @dataclass(frozen=True)
 class SubProblem:
@@ -38,6 +40,31 @@ class SubProblem:
 
     def num_micro_batches(self, instance: Instance) -> int:
         return instance.training.global_batch_size // self.micro_batch
+
+    def chunks(self, instance: Instance) -> int:
+        """Model chunks per stage, v: `training.virtual_stages` under the interleaved schedule
+        (every stage's layer count a multiple of it, Sec. 1.4), 1 otherwise."""
+        return (instance.training.virtual_stages if self.schedule == INTERLEAVED else 1)
+
+    def fill_weight(self, instance: Instance) -> float:
+        """What the objective charges the fill and drain, sum_i tau_i, per second: 1, and 1/v
+        under the interleaved schedule (cost model Sec. 7.1). Every bound of Sec. 4 takes the
+        objective as fill_weight x max(fill, T) + steady_weight x T + tail (Sec. 1.4)."""
+        return 1.0 / self.chunks(instance)
+
+    def steady_weight(self, instance: Instance) -> float:
+        """What the objective charges the bottleneck T: m - 1, and m - 1/v interleaved."""
+        return self.num_micro_batches(instance) - self.fill_weight(instance)
+
+    def schedulable(self, instance: Instance) -> bool:
+        """Whether the schedule admits plans of this shape: the interleaved schedule needs at
+        least 2 stages, m a multiple of p, L a multiple of v (every stage's layers are), and no
+        empty end stage (Sec. 1.4; the validator's rules, cost model Sec. 7.1)."""
+        if self.schedule != INTERLEAVED:
+            return True
+        p = self.num_stages
+        return (p >= 2 and self.num_micro_batches(instance) % p == 0 and not self.empty_ends
+                and instance.model.num_layers % self.chunks(instance) == 0)
 
     @property
     def empty_ends(self) -> int:
@@ -62,7 +89,9 @@ class Slot:
     index: int
     first: bool
     last: bool
-    in_flight: int
+    in_flight: int | tuple[float, float, float]
+    """Micro-batches in flight at the stage's peak; under the interleaved schedule (of the stage,
+    of its embedding, of its LM head), CostModel.in_flight's exact counts (Sec. 1.4)."""
     candidates: list[StageConfig]
     coeffs: list[StageCoefficients]
     max_layers: list[int]
@@ -77,14 +106,17 @@ class StageModel:
     lp: LinearProgram
     x: list[list[int]] = field(default_factory=list)
     y: list[list[int]] = field(default_factory=list)
+    """Layer counts, in units of `chunks` layers (v under the interleaved schedule)."""
+    chunks: int = 1
 
     def extract(self, values: list[float]) -> tuple[list[StageConfig], list[int]]:
         """Map a solution back to the domain: the configuration and layer count of every stage."""
         configs, layers = [], []
+        unit = self.chunks
         for slot, xs, ys in zip(self.slots, self.x, self.y, strict=True):
             k = max(range(len(xs)), key=lambda j: values[xs[j]])
             configs.append(slot.candidates[k])
-            layers.append(round(values[ys[k]]))
+            layers.append(unit * round(values[ys[k]]))
         return configs, layers
 
 
@@ -106,6 +138,12 @@ def build_slots(instance: Instance, cache: CoefficientCache, sub: SubProblem,
     SearchState.end_configs applies a restricted space's filter)."""
     p, b = sub.num_stages, sub.micro_batch
     m = sub.num_micro_batches(instance)
+    if not sub.schedulable(instance):
+        return None
+    # Interleaved (Sec. 1.4): layer counts are multiples of v, memory at the exact interleaved
+    # counts in flight, and the tail's overlap window is 1/v of the last backward.
+    unit = sub.chunks(instance)
+    window = 1.0 / unit
     slots = []
     total = 0
     # Overlapped sends (Sec. 4.2): a stage beside a link has T >= 2 c_j >= 2 pi(c), so a
@@ -116,8 +154,11 @@ def build_slots(instance: Instance, cache: CoefficientCache, sub: SubProblem,
         too_slow_to_send = _too_slow_to_send(instance, cache, configs, b, stage_time_cap_s)
     for i in range(p):
         first, last = i == 0, i == p - 1
-        in_flight = cache.in_flight(sub.schedule, p - 1 - i, p, m)
+        in_flight: int | tuple[float, float, float] = (
+            cache.cm.in_flight(sub.schedule, i, p, m) if unit > 1
+            else cache.in_flight(sub.schedule, p - 1 - i, p, m))
         if sub.is_empty(i):
+            assert isinstance(in_flight, int)  # (no empty end stage under interleaving)
             slot = _empty_slot(instance, cache, sub, i, in_flight, end_configs)
             if slot is None:
                 return None
@@ -128,11 +169,12 @@ def build_slots(instance: Instance, cache: CoefficientCache, sub: SubProblem,
             if c in too_slow_to_send:
                 continue
             n_max = cache.max_layers(c, b, first, last, p > 1, in_flight)
-            if n_max < 1:
+            if n_max < unit:
                 continue
-            co = cache.coefficients(c, b, first, last, p > 1)
+            co = cache.coefficients(c, b, first, last, p > 1, window)
             if stage_time_cap_s < float("inf"):
                 n_max = min(n_max, _layers_within(co, stage_time_cap_s, n_max))
+            n_max -= n_max % unit
             if n_max >= 1:
                 cands.append(c)
                 coeffs.append(co)
@@ -247,22 +289,24 @@ def build_model(instance: Instance, cache: CoefficientCache, sub: SubProblem, sl
                 objective_cutoff_s: float | None = None,
                 require_mixed: bool = False) -> StageModel:
     """Constraints (1)-(10) of formulations/stage-assignment.md for one sub-problem; with
-    `require_mixed` also (M): some stage is a mixed-type one (Sec. 1.1)."""
+    `require_mixed` also (M): some stage is a mixed-type one (Sec. 1.1). Under the interleaved
+    schedule, (11)-(13) of Sec. 1.4 replace (3), (6)/(6b), (9) and (10)."""
     # Data.
     L = instance.model.num_layers
     p = sub.num_stages
     m = sub.num_micro_batches(instance)
+    v = sub.chunks(instance)  # y counts layers in units of v (11): n_i = v y_i
     groups = {g.name: g for g in instance.cluster.node_groups}
     ub = time_upper_bound_s
     lp = LinearProgram()
-    sm = StageModel(sub=sub, slots=slots, lp=lp)
-    max_y = max(max(s.max_layers) for s in slots)
+    sm = StageModel(sub=sub, slots=slots, lp=lp, chunks=v)
+    max_y = max(max(s.max_layers) for s in slots) // v
     weight = max_y + 1.0  # one config active per stage: its layer count and its binary
 
     # Model: choice variables.
     for s in slots:
         sm.x.append([lp.binary(f"x[{s.index},{c.label()}]") for c in s.candidates])
-        sm.y.append([lp.var(f"y[{s.index},{c.label()}]", 0, n, integer=True)
+        sm.y.append([lp.var(f"y[{s.index},{c.label()}]", 0, n // v, integer=True)
                      for c, n in zip(s.candidates, s.max_layers, strict=True)])
     # (1) one configuration per stage.
     for s, xs in zip(slots, sm.x, strict=True):
@@ -271,11 +315,11 @@ def build_model(instance: Instance, cache: CoefficientCache, sub: SubProblem, sl
     # an empty end stage (Sec. 1.2), whose layer count is 0 (its bound maxL is 0).
     for s, xs, ys in zip(slots, sm.x, sm.y, strict=True):
         for x, y, n in zip(xs, ys, s.max_layers, strict=True):
-            lp.add({y: 1, x: -n}, "<=", 0, f"mem[{s.index}]")
+            lp.add({y: 1, x: -(n // v)}, "<=", 0, f"mem[{s.index}]")
             if not sub.is_empty(s.index):
                 lp.add({y: 1, x: -1}, ">=", 0, f"min_layer[{s.index}]")
-    # (3) every layer exactly once.
-    lp.add({y: 1 for ys in sm.y for y in ys}, "==", L, "layers")
+    # (3) every layer exactly once ((11): v layers a unit).
+    lp.add({y: float(v) for ys in sm.y for y in ys}, "==", L, "layers")
     # (4) GPU budget of every node group.
     for gname, g in groups.items():
         # A mixed stage counts each replica group's GPUs in its own node group's row.
@@ -291,8 +335,11 @@ def build_model(instance: Instance, cache: CoefficientCache, sub: SubProblem, sl
         # of the max of its pieces, y in [x, U x]); a configuration with one piece that matters on
         # [1, U] goes straight into the slot's row.
         total: dict[int, float] = {var: 1.0}
-        for j, (x, y, co, n_max) in enumerate(zip(xs, ys, s.coeffs, s.max_layers, strict=True)):
-            pieces = _active_pieces(getattr(co, attr), n_max)
+        for j, (x, y, co, n_all) in enumerate(zip(xs, ys, s.coeffs, s.max_layers, strict=True)):
+            n_max = n_all // v  # in units of v layers (11): a piece's slope per unit is v x it
+            pieces = _active_pieces(tuple(Affine(a.slope * v, a.intercept)
+                                          for a in getattr(co, attr)), n_max) if v > 1 \
+                else _active_pieces(getattr(co, attr), n_max)
             if len(pieces) == 1:
                 total[x] = -pieces[0].intercept
                 total[y] = -pieces[0].slope
@@ -340,13 +387,10 @@ def build_model(instance: Instance, cache: CoefficientCache, sub: SubProblem, sl
     for s, xs, ys in zip(slots, sm.x, sm.y, strict=True):
         epigraph(tail, s, xs, ys, "tail_pieces", "tail")
     # (8) point-to-point time of each link, both sides, for the node group on the other side.
-    links = []
-    for j in range(p - 1):
-        a, b = slots[j], slots[j + 1]
-        cj = lp.var(f"c[{j}]", 0, ub, time=True)
-        links.append(cj)
-        for mine, my_x, other, other_x in ((a, sm.x[j], b, sm.x[j + 1]),
-                                           (b, sm.x[j + 1], a, sm.x[j])):
+    def link(name: str, a: Slot, a_x: list[int], b: Slot, b_x: list[int]) -> int:
+        """A link variable between the stages of slots a and b, with rows (8) and (8')."""
+        cj = lp.var(f"c[{name}]", 0, ub, time=True)
+        for mine, my_x, other, other_x in ((a, a_x, b, b_x), (b, b_x, a, a_x)):
             # Keyed by the node group(s) of the other side: the link depends on them only.
             keys = sorted({c.link_key for c in other.candidates}, key=_key_order)
             side = {key: [cache.p2p_side(c, sub.micro_batch, key) for c in mine.candidates]
@@ -356,34 +400,52 @@ def build_model(instance: Instance, cache: CoefficientCache, sub: SubProblem, sl
             for key, vals in side.items():
                 # Where the other side is not on `key`, the row must allow c_j = pi_j(c) only:
                 # the big-M is the largest excess of this side's time over that floor.
-                big = max(v - f for v, f in zip(vals, least, strict=True))
+                big = max(val - f for val, f in zip(vals, least, strict=True))
                 coeffs = {cj: 1.0}
-                for x, v in zip(my_x, vals, strict=True):
-                    coeffs[x] = -v
+                for x, val in zip(my_x, vals, strict=True):
+                    coeffs[x] = -val
                 for x, c in zip(other_x, other.candidates, strict=True):
                     if c.link_key == key:
                         coeffs[x] = coeffs.get(x, 0.0) - big
-                name = key if isinstance(key, str) else "+".join(key)
-                lp.add(coeffs, ">=", -big, f"p2p[{j},{name}]", time=True, active_weight=2.0,
-                       defines=cj)
+                label = key if isinstance(key, str) else "+".join(key)
+                lp.add(coeffs, ">=", -big, f"p2p[{name},{label}]", time=True,
+                       active_weight=2.0, defines=cj)
             # Redundant: a link takes at least this side's least time, whatever the other side
             # (no big-M, so it holds in the relaxation too).
             if len(keys) > 1:
                 lp.add({cj: 1.0, **{x: -f for x, f in zip(my_x, least, strict=True)}}, ">=", 0.0,
-                       f"p2p_floor[{j},{mine.index}]", time=True, active_weight=1.0,
+                       f"p2p_floor[{name},{mine.index}]", time=True, active_weight=1.0,
                        defines=cj)
-        # (9) overlapped sends: a link is a pipeline stage of its own in the steady state.
+        return cj
+
+    links = []
+    for j in range(p - 1):
+        cj = link(str(j), slots[j], sm.x[j], slots[j + 1], sm.x[j + 1])
+        links.append(cj)
+        # (9) overlapped sends: a link is a pipeline stage of its own in the steady state; (12)
+        # interleaved, it carries v messages per micro-batch and direction.
         if blocking:
             pass
         elif one_f_one_b:
-            lp.add({T: 1, cj: -2}, ">=", 0, f"T>=2c[{j}]", time=True, defines=T)
+            lp.add({T: 1, cj: -2.0 * v}, ">=", 0, f"T>=2c[{j}]", time=True, defines=T)
         else:
             lp.add({F: 1, cj: -1}, ">=", 0, f"F>=c[{j}]", time=True, defines=F)
             lp.add({B: 1, cj: -1}, ">=", 0, f"B>=c[{j}]", time=True, defines=B)
-    # (6b) blocking sends: each stage's period is its own time plus its links on both sides.
+    # (12) interleaved: the wrap-around link from the last stage back to the first, which
+    # chunks 0..v-2 cross (v - 1 messages per micro-batch and direction); not in the fill.
+    wrap = None
+    if v > 1:
+        wrap = link("wrap", slots[p - 1], sm.x[p - 1], slots[0], sm.x[0])
+        if not blocking:
+            lp.add({T: 1, wrap: -2.0 * (v - 1)}, ">=", 0, "T>=2(v-1)c_wrap", time=True,
+                   defines=T)
+    # (6b) blocking sends: each stage's period is its own time plus its links on both sides;
+    # (12) interleaved, v times each, and the ends also the wrap-around link v - 1 times.
     if blocking:
         for i in range(p):
-            near = {links[k]: -1.0 for k in (i - 1, i) if 0 <= k < p - 1}
+            near = {links[k]: -float(v) for k in (i - 1, i) if 0 <= k < p - 1}
+            if wrap is not None and i in (0, p - 1):
+                near[wrap] = near.get(wrap, 0.0) - (v - 1)
             if one_f_one_b:
                 lp.add({T: 1, taus[i]: -1, **near}, ">=", 0, f"T>=tau+c[{i}]", time=True,
                        defines=T)
@@ -392,11 +454,18 @@ def build_model(instance: Instance, cache: CoefficientCache, sub: SubProblem, sl
                 lp.add({B: 1, bs[i]: -1, **near}, ">=", 0, f"B>=b+c[{i}]", time=True,
                        defines=B)
     # (10) objective: pipeline makespan plus the tail.
-    if one_f_one_b:
+    if v > 1:
+        # (13) (1/v) sum_i tau_i + (m - 1/v) T = fill + (m - 1) T with v fill >= sum_i tau_i +
+        # (v - 1) T: integer weights on time variables, as CP-SAT needs.
+        fill = lp.var("fill", 0, (p + v) * ub, time=True)
+        lp.add({fill: float(v), **{tau: -1.0 for tau in taus}, T: -(v - 1.0)}, ">=", 0.0,
+               "fill", time=True, active_weight=0.0, defines=fill)
+        lp.objective = {fill: 1.0, T: float(m - 1)}
+    elif one_f_one_b:
         lp.objective = {tau: 1.0 for tau in taus}
         lp.objective[T] = float(m - 1)
     else:
-        lp.objective = {v: 1.0 for v in (*fs, *bs)}
+        lp.objective = {var: 1.0 for var in (*fs, *bs)}
         lp.objective[F] = float(m - 1)
         lp.objective[B] = float(m - 1)
     for cj in links:

@@ -427,6 +427,8 @@ def _bound_mixed_from_the_top(instance: Instance, state: SearchState, threshold_
             for schedule in instance.training.schedules:
                 for p in range(_stage_count_floor(state, b, configs), p_max + 1):
                     sub = SubProblem(p, b, schedule)
+                    if not sub.schedulable(instance):
+                        continue
                     cheap = lower_bound(state, sub, floors)
                     if cheap < threshold_s:
                         queue.append((cheap, sub, floors))

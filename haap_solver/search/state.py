@@ -59,7 +59,7 @@ class SearchState:
         self.fitting: dict[int, int] = {}
         self.mixed_counts: dict[int, tuple[int, int, int]] = {}
         """Per micro-batch: mixed candidates generated, fitting memory, kept after dominance."""
-        self._capacity: dict[tuple[int, int, bool], CapacityBound] = {}
+        self._capacity: dict[tuple[int, int, bool, bool], CapacityBound] = {}
         self._positional: dict[tuple[int, str, bool, bool], PositionalBound] = {}
         self.require_mixed = False
         """Bound and model only plans with a mixed-type stage: set by solve() for the search
@@ -147,11 +147,17 @@ class SearchState:
             hit = self._end_floors[key] = (least_time, least_layers)
         return hit
 
-    def capacity_bound(self, micro_batch: int, p_max: int) -> CapacityBound:
-        key = (micro_batch, p_max, self.mixed)
+    def capacity_bound(self, micro_batch: int, p_max: int,
+                       schedule: str = "1f1b") -> CapacityBound:
+        """The capacity tables of Sec. 4.3 for the sub-problems of `schedule`: their stage
+        periods follow its sends (training.blocks_p2p; 1F1B and GPipe resolve it alike, the
+        interleaved schedule under "auto" with Megatron-LM overlaps where they block)."""
+        blocking = self.instance.training.blocks_p2p(schedule)
+        key = (micro_batch, p_max, self.mixed, blocking)
         if key not in self._capacity:
             self._capacity[key] = CapacityBound(self.instance, self.cache, micro_batch,
-                                                self.configs(micro_batch), p_max)
+                                                self.configs(micro_batch), p_max,
+                                                blocking=blocking)
         return self._capacity[key]
 
     def positional_bound(self, micro_batch: int, schedule: str) -> PositionalBound:
@@ -171,7 +177,7 @@ class SearchState:
         (the mixed phase of llama3-8b-h100-a100-l40s 2.4 s -> 2.1 s, of
         llama3-70b-h100x32-a100x32 1.2 s -> 0.9 s); the positional LP, which charges mixed
         stages their GPUs exactly and has the row (M), does that work."""
-        capacity = self.capacity_bound(sub.micro_batch, p_max)
+        capacity = self.capacity_bound(sub.micro_batch, p_max, sub.schedule)
         if self.require_mixed:
             return capacity.t_values[0] if capacity.t_values else math.inf
         return capacity.bottleneck_floor(sub.num_stages)
@@ -187,7 +193,7 @@ class SearchState:
         if sub.empty_ends:
             return self.without_ends(sub.empty_first, sub.empty_last).bottleneck_floor(
                 sub.decoder(), p_max, stop)
-        capacity = self.capacity_bound(sub.micro_batch, p_max)
+        capacity = self.capacity_bound(sub.micro_batch, p_max, sub.schedule)
         floor = self.granular_floor(sub, p_max)
         if not math.isfinite(floor):
             return floor

@@ -154,17 +154,19 @@ def fluid_fill(layers: int, stages: int, layer_floor: float, rate: float,
 class BottleneckCosts:
     """Lower bounds on max(sum_i tau_i, T) + (m - 1) T over the plans whose bottleneck T lies in
     [t_k, t_{k+1}) (the last interval unbounded): max(fill(t_{k+1}), t_k) + (m - 1) t_k, with
-    fill(t) the better of the fluid and Cauchy-Schwarz fills (neither grows with t)."""
+    fill(t) the better of the fluid and Cauchy-Schwarz fills (neither grows with t). Under the
+    interleaved schedule (`fill_weight` 1/v) w max(fill, T) + (m - w) T (Sec. 1.4)."""
 
-    def __init__(self, grid: np.ndarray, fills: np.ndarray, m: int):
+    def __init__(self, grid: np.ndarray, fills: np.ndarray, m: int, fill_weight: float = 1.0):
         self.grid, self.fills, self.m = grid, fills, m
+        self.w, self.k = fill_weight, m - fill_weight
 
     def at_least(self, t: float) -> float:
         """The bound over the plans whose bottleneck is at least t (>= the grid's first point)."""
         ends = np.append(self.grid[1:], np.inf)
         keep = ends > t
         lo = np.maximum(self.grid[keep], t)
-        return float((np.maximum(self.fills[keep], lo) + (self.m - 1) * lo).min())
+        return float((self.w * np.maximum(self.fills[keep], lo) + self.k * lo).min())
 
     def least(self) -> float:
         return float(self._interval_bounds().min())
@@ -180,7 +182,7 @@ class BottleneckCosts:
         return float(self.grid[1:][np.nonzero(below[:-1])[0].max()])
 
     def _interval_bounds(self) -> np.ndarray:
-        return np.maximum(self.fills, self.grid) + (self.m - 1) * self.grid
+        return self.w * np.maximum(self.fills, self.grid) + self.k * self.grid
 
 
 def bottleneck_costs(state: SearchState, sub: SubProblem, floors: tuple[float, float, float],
@@ -195,7 +197,8 @@ def bottleneck_costs(state: SearchState, sub: SubProblem, floors: tuple[float, f
     plain = _fill_floor(state, sub, floors)
     ends = np.append(grid[1:], np.inf)
     fills = np.maximum(fluid_fill(L, p, layer_floor, rate, ends), plain)
-    return BottleneckCosts(grid, fills, sub.num_micro_batches(state.instance))
+    return BottleneckCosts(grid, fills, sub.num_micro_batches(state.instance),
+                           sub.fill_weight(state.instance))
 
 
 def granular_lower_bound(state: SearchState, sub: SubProblem,
@@ -303,16 +306,16 @@ def strong_lower_bound(state: SearchState, sub: SubProblem, floors: tuple[float,
               else tuning.TAIL_LP_WITHIN)
     if within * incumbent_s <= bound < incumbent_s:
         p = sub.num_stages
-        m = sub.num_micro_batches(state.instance)
+        w, k = sub.fill_weight(state.instance), sub.steady_weight(state.instance)
         fill = _fill_floor(state, sub, floors)
         positional = state.positional_bound(sub.micro_batch, sub.schedule)
-        t_values = state.capacity_bound(sub.micro_batch, p_max).t_values
+        t_values = state.capacity_bound(sub.micro_batch, p_max, sub.schedule).t_values
 
         def plain_cost(t_lo: float, t_hi: float) -> float:
             # Sec. 4.6: the stages' and links' sum with bottleneck <= t_hi is at least S(t_hi);
             # it is also at least the fill (stages alone) and t_lo (the bottleneck is a term).
             stages = positional.stage_sum_floor(p, t_values[-1] if math.isinf(t_hi) else t_hi)
-            return max(fill, t_lo, stages) + (m - 1) * t_lo
+            return w * max(fill, t_lo, stages) + k * t_lo
 
         def cost_of_interval(t_lo: float, t_hi: float) -> float:
             return refined_interval_cost(plain_cost, t_values, t_lo, t_hi, tuning.REFINE_SPLITS,
@@ -381,9 +384,10 @@ def _stage_time_cap(state: SearchState, sub: SubProblem, floors: tuple[float, fl
     if sub.empty_ends:
         return _stage_time_cap(state, sub.decoder(), floors, incumbent_s)
     m = sub.num_micro_batches(state.instance)
-    cap = incumbent_s / m
-    if m > 1:
-        cap = min(cap, (incumbent_s - _fill_floor(state, sub, floors)) / (m - 1))
+    w, k = sub.fill_weight(state.instance), sub.steady_weight(state.instance)
+    cap = incumbent_s / m  # (interleaved: w T + k T = m T, Sec. 1.4)
+    if k > 0:
+        cap = min(cap, (incumbent_s - w * _fill_floor(state, sub, floors)) / k)
     bottleneck = _cheap_bottleneck(state, sub, floors)
     if math.isfinite(bottleneck):  # the same with the fluid fill (Sec. 4.1), interval by interval
         cap = min(cap, bottleneck_costs(state, sub, floors, bottleneck).cap_below(incumbent_s))

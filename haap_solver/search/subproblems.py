@@ -47,8 +47,10 @@ def _subproblems(instance: Instance, micro_batch: int, schedule: str, p_min: int
     layers, gpus = instance.model.num_layers, instance.cluster.num_gpus
     most = min(gpus, max_stages or gpus + 2)
     for p in range(p_min, min(layers, most) + 1):
-        yield SubProblem(p, micro_batch, schedule)
-    if not empty_ends:
+        sub = SubProblem(p, micro_batch, schedule)
+        if sub.schedulable(instance):  # (the interleaved schedule's rules, Sec. 1.4)
+            yield sub
+    if not empty_ends or schedule == "interleaved-1f1b":  # (no empty end stage there)
         return
     for empty_first, empty_last in EMPTY_ENDS:
         empty = int(empty_first) + int(empty_last)

@@ -71,7 +71,7 @@ def _ranked_per_group(state: SearchState, sub: SubProblem,
     (The layers hosted grow with the bottleneck and shrink with the micro-batches in flight, so
     the fewest in flight at the larger bottleneck give each configuration its best count.)"""
     b = sub.micro_batch
-    t_lb = state.capacity_bound(b, p_cap).bottleneck_floor(sub.num_stages)
+    t_lb = state.capacity_bound(b, p_cap, sub.schedule).bottleneck_floor(sub.num_stages)
     if not math.isfinite(t_lb):
         return {}
     m = sub.num_micro_batches(state.instance)
