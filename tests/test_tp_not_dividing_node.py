@@ -89,6 +89,20 @@ def _config(tp: int, dp: int) -> StageConfig:
                        gpus_per_node=3)
 
 
+def _node_loads(inst: Instance, configs: list[StageConfig]) -> list[int]:
+    """GPUs per node of group "g" in the canonical placement of `configs`, which must place
+    every replica of each."""
+    placed = canonical_placement(inst, configs)
+    assert placed is not None
+    loads = [0] * inst.cluster.group("g").num_nodes
+    for stage, config in zip(placed, configs, strict=True):
+        (groups,) = stage
+        assert sum(pl.replicas for pl in groups) == config.dp
+        for pl in groups:
+            loads[pl.node] += pl.replicas * config.tp
+    return loads
+
+
 def test_tp2_replicas_take_one_per_three_gpu_node() -> None:
     """Two TP-2 stages of 4 and 2 GPUs fit the 6 GPUs of two 3-GPU nodes by budget, but each
     node holds one TP-2 replica: they need three nodes. The budget alone must not decide, and
@@ -100,14 +114,7 @@ def test_tp2_replicas_take_one_per_three_gpu_node() -> None:
     two_nodes, three_nodes = _three_gpu_nodes(0.3, 2), _three_gpu_nodes(0.3, 3)
     pair = [_config(2, 2), _config(2, 1)]
     assert canonical_placement(two_nodes, pair) is None
-    placed = canonical_placement(three_nodes, pair)
-    assert placed is not None
-    loads = [0, 0, 0]
-    for stage, config in zip(placed, pair, strict=True):
-        (groups,) = stage
-        assert sum(pl.replicas for pl in groups) == config.dp
-        for pl in groups:
-            loads[pl.node] += pl.replicas * config.tp
+    loads = _node_loads(three_nodes, pair)
     assert max(loads) <= 3 and sum(loads) == 6
 
 
@@ -127,14 +134,7 @@ def test_tp3_replicas_are_pattern_items() -> None:
                            gpus_per_node=6) for tp, dp in ((3, 3), (4, 1), (4, 1), (1, 1))]
     assert packing_items(configs[0], group) == ((3, 3, 3), ())
     assert canonical_placement(three, configs) is None
-    placed = canonical_placement(four, configs)
-    assert placed is not None
-    loads = [0] * 4
-    for stage, config in zip(placed, configs, strict=True):
-        (groups,) = stage
-        assert sum(pl.replicas for pl in groups) == config.dp
-        for pl in groups:
-            loads[pl.node] += pl.replicas * config.tp
+    loads = _node_loads(four, configs)
     assert max(loads) <= 6 and sum(loads) == 18
 
 
