@@ -22,12 +22,13 @@ types only fails seed 41's; the one split of the cut space (``mixed_candidates``
 from __future__ import annotations
 
 import importlib
+from pathlib import Path
 
 import pytest
 from random_instances import disagreement, random_instance
 
 from haap_solver.cost.evaluate import CostModel
-from haap_solver.instance import Instance
+from haap_solver.instance import Instance, load_instance
 from haap_solver.plan import Placement, Plan, ReplicaGroup, Stage
 from haap_solver.search.solve import solve
 from haap_solver.validate import check_plan
@@ -43,6 +44,7 @@ CASES = {
 }
 """The probe's plans: one stage of the whole model; the search's "optimal" time before."""
 BACKENDS = ("highs", "cpsat", "cbc")
+SHIPPED = Path(__file__).resolve().parents[1] / "instances"
 
 
 def _plan(inst: Instance, seed: int) -> Plan:
@@ -87,3 +89,46 @@ def test_probe_seed_agrees_with_the_brute_force_on_every_backend(seed: int) -> N
     for backend in BACKENDS:
         why = disagreement(inst, truth, backend=backend, mixed=True)
         assert why is None, why
+
+
+def test_search_and_brute_force_cut_the_same_micro_batch_sizes() -> None:
+    """The search counts the full mixed space's candidates in closed form
+    (`space.full_mixed_count`), the brute force by enumeration: the counts must be equal, and both
+    must take the full space at the same micro-batch sizes, on instances under and over the
+    budget. Planted bug: the
+    closed form's shares up to max_micro_batch_share - 1 (or the budget compared with <):
+    this fails."""
+    from part_node_instances import part_node_instance
+
+    from haap_solver.search.space import (
+        full_mixed_count,
+        micro_batch_candidates,
+        mixed_space_full,
+    )
+
+    shipped = ("llama3.2-1b-h100x4-l40sx4", "gpt3-2.7b-a100-40gx8-v100x8")
+    instances = [random_instance(s) for s in range(12)] + \
+        [part_node_instance(s) for s in range(6)] + \
+        [load_instance(SHIPPED / f"{name}.toml") for name in shipped]
+    sizes = over = 0
+    for inst in instances:
+        for b in micro_batch_candidates(inst):
+            full = bf.mixed_space_is_full(inst, b)
+            assert mixed_space_full(inst, b) == full, (inst.name, b)
+            counted = sum(len(bf._full_splits(inst, skeleton, b))
+                          for skeleton in bf._full_skeletons(inst, b, "documented"))
+            assert full_mixed_count(inst, b) == counted, (inst.name, b)
+            sizes += 1
+            over += not full
+    assert sizes > 50 and over >= 1  # (both kinds of sizes checked)
+
+
+def test_a_solve_says_where_the_mixed_space_was_cut() -> None:
+    from haap_solver.search.space import mixed_space_summary
+
+    res = solve(random_instance(13), threads=1, seed=0, time_limit_s=60,
+                seed_with_baselines=False)
+    assert res.search_space["mixed_space"]["cut_micro_batches"] == []
+    big = load_instance(SHIPPED / "gpt3-175b-4types-x1024.toml")
+    summary = mixed_space_summary(big)
+    assert summary["cut_micro_batches"] and summary["full_micro_batches"]

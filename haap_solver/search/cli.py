@@ -153,6 +153,14 @@ def cmd_solve(args: argparse.Namespace) -> int:
                 + (f"; single-type stages resumed: bound {resumed['best_bound_s']:.4f} s in "
                    f"{resumed['wall_s']:.2f} s" if resumed else "")
                 + ". The status, bound and gap above cover both.")
+        cut = result.search_space.get("mixed_space", {}).get("cut_micro_batches")
+        if phase and cut:
+            console.print(
+                f"mixed-type stages at micro-batch sizes {', '.join(map(str, cut))}: the cut "
+                "space of formulations Sec. 1.1 (two device types, power-of-two or whole-node "
+                "parts, one split per skeleton), their full space having over "
+                f"{result.search_space['mixed_space']['full_candidates_budget']} candidates; "
+                "the proof covers that space there.")
         if result.message:
             console.print(result.message)
         if args.output:

@@ -221,6 +221,15 @@ def mixed_space_full(instance: Instance, micro_batch: int) -> bool:
     return full_mixed_count(instance, micro_batch) <= MIXED_FULL_CANDIDATES
 
 
+def mixed_space_summary(instance: Instance) -> dict[str, object]:
+    """Which micro-batch sizes got the full mixed space and which the cut one (Sec. 1.1), for a
+    result's search_space: a proof covers the cut space only at the sizes listed as cut."""
+    sizes = micro_batch_candidates(instance)
+    cut = [b for b in sizes if not mixed_space_full(instance, b)]
+    return {"full_micro_batches": [b for b in sizes if b not in cut],
+            "cut_micro_batches": cut, "full_candidates_budget": MIXED_FULL_CANDIDATES}
+
+
 def mixed_shapes(instance: Instance, micro_batch: int) -> list[tuple[tuple[str, int, int], ...]]:
     """Replica-group skeletons ((node group, tp, count) per part) of mixed stages at micro-batch
     `micro_batch` (formulations Sec. 1.1): the full space's where it is small enough
