@@ -132,3 +132,31 @@ def test_a_solve_says_where_the_mixed_space_was_cut() -> None:
     big = load_instance(SHIPPED / "gpt3-175b-4types-x1024.toml")
     summary = mixed_space_summary(big)
     assert summary["cut_micro_batches"] and summary["full_micro_batches"]
+
+
+def test_canonical_placement_spreads_mixed_parts_of_any_size() -> None:
+    """Full-space mixed parts (Sec. 1.1) of 3 GPUs of a 4-GPU node, or 6 GPUs over 4-GPU
+    nodes, are chain items (Sec. 1.3): any selection within the budget packs, so the canonical
+    placement must find one where first-fit does not (3 + 3 + 2 and 6 + 2 GPUs on two 4-GPU
+    nodes), and the plan must be valid. Planted bug: `_place` giving up after first-fit where
+    every piece is mixed or of a first-fit size (the rule before the full space): fails."""
+    from tiny_instances import tiny_instance
+
+    from haap_solver.search.space import ReplicaPart, build_plan, mixed_config
+
+    inst = tiny_instance(devices=[("A100-80G", None), ("V100-32G", None)],
+                         groups=[(0, 2, 4), (1, 1, 4)], layers=3, hidden=512, heads=4, seq=512,
+                         batch=12, recompute=("none",))
+
+    def stage(tp: int, count: int, share: int) -> object:
+        return mixed_config((ReplicaPart(node_group="g0", device="d0", tp=tp, count=count,
+                                         share=share, gpus_per_node=4),
+                             ReplicaPart(node_group="g1", device="d1", tp=1, count=1,
+                                         share=4 - count * share, gpus_per_node=4)), "none")
+
+    for configs, layers in (([stage(1, 3, 1), stage(1, 3, 1), stage(2, 1, 2)], [1, 1, 1]),
+                            ([stage(2, 3, 1), stage(2, 1, 2)], [2, 1])):
+        plan = build_plan(inst, configs, layers, micro_batch=4,  # type: ignore[arg-type]
+                          schedule="1f1b")
+        assert plan is not None
+        check_plan(inst, plan)

@@ -428,9 +428,11 @@ def _place(instance: Instance, configs: list[ReplicaPart],
         group = instance.cluster.group(gname)
         if _first_fit(group, configs, idxs, result):
             continue
-        # First-fit fails on a selection that fits the budget only where a stage sits on part of
-        # a node with a size the budget alone does not pack (Sec. 1.3): pack it exactly there.
-        if all(mixed[i] or first_fit_packs(group, configs[i].gpus) for i in idxs) or \
+        # First-fit fails on a selection that fits the budget only where a piece has a size it
+        # does not place (Sec. 1.3: part of a node other than a power of two dividing it, more
+        # than a node but not whole nodes; mixed parts of the full space of Sec. 1.1 included,
+        # e.g. 3 GPUs of a 4-GPU node, whose replicas are chain items): pack exactly there.
+        if all(first_fit_packs(group, configs[i].gpus) for i in idxs) or \
                 sum(configs[i].gpus for i in idxs) > group.num_gpus:
             return None
         if not _pack_exactly(group, configs, idxs, mixed, result):
