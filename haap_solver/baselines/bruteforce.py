@@ -25,9 +25,15 @@ possible, a batch split it gets wrong) makes the two disagree.
   ``b / d <= training.max_micro_batch_share`` sequences; its ``t d`` GPUs any count up to the
   group's (``_single_gpus_allowed``, Sec. 1.3): part of one node (3 of a 4-GPU node), one whole
   node of any size (3 or 6 GPUs), or more than a node, whole nodes or not (6 over 4-GPU nodes);
-* a **mixed stage** (only with ``mixed=True``; Sec. 1.1): two replica groups on node groups of
-  different device types, part ``j`` with ``count_j`` replicas of TP ``t_j`` (a TP degree of its
-  group, as above) taking ``share_j`` sequences each, ``sum_j count_j share_j = b``; each part's
+* a **mixed stage** (only with ``mixed=True``; Sec. 1.1): replica groups (parts), part ``j``
+  with ``count_j`` replicas of TP ``t_j`` (a TP degree of its group, as above) taking ``share_j``
+  sequences each, ``sum_j count_j share_j = b``. At a micro-batch size whose *full* mixed space
+  has at most ``MIXED_FULL_CANDIDATES`` candidates (skeleton and split; ``mixed_space_is_full``):
+  one part on each of two or more distinct node groups of any device types, any
+  ``t_j count_j`` up to the group's GPUs, every split with ``1 <= share_j <=
+  max_micro_batch_share`` where every replica holds one layer as a middle stage with one
+  micro-batch in flight (``_full_mixed_options``). Elsewhere the *cut* space
+  (``_cut_mixed_options``): two parts on node groups of different device types; each part's
   ``t_j count_j`` GPUs a power of two dividing its node size or whole nodes, one or two
   (``_mixed_part_gpus_allowed``); the shares are the documented split (``_mixed_split``): among
   the integer splits with ``1 <= share_j <= max_micro_batch_share`` where every replica holds one

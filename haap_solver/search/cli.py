@@ -45,8 +45,8 @@ def _cfg_solve(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-stages", type=int, default=None, metavar="P",
                    help="consider at most P pipeline stages")
     p.add_argument("--mixed", action=argparse.BooleanOptionalAction, default=True,
-                   help="also search mixed-type stages: replica groups of two device types in "
-                        "one data-parallel stage, each with its own TP degree and batch share, "
+                   help="also search mixed-type stages: replica groups of several node groups "
+                        "in one data-parallel stage, each with its own TP degree and batch share, "
                         "after the single-type space (which takes up to 3/4 of the time limit); "
                         "default on, --no-mixed for single-type stages only")
     p.add_argument("--empty-end-stages", action=argparse.BooleanOptionalAction, default=None,

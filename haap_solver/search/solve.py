@@ -60,8 +60,8 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
     and a message that says so. Sub-problems are pruned against the incumbent less that share,
     which spares most of the bounding work on large clusters (formulations Sec. 4.8).
 
-    `mixed` (default): the space also holds mixed-type stages (replica groups of two device types
-    in one data-parallel stage, each with its own TP degree and batch share; formulations
+    `mixed` (default): the space also holds mixed-type stages (replica groups of several node
+    groups in one data-parallel stage, each with its own TP degree and batch share; formulations
     Sec. 1.1); `mixed=False` searches single-type stages only. The single-type space is searched
     first (up to MIXED_SINGLE_SHARE of the time limit, less
     where it is proven sooner); its best plan is the incumbent of the search over the whole

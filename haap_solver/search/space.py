@@ -12,9 +12,9 @@ Sec. 1.3, and `canonical_placement` then packs exactly. Either way every cost te
 on placement (is the data-parallel ring inside one node?) is a function of the configuration
 alone.
 
-A *mixed* stage configuration (formulations Sec. 1.1) combines two replica groups (`ReplicaPart`)
-on node groups of different device types, each node-aligned in its own group, so the same packing
-argument holds part by part.
+A *mixed* stage configuration (formulations Sec. 1.1) combines replica groups (`ReplicaPart`), one
+on each of two or more node groups; its parts' replicas are chain items of their TP degree
+(Sec. 1.3), so they pack wherever the budget holds.
 """
 
 from __future__ import annotations
