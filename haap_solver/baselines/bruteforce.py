@@ -28,17 +28,23 @@ possible, a batch split it gets wrong) makes the two disagree.
   any count up to the group's (``_single_gpus_allowed``, Sec. 1.3): part of one node (3 of a 4-GPU
   node), one whole node of any size (3 or 6 GPUs), or more than a node, whole nodes or not (6 over
   4-GPU nodes);
-* a **mixed stage** (only with ``mixed=True``; Sec. 1.1): two replica groups on node groups of
-  different device types, part ``j`` with ``count_j`` replicas of TP ``t_j``
-  (a TP degree of its group, as above, that is a power of two dividing ``q_g``) taking ``share_j``
-  sequences each, ``sum_j count_j share_j = b``; each part's ``t_j count_j`` GPUs a power of two
-  dividing its node size or whole nodes, one or two (``_mixed_part_gpus_allowed``); the shares are
-  the documented split (``_mixed_split``): among the integer splits with ``1 <= share_j <=
-  max_micro_batch_share`` where every replica holds one layer as a middle stage with one micro-batch
-  in flight, the least per-layer time of the slowest replica (``CostModel.layer_cost``: forward +
-  backward + TP), ties to the lighter split (``_lighter_first``); the stage exists only when that
-  split is balanced (``_balanced``: every part busy for ``MIXED_MIN_BUSY`` of the stage's per-layer
-  time, or the slowest with one sequence more per replica);
+* a **mixed stage** (only with ``mixed=True``; Sec. 1.1): replica groups (parts), part ``j``
+  with ``count_j`` replicas of TP ``t_j`` (a TP degree of its group, as above, that is a power of
+  two dividing ``q_g``) taking ``share_j`` sequences each, ``sum_j count_j share_j = b``. At a
+  micro-batch size whose *full* mixed space has at most ``MIXED_FULL_CANDIDATES`` candidates
+  (skeleton and split; ``mixed_space_is_full``): one part on each of two or more distinct node
+  groups of any device types, any ``t_j count_j`` up to the group's GPUs, every split with
+  ``1 <= share_j <= max_micro_batch_share`` where every replica holds one layer as a middle stage
+  with one micro-batch in flight (``_full_mixed_options``). Elsewhere the *cut* space
+  (``_cut_mixed_options``): two parts on node groups of different device types; each part's
+  ``t_j count_j`` GPUs a power of two dividing its node size or whole nodes, one or two
+  (``_mixed_part_gpus_allowed``); the shares are the documented split (``_mixed_split``): among
+  the integer splits with ``1 <= share_j <= max_micro_batch_share`` where every replica holds one
+  layer as a middle stage with one micro-batch in flight, the least per-layer time of the slowest
+  replica (``CostModel.layer_cost``: forward + backward + TP), ties to the lighter split
+  (``_lighter_first``); the stage exists only when that split is balanced (``_balanced``: every
+  part busy for ``MIXED_MIN_BUSY`` of the stage's per-layer time, or the slowest with one
+  sequence more per replica);
 * **placement**: every way of putting each replica group's replicas on its group's nodes that
   the validator accepts (no node given more GPUs than it has), up to the symmetry of a group's
   identical nodes (``_group_placements``: one placement per orbit, the nodes' load vectors in
@@ -99,7 +105,11 @@ MIXED_MIN_BUSY = 0.9
 per-layer time at its split (or held back by integrality only)."""
 SPACES = ("documented", "validator")
 MIXED_MAX_PART_NODES = 2
-"""Formulations Sec. 1.1: the most whole nodes one part of a mixed stage takes."""
+"""Formulations Sec. 1.1: the most whole nodes one part of a mixed stage takes (cut space)."""
+MIXED_FULL_CANDIDATES = 200
+"""Formulations Sec. 1.1: the most candidates (skeleton and split, before memory and
+recomputation) the full mixed space may have at a micro-batch size for the search to take it
+there (else the cut space)."""
 
 
 @dataclass(frozen=True)
@@ -156,6 +166,13 @@ def tp_degrees(instance: Instance, gpus_per_node: int) -> list[int]:
     space, see mixed_options)."""
     limit = min(gpus_per_node, instance.training.max_tp)
     return [t for t in range(1, limit + 1) if _divides_model(instance, t)]
+
+
+def _part_tps(instance: Instance, gpus_per_node: int, space: str) -> list[int]:
+    """TP degrees of a mixed stage's part: powers of two dividing the node size among the
+    group's (documented, Sec. 1.1); every degree of the group (validator)."""
+    return [t for t in tp_degrees(instance, gpus_per_node)
+            if space == "validator" or (_is_pow2(t) and gpus_per_node % t == 0)]
 
 
 def _single_gpus_allowed(gpus: int, group_gpus: int) -> bool:
@@ -256,18 +273,83 @@ def _balanced(cm: CostModel, skeleton: tuple[tuple[str, str, int, int], ...],
     return True
 
 
+def _full_skeletons(instance: Instance, b: int,
+                    space: str) -> Iterator[tuple[tuple[str, str, int, int], ...]]:
+    """The skeletons ((group, device, tp, count) per part) of the full mixed space at `b`
+    (formulations Sec. 1.1): one part on each of two or more distinct node groups (instance
+    order; any device types), `count >= 1` replicas of a TP degree of the group with
+    `tp x count` at most the group's GPUs, `sum count <= b`."""
+    groups = instance.cluster.node_groups
+    per_group = [[(g.name, g.device, tp, n) for tp in _part_tps(instance, g.gpus_per_node, space)
+                  for n in range(1, b + 1) if tp * n <= g.num_gpus] for g in groups]
+    for k in range(2, len(groups) + 1):
+        for chosen in itertools.combinations(range(len(groups)), k):
+            for parts in itertools.product(*(per_group[i] for i in chosen)):
+                if sum(n for _, _, _, n in parts) <= b:
+                    yield parts
+
+
+def _full_splits(instance: Instance, skeleton: tuple[tuple[str, str, int, int], ...],
+                 b: int) -> list[tuple[int, ...]]:
+    """Every split of a skeleton: shares in [1, max_micro_batch_share] with
+    ``sum count x share = b``."""
+    cap = instance.training.max_micro_batch_share
+    counts = [n for _, _, _, n in skeleton]
+    return [s for s in itertools.product(range(1, cap + 1), repeat=len(skeleton))
+            if sum(c * x for c, x in zip(counts, s, strict=True)) == b]
+
+
+def mixed_space_is_full(instance: Instance, b: int) -> bool:
+    """Formulations Sec. 1.1: the full mixed space at `b` where it has at most
+    MIXED_FULL_CANDIDATES candidates (skeleton and split; documented TP degrees), else the cut
+    one."""
+    seen = 0
+    for skeleton in _full_skeletons(instance, b, "documented"):
+        seen += len(_full_splits(instance, skeleton, b))
+        if seen > MIXED_FULL_CANDIDATES:
+            return False
+    return True
+
+
 def mixed_options(instance: Instance, b: int, cm: CostModel,
                   space: str = "documented") -> list[StageOption]:
-    """Every mixed stage option at micro-batch `b`: two node groups of different device types
-    (in the instance's order), every allowed part shape of each, every recomputation mode, with
-    the documented split when it exists and is balanced."""
+    """Every mixed stage option at micro-batch `b`: the full space's where it is small enough
+    (``mixed_space_is_full``), else the cut space's."""
+    if mixed_space_is_full(instance, b):
+        return _full_mixed_options(instance, b, cm, space)
+    return _cut_mixed_options(instance, b, cm, space)
+
+
+def _full_mixed_options(instance: Instance, b: int, cm: CostModel,
+                        space: str) -> list[StageOption]:
+    """The full space (Sec. 1.1): every skeleton of ``_full_skeletons``, every recomputation
+    mode, every split (shares in [1, max_micro_batch_share], ``sum count x share = b``) where
+    every replica holds one layer as a middle stage with one micro-batch in flight."""
+    out: list[StageOption] = []
+    for skeleton in _full_skeletons(instance, b, space):
+        dp = sum(n for _, _, _, n in skeleton)
+        splits = _full_splits(instance, skeleton, b)
+        for r in instance.training.recompute:
+            for shares in splits:
+                if all(_unit(cm, dev, tp, x, dp, r)[2]
+                       for (_, dev, tp, _), x in zip(skeleton, shares, strict=True)):
+                    out.append(StageOption(parts=tuple(
+                        Part(node_group=g, device=dev, tp=tp, count=n, share=x)
+                        for (g, dev, tp, n), x in zip(skeleton, shares, strict=True)),
+                        recompute=r))
+    return out
+
+
+def _cut_mixed_options(instance: Instance, b: int, cm: CostModel,
+                       space: str = "documented") -> list[StageOption]:
+    """The cut space (Sec. 1.1): two node groups of different device types (in the instance's
+    order), every allowed part shape of each, every recomputation mode, with the documented
+    split when it exists and is balanced."""
     groups = instance.cluster.node_groups
     shapes: list[list[tuple[str, str, int, int]]] = []
     for g in groups:
         opts = []
-        for tp in tp_degrees(instance, g.gpus_per_node):
-            if space == "documented" and (g.gpus_per_node % tp or not _is_pow2(tp)):
-                continue  # (a mixed part's TP degree: a power of two dividing its node size)
+        for tp in _part_tps(instance, g.gpus_per_node, space):
             for count in range(1, b + 1):
                 if _mixed_part_gpus_allowed(tp * count, g.gpus_per_node, g.num_gpus, space):
                     opts.append((g.name, g.device, tp, count))

@@ -45,8 +45,8 @@ def _cfg_solve(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-stages", type=int, default=None, metavar="P",
                    help="consider at most P pipeline stages")
     p.add_argument("--mixed", action=argparse.BooleanOptionalAction, default=True,
-                   help="also search mixed-type stages: replica groups of two device types in "
-                        "one data-parallel stage, each with its own TP degree and batch share, "
+                   help="also search mixed-type stages: replica groups of several node groups "
+                        "in one data-parallel stage, each with its own TP degree and batch share, "
                         "after the single-type space (which takes up to 3/4 of the time limit); "
                         "default on, --no-mixed for single-type stages only")
     p.add_argument("--empty-end-stages", action=argparse.BooleanOptionalAction, default=None,
@@ -153,6 +153,14 @@ def cmd_solve(args: argparse.Namespace) -> int:
                 + (f"; single-type stages resumed: bound {resumed['best_bound_s']:.4f} s in "
                    f"{resumed['wall_s']:.2f} s" if resumed else "")
                 + ". The status, bound and gap above cover both.")
+        cut = result.search_space.get("mixed_space", {}).get("cut_micro_batches")
+        if phase and cut:
+            console.print(
+                f"mixed-type stages at micro-batch sizes {', '.join(map(str, cut))}: the cut "
+                "space of formulations Sec. 1.1 (two device types, power-of-two or whole-node "
+                "parts, one split per skeleton), their full space having over "
+                f"{result.search_space['mixed_space']['full_candidates_budget']} candidates; "
+                "the proof covers that space there.")
         if result.message:
             console.print(result.message)
         if args.output:

@@ -27,6 +27,7 @@ from haap_solver.search.space import (
     budget_packs,
     mixed_config,
     mixed_shapes,
+    mixed_space_full,
     stage_configs,
 )
 
@@ -174,7 +175,7 @@ def _splits(counts: list[int], total: int, cap: int) -> list[tuple[int, ...]]:
     if len(counts) == 1:
         share, rest = divmod(total, counts[0])
         return [(share,)] if not rest and 1 <= share <= cap else []
-    if len(counts) == 2:  # every mixed stage has two parts: no recursion
+    if len(counts) == 2:  # (the common case: no recursion)
         c0, c1 = counts
         return [(s, left // c1) for s in range(1, cap + 1)
                 if (left := total - c0 * s) >= c1 and left % c1 == 0 and left // c1 <= cap]
@@ -479,19 +480,46 @@ class CoefficientCache:
     # -- mixed stages (formulations Sec. 1.1) -----------------------------------------------------
     def mixed_candidates(self, micro_batch: int) -> list[StageConfig]:
         """Every mixed stage configuration at `micro_batch`: each replica skeleton of
-        `space.mixed_shapes` and recomputation mode, with the batch split `mixed_split` chooses;
-        skeletons without a balanced split that fits memory are dropped. Cached."""
+        `space.mixed_shapes` and recomputation mode, with every batch split where each replica
+        holds one layer (`mixed_splits`) in the full mixed space, or the one split `mixed_split`
+        chooses in the cut space (`space.mixed_space_full`; skeletons without a balanced split
+        that fits memory are dropped there). Cached."""
         key = ("mixed", micro_batch)
         hit = self._misc.get(key)
         if hit is not None:
             return hit  # type: ignore[return-value]
-        out = []
+        out: list[StageConfig] = []
+        full = mixed_space_full(self.instance, micro_batch)
         for shape in mixed_shapes(self.instance, micro_batch):
             for rc in self.instance.training.recompute:
-                parts = self.mixed_split(shape, micro_batch, rc)
-                if parts is not None:
-                    out.append(mixed_config(parts, rc))
+                if full:
+                    out.extend(mixed_config(parts, rc)
+                               for parts in self.mixed_splits(shape, micro_batch, rc))
+                    continue
+                one = self.mixed_split(shape, micro_batch, rc)
+                if one is not None:
+                    out.append(mixed_config(one, rc))
         self._misc[key] = out
+        return out
+
+    def mixed_splits(self, shape: tuple[tuple[str, int, int], ...], micro_batch: int,
+                     recompute: str) -> list[tuple[ReplicaPart, ...]]:
+        """Every batch split of one skeleton in the full mixed space (Sec. 1.1): integer shares
+        in [1, max_micro_batch_share] adding up to the micro-batch where every replica holds one
+        layer (middle stage, one micro-batch in flight: the least memory of any stage with a
+        layer, so a split failing it is in no valid plan)."""
+        t = self.instance.training
+        groups = [self.instance.cluster.group(g) for g, _, _ in shape]
+        counts = [c for _, _, c in shape]
+        dp = sum(counts)
+        out: list[tuple[ReplicaPart, ...]] = []
+        for shares in _splits(counts, micro_batch, t.max_micro_batch_share):
+            if all(self._part_unit(g.device, tp, share, dp, recompute)[1] <= 1 + 1e-12
+                   for g, (_, tp, _), share in zip(groups, shape, shares, strict=True)):
+                out.append(tuple(ReplicaPart(node_group=g.name, device=g.device, tp=tp, count=c,
+                                             share=share, gpus_per_node=g.gpus_per_node)
+                                 for g, (_, tp, c), share in zip(groups, shape, shares,
+                                                                 strict=True)))
         return out
 
     def mixed_split(self, shape: tuple[tuple[str, int, int], ...], micro_batch: int,

@@ -29,7 +29,7 @@ from haap_solver.search.branch_and_bound import Progress
 from haap_solver.search.formulation import SubProblem
 from haap_solver.search.phases import _then_mixed, _within, collector_paused
 from haap_solver.search.second_process import _MixedHelper, _solve_beside
-from haap_solver.search.space import StageConfig
+from haap_solver.search.space import StageConfig, mixed_space_summary
 from haap_solver.search.state import SearchState
 from haap_solver.search.tuning import DEFAULT_BACKEND
 from haap_solver.training import check_searchable
@@ -60,8 +60,8 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
     and a message that says so. Sub-problems are pruned against the incumbent less that share,
     which spares most of the bounding work on large clusters (formulations Sec. 4.8).
 
-    `mixed` (default): the space also holds mixed-type stages (replica groups of two device types
-    in one data-parallel stage, each with its own TP degree and batch share; formulations
+    `mixed` (default): the space also holds mixed-type stages (replica groups of several node
+    groups in one data-parallel stage, each with its own TP degree and batch share; formulations
     Sec. 1.1); `mixed=False` searches single-type stages only. The single-type space is searched
     first (up to MIXED_SINGLE_SHARE of the time limit, less
     where it is proven sooner); its best plan is the incumbent of the search over the whole
@@ -109,6 +109,8 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
     # The options of this call (a phase's result carries its own time limit and threads).
     result.options = {"backend": backend, "time_limit_s": time_limit_s, "threads": threads,
                       "seed": seed, "mixed": mixed, "relative_gap": relative_gap}
+    if mixed:  # (which micro-batch sizes the full mixed space covered: formulations Sec. 1.1)
+        result.search_space["mixed_space"] = mixed_space_summary(instance)
     if relative_gap > 0 and result.plan is not None and result.status == "feasible" \
             and _within(result, relative_gap):
         within = (f"proven within {result.gap:.2%} of the optimum, which meets the requested "

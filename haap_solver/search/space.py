@@ -12,18 +12,21 @@ Sec. 1.3, and `canonical_placement` then packs exactly. Either way every cost te
 on placement (is the data-parallel ring inside one node?) is a function of the configuration
 alone.
 
-A *mixed* stage configuration (formulations Sec. 1.1) combines two replica groups (`ReplicaPart`)
-on node groups of different device types, each node-aligned in its own group, so the same packing
-argument holds part by part.
+A *mixed* stage configuration (formulations Sec. 1.1) combines replica groups (`ReplicaPart`), one
+on each of two or more node groups; its parts' replicas are chain items of their TP degree
+(Sec. 1.3), so they pack wherever the budget holds.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
+
+import numpy as np
 
 from haap_solver.cluster import NodeGroup
 from haap_solver.instance import Instance
@@ -176,30 +179,118 @@ def mixed_config(parts: tuple[ReplicaPart, ...], recompute: Recompute) -> StageC
 
 
 MIXED_MAX_PART_NODES = 2
-"""Most whole nodes one part of a mixed stage takes (formulations Sec. 1.1). The space is cut
-here for cluster scale: parts of up to every node of their group would multiply the mixed
-skeletons 79-fold on gpt3-175b-4types-x1024 (787,002 instead of 9,972 with one node; 18,276 with
-two) and 2,700-fold on llama3-405b-6types-x16384 (38.4 M; 14,190; 26,130). Of the shipped
-instances of up to 64 GPUs the cap cuts only llama3-70b-h100x32-a100x32's parts of three or four
-nodes (2,474 skeletons uncapped, 1,154 with two, 646 with one). Even with two, the mixed
-set-up (SearchState.prepare_mixed) took about 1.5 times the CPU time of one node a part, on a
-loaded machine: 7.7-8.1 s instead of 4.5-6.0 s on x1024 (part-node sizes included), 9.4-9.7 s
-instead of 5.4-7.0 s on x16384."""
+"""Most whole nodes one part of a mixed stage takes in the *cut* mixed space (formulations Sec.
+1.1), the one used at a micro-batch size whose full mixed space has more than
+MIXED_FULL_SKELETONS skeletons. The space is cut here for cluster scale: parts of up to every
+node of their group would multiply the mixed skeletons 79-fold on gpt3-175b-4types-x1024
+(787,002 instead of 9,972 with one node; 18,276 with two) and 2,700-fold on
+llama3-405b-6types-x16384 (38.4 M; 14,190; 26,130)."""
+
+MIXED_FULL_CANDIDATES = 200
+"""Largest number of *full* mixed candidates (`full_mixed_count`: skeleton and batch split, before
+memory and recomputation) at one micro-batch size for which the search takes the full mixed
+space there (formulations Sec. 1.1: one part on each of two or more node groups of any device
+types, any part size, every batch split); above it that size gets the cut space (two node
+groups of different device types, power-of-two or whole-node parts of at most
+MIXED_MAX_PART_NODES nodes, the one balanced fastest split). Every random small instance of
+the agreement tests stays under it; the 8-64 GPU instances take it at their small micro-batch
+sizes only (their mixed set-up costs about 1-2 ms a candidate, plus dominance)."""
+
+
+def full_mixed_count(instance: Instance, micro_batch: int, *,
+                     stop_above: float = math.inf) -> int:
+    """Candidates of the full mixed space at `micro_batch` before memory and recomputation
+    (`_full_mixed_shapes` with every split of each), counted without building them: one part on
+    each of two or more distinct node groups, part j `count_j` replicas of a TP degree t_j of
+    its group (`t_j count_j` at most the group's GPUs) taking `share_j` sequences each
+    (1 <= share_j <= max_micro_batch_share), `sum_j count_j share_j` = the micro-batch. The
+    count only grows with each node group taken in, so once it passes `stop_above` that partial
+    count is returned (all a budget test needs: at 16,384 GPUs the full count took 0.14 s over
+    the micro-batch sizes)."""
+    b = micro_batch
+    cap = instance.training.max_micro_batch_share
+    # ways[k][n]: part choices over the groups seen so far, k = min(parts, 2), n sequences in
+    # all (floats: exact below 2**53, and far above the budget they only need to stay above it).
+    ways = np.zeros((3, b + 1))
+    ways[0, 0] = 1.0
+    for g in instance.cluster.node_groups:
+        opts = np.zeros(b + 1)
+        for tp in mixed_part_tps(instance, g):
+            for count in range(1, min(b, g.num_gpus // tp) + 1):
+                opts[count: min(b, count * cap) + 1: count] += 1.0
+        new = ways.copy()
+        for k in range(3):
+            new[min(k + 1, 2)] += np.convolve(ways[k], opts)[: b + 1]
+        ways = new
+        if ways[2, b] > stop_above:
+            break
+    return round(float(ways[2, b]))
+
+
+def mixed_part_tps(instance: Instance, group: NodeGroup) -> list[int]:
+    """TP degrees of a mixed stage's part (Sec. 1.1): the group's (`tp_candidates`) that are
+    powers of two dividing its node size, so that the part's replicas are chain items the
+    GPU budget packs (a single-type stage may take the others, with the packing rows of
+    Sec. 1.3; a part of TP 2 on 3-GPU nodes or of TP 3 stays outside the space)."""
+    return [t for t in tp_candidates(instance, group)
+            if _is_pow2(t) and group.gpus_per_node % t == 0]
+
+
+def mixed_space_full(instance: Instance, micro_batch: int) -> bool:
+    """Whether the search takes the full mixed space at `micro_batch` (Sec. 1.1): its candidates
+    are at most MIXED_FULL_CANDIDATES."""
+    return full_mixed_count(instance, micro_batch,
+                            stop_above=MIXED_FULL_CANDIDATES) <= MIXED_FULL_CANDIDATES
+
+
+def mixed_space_summary(instance: Instance) -> dict[str, object]:
+    """Which micro-batch sizes got the full mixed space and which the cut one (Sec. 1.1), for a
+    result's search_space: a proof covers the cut space only at the sizes listed as cut."""
+    sizes = micro_batch_candidates(instance)
+    cut = [b for b in sizes if not mixed_space_full(instance, b)]
+    return {"full_micro_batches": [b for b in sizes if b not in cut],
+            "cut_micro_batches": cut, "full_candidates_budget": MIXED_FULL_CANDIDATES}
 
 
 def mixed_shapes(instance: Instance, micro_batch: int) -> list[tuple[tuple[str, int, int], ...]]:
-    """Replica-group skeletons ((node group, tp, count), (node group, tp, count)) of mixed stages
-    at micro-batch `micro_batch` (formulations Sec. 1.1): two node groups of different device
-    types, each part's GPUs node-aligned (a power of two dividing its node size, or whole nodes,
-    at most MIXED_MAX_PART_NODES), fewer replicas in all than sequences in the micro-batch (at
-    least one sequence per replica, and neither part holds the whole micro-batch)."""
+    """Replica-group skeletons ((node group, tp, count) per part) of mixed stages at micro-batch
+    `micro_batch` (formulations Sec. 1.1): the full space's where it is small enough
+    (`mixed_space_full`), else the cut space's."""
+    if mixed_space_full(instance, micro_batch):
+        return _full_mixed_shapes(instance, micro_batch)
+    return _cut_mixed_shapes(instance, micro_batch)
+
+
+def _full_mixed_shapes(instance: Instance,
+                       micro_batch: int) -> list[tuple[tuple[str, int, int], ...]]:
+    """The full space's skeletons (Sec. 1.1): one part on each of two or more distinct node
+    groups (of any device types), any replica count whose GPUs the group has, at least one and
+    at most max_micro_batch_share sequences per replica possible."""
+    b = micro_batch
+    lo = -(-b // instance.training.max_micro_batch_share)
+    groups = instance.cluster.node_groups
+    per_group = [[(g.name, tp, count) for tp in mixed_part_tps(instance, g)
+                  for count in range(1, min(b, g.num_gpus // tp) + 1)] for g in groups]
+    out: list[tuple[tuple[str, int, int], ...]] = []
+    for k in range(2, len(groups) + 1):
+        for chosen in itertools.combinations(range(len(groups)), k):
+            for parts in itertools.product(*(per_group[i] for i in chosen)):
+                if lo <= sum(p[2] for p in parts) <= b:
+                    out.append(parts)
+    return out
+
+
+def _cut_mixed_shapes(instance: Instance,
+                      micro_batch: int) -> list[tuple[tuple[str, int, int], ...]]:
+    """The cut space's skeletons (Sec. 1.1): two node groups of different device types, each
+    part's GPUs node-aligned (a power of two dividing its node size, or whole nodes, at most
+    MIXED_MAX_PART_NODES), fewer replicas in all than sequences in the micro-batch (at least one
+    sequence per replica, and neither part holds the whole micro-batch)."""
     groups = instance.cluster.node_groups
     per_group: list[list[tuple[str, int, int]]] = []
     for g in groups:
         opts = []
-        for tp in tp_candidates(instance, g):
-            if g.gpus_per_node % tp or not _is_pow2(tp):
-                continue  # (a part's TP degree: a power of two dividing its node size, Sec. 1.1)
+        for tp in mixed_part_tps(instance, g):
             most = min(g.num_gpus, MIXED_MAX_PART_NODES * g.gpus_per_node)
             for count in range(1, min(micro_batch - 1, most // tp) + 1):
                 if mixed_part_allowed(g, tp * count):
@@ -389,11 +480,14 @@ def _place(instance: Instance, configs: list[ReplicaPart], mixed: list[bool],
         spreads = any(spread[i] for i in idxs)
         if not spreads and _first_fit(group, configs, idxs, result):
             continue
-        # First-fit fails on a selection that fits the budget only where a stage sits on part of
-        # a node with a size the budget alone does not pack (Sec. 1.3): pack it exactly there,
-        # as every selection with a spread stage (first-fit would put it on one node).
-        if (not spreads and all(mixed[i] or first_fit_packs(group, configs[i].gpus,
-                                                            configs[i].tp) for i in idxs)) or \
+        # First-fit fails on a selection that fits the budget only where a piece has a shape it
+        # does not place (Sec. 1.3: part of a node other than a power of two dividing it, more
+        # than a node but not whole nodes, a TP degree that does not divide the node; mixed
+        # parts of the full space of Sec. 1.1 included, e.g. 3 GPUs of a 4-GPU node, whose
+        # replicas are chain items), and with a spread stage (first-fit would put it on one
+        # node): pack exactly there.
+        if (not spreads and all(first_fit_packs(group, configs[i].gpus, configs[i].tp)
+                                for i in idxs)) or \
                 sum(configs[i].gpus for i in idxs) > group.num_gpus:
             return None
         free = [m or sp for m, sp in zip(mixed, spread, strict=True)]
