@@ -37,15 +37,18 @@ class _Terms(Protocol):
     def last_bucket_s(self) -> float: ...
 
 
-def gpus_per_node(r: ReplicaGroup, node_size: int) -> int:
-    """GPUs of a replica group sharing one node's NICs, under the canonical placement
-    (formulations Sec. 1: a sub-node group packed on one node, a whole-node group filling its
-    nodes): min(count x TP, node size). A function of the configuration, never of where the
-    replicas happen to sit: spreading a 2-GPU stage over two nodes would otherwise buy it a NIC
-    per GPU that the search, which places stages canonically, cannot see (a plan outside the
-    search's costs was 0.4% faster on a random instance, seed 2074). Spread placements are
-    therefore costed as if packed, like the data-parallel ring (docs/cost-model.md Sec. 6.2)."""
-    return min(r.count * r.tp, node_size)
+def gpus_per_node(replicas: tuple[ReplicaGroup, ...], node_group: str, node_size: int) -> int:
+    """GPUs of a stage in node group `node_group` sharing one node's NICs, under the canonical
+    placement (formulations Sec. 1: a sub-node stage packed on one node, a whole-node one
+    filling its nodes): min(its GPUs there, node size), counting every replica group of the
+    stage on that node group (a stage written as two identical replica groups shares the NICs
+    as the one group it is; per group, the split bought each half a larger NIC share). A
+    function of the configuration, never of where the replicas happen to sit: spreading a 2-GPU
+    stage over two nodes would otherwise buy it a NIC per GPU that the search, which places
+    stages canonically, cannot see (a plan outside the search's costs was 0.4% faster on a
+    random instance, seed 2074). Spread placements are therefore costed as if packed, like the
+    data-parallel ring (docs/cost-model.md Sec. 6.2)."""
+    return min(sum(x.count * x.tp for x in replicas if x.node_group == node_group), node_size)
 
 
 def p2p_signature(replicas: tuple[ReplicaGroup, ...]) -> tuple[tuple[str, str, int, int, int],
@@ -177,7 +180,8 @@ class Links:
             else:
                 group = self.instance.cluster.group(r.node_group)
                 gb_s, lat = self._network_link([group], groups_other,
-                                               users_a=gpus_per_node(r, group.gpus_per_node),
+                                               users_a=gpus_per_node(replicas, r.node_group,
+                                                                     group.gpus_per_node),
                                                users_b=1)
             worst = max(worst, comm.p2p_s(r.micro_batch_share * self.per_seq_bytes / r.tp,
                                           gb_s, lat))
