@@ -55,6 +55,17 @@ def _target_bruteforce(instance, target: str) -> float:
     return _TRUTHS[key]
 
 
+def _target_may_run(c, target: str) -> bool:
+    """What every target asks of one stage (docs/targets.md): one TP degree and one micro-batch
+    share; FlagScale one device type. The enumeration drops other configurations before their
+    sequences (the full mixed space of Sec. 1.1 has every split: thousands of mixed
+    configurations on the mini instance, which no target runs); target_violations still judges
+    every plan."""
+    parts = c.parts or c.replica_parts(1)
+    return (len({p.tp for p in parts}) == 1 and len({p.share for p in parts}) == 1
+            and (target != "flagscale" or len({p.device for p in parts}) == 1))
+
+
 def _target_enumeration(instance, target: str) -> float:
     """The least iteration time over every plan of the search space (mixed stages included)
     that `target` can run: the search's stage configurations in every sequence that fits the
@@ -67,7 +78,8 @@ def _target_enumeration(instance, target: str) -> float:
     budget = {g.name: g.num_gpus for g in instance.cluster.node_groups}
     best = math.inf
     for b in micro_batch_candidates(instance):
-        configs = stage_configs(instance, b) + state.mixed_space(b)
+        configs = [c for c in stage_configs(instance, b) + state.mixed_space(b)
+                   if _target_may_run(c, target)]
         for schedule in instance.training.schedules:
             for p in range(1, min(L, instance.cluster.num_gpus) + 1):
                 for seq in itertools.product(configs, repeat=p):
