@@ -42,7 +42,9 @@ CASES = {
     41: (6, 4, "none", [("g1", 1, 1, 3), ("g2", 1, 1, 3)], 0.0152829),
     35: (4, 1, "full", [("g0", 1, 1, 2), ("g1", 1, 1, 2)], 0.00697365),
 }
-"""The probe's plans: one stage of the whole model; the search's "optimal" time before."""
+"""The probe's plans: one stage of the whole model; the search's "optimal" time before, on the
+cost model of the probe's day (a record: the cost model has moved since, so it is not asserted;
+what is asserted is that the search now never loses to the plan)."""
 BACKENDS = ("highs", "cpsat", "cbc")
 SHIPPED = Path(__file__).resolve().parents[1] / "instances"
 
@@ -68,8 +70,6 @@ def test_probe_plan_is_valid_in_the_space_and_never_beats_the_search(seed: int) 
     plan = _plan(inst, seed)
     check_plan(inst, plan)
     plan_s = cm.evaluate(plan).iteration_time_s
-    before_s = CASES[seed][4]
-    assert plan_s < before_s * (1 - 1e-3), "the probe's plan beat the old search's optimum"
     stage = plan.stages[0]
     wanted = sorted((r.node_group, r.tp, r.count, r.micro_batch_share) for r in stage.replicas)
     assert any(o.recompute == stage.recompute and
