@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import operator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 import numpy as np
@@ -299,8 +299,7 @@ class CoefficientCache:
         key = ("spread_ok", c.node_group, c.tp, c.dp, micro_batch)
         hit = self._misc.get(key)
         if hit is None:
-            twin = StageConfig(node_group=c.node_group, device=c.device, tp=c.tp, dp=c.dp,
-                               recompute=c.recompute, gpus_per_node=c.gpus_per_node)
+            twin = replace(c, spread=False)
             net_gb_s, net_lat = self.cm.dp_link(self.replicas(c, micro_batch))
             own_gb_s, own_lat = self.cm.dp_link(self.replicas(twin, micro_batch))
             hit = self._misc[key] = net_gb_s <= own_gb_s and net_lat >= own_lat

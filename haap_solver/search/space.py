@@ -23,7 +23,7 @@ import itertools
 import math
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Generic, TypeVar
 
 import numpy as np
@@ -419,9 +419,7 @@ def stage_configs(instance: Instance, micro_batch: int) -> list[StageConfig]:
                                            gpus_per_node=group.gpus_per_node))
         out.extend(own)
         if spread_useful(group, own):
-            out.extend(StageConfig(node_group=c.node_group, device=c.device, tp=c.tp, dp=c.dp,
-                                   recompute=c.recompute, gpus_per_node=c.gpus_per_node,
-                                   spread=True)
+            out.extend(replace(c, spread=True)
                        for c in own if c.dp >= 2 and c.gpus <= group.gpus_per_node)
     return out
 
@@ -452,15 +450,15 @@ def canonical_placement(instance: Instance, configs: list[StageConfig]
     groups (one for a single-type stage), or None if a node group's budget is exceeded."""
     pieces: list[ReplicaPart] = []
     owner: list[tuple[int, int]] = []
-    mixed: list[bool] = []
+    may_spread: list[bool] = []  # (mixed parts and spread stages: their replicas, anywhere)
     spread: list[bool] = []
     for i, c in enumerate(configs):
         for j, part in enumerate(c.replica_parts(1)):  # (placement ignores the shares)
             pieces.append(part)
             owner.append((i, j))
-            mixed.append(c.mixed)
+            may_spread.append(c.mixed or c.spread)
             spread.append(c.spread)
-    placed = _place(instance, pieces, mixed, spread)
+    placed = _place(instance, pieces, may_spread, spread)
     if placed is None:
         return None
     out: list[list[tuple[Placement, ...]]] = [[] for _ in configs]
@@ -469,7 +467,7 @@ def canonical_placement(instance: Instance, configs: list[StageConfig]
     return [tuple(x) for x in out]
 
 
-def _place(instance: Instance, configs: list[ReplicaPart], mixed: list[bool],
+def _place(instance: Instance, configs: list[ReplicaPart], may_spread: list[bool],
            spread: list[bool]) -> list[tuple[Placement, ...]] | None:
     result: list[tuple[Placement, ...] | None] = [None] * len(configs)
     by_group: dict[str, list[int]] = defaultdict(list)
@@ -490,8 +488,8 @@ def _place(instance: Instance, configs: list[ReplicaPart], mixed: list[bool],
                                 for i in idxs)) or \
                 sum(configs[i].gpus for i in idxs) > group.num_gpus:
             return None
-        free = [m or sp for m, sp in zip(mixed, spread, strict=True)]
-        if not _pack_exactly(group, configs, idxs, free, result, spread if spreads else None):
+        if not _pack_exactly(group, configs, idxs, may_spread, result,
+                             spread if spreads else None):
             return None
     return [r for r in result if r is not None] if all(r is not None for r in result) else None
 
@@ -529,7 +527,7 @@ def _first_fit(group: NodeGroup, configs: list[ReplicaPart], idxs: list[int],
 
 
 def _pack_exactly(group: NodeGroup, configs: list[ReplicaPart], idxs: list[int],
-                  mixed: list[bool], result: list[tuple[Placement, ...] | None],
+                  may_spread: list[bool], result: list[tuple[Placement, ...] | None],
                   spread: list[bool] | None = None) -> bool:
     """The packing that rows (4a)-(4c) of Sec. 1.3 promise, found for real: the *pattern*
     items (a single-type piece of at most a node with a size not a power of two, whole; a
@@ -539,7 +537,7 @@ def _pack_exactly(group: NodeGroup, configs: list[ReplicaPart], idxs: list[int],
     assignment where the *chain* units (a power-of-two single-type piece of at most a node as
     one unit of its size, every other piece as one unit of its TP degree per replica) pass the
     level test of (4c), the units first-fit decreasing, which the divisibility of their sizes
-    makes succeed. False where no packing exists. `mixed`: pieces that may spread (mixed
+    makes succeed. False where no packing exists. `may_spread`: pieces that may spread (mixed
     parts, spread stages); `spread`: the spread stages, whose units go to two nodes or more
     wherever the packing allows it (`_straddle`), so that their ring crosses the network as
     their costs say (where it does not, they sit on one node and cost no more than said,
@@ -549,7 +547,7 @@ def _pack_exactly(group: NodeGroup, configs: list[ReplicaPart], idxs: list[int],
     units: list[tuple[int, int, int]] = []  # (size, piece, replicas)
     for i in idxs:
         c = configs[i]
-        if not mixed[i] and c.gpus <= gpn:
+        if not may_spread[i] and c.gpus <= gpn:
             (units if _is_pow2(c.gpus) else pattern).append((c.gpus, i, c.count))
         else:
             each = units if _is_pow2(c.tp) else pattern
