@@ -20,6 +20,15 @@ def tp_candidates(instance: Instance, group: NodeGroup) -> list[int]:
             and m.ffn_hidden_size % t == 0]
 
 
+def node_aligned_tps(instance: Instance, group: NodeGroup) -> list[int]:
+    """The degrees of `tp_candidates` that are powers of two dividing the node size: what a
+    Megatron-style rank layout keeps on one node (TP innermost, consecutive ranks), and what
+    tiles a node so that replicas pack by the GPU budget alone (formulations Sec. 1.3). The
+    baselines plan with these, and so does a mixed stage's part (Sec. 1.1)."""
+    return [t for t in tp_candidates(instance, group)
+            if t & (t - 1) == 0 and group.gpus_per_node % t == 0]
+
+
 def divisors(n: int) -> list[int]:
     """The divisors of n >= 1, ascending. Pairs d, n // d up to sqrt(n): the global batch may be
     2^20 sequences (limits.MAX_BATCH), where walking every integer up to n took seconds per call

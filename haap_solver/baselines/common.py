@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from haap_solver.cost.evaluate import CostModel, Evaluation
 from haap_solver.instance import Instance
-from haap_solver.parallelism import tp_candidates
+from haap_solver.parallelism import node_aligned_tps
 from haap_solver.plan import Placement, Plan, ReplicaGroup, Stage
 from haap_solver.result import SolveResult
 from haap_solver.validate import check_plan, plan_violations
@@ -88,9 +88,7 @@ def legal_tps(instance: Instance) -> dict[str, list[int]]:
     the model dims. Unlike the exact search's (`tp_candidates`), the degree divides the node size
     (and is a power of two, as Megatron-LM users choose it): Megatron-LM lays ranks out TP-
     innermost, so on 3-GPU nodes a TP-2 group would cross nodes."""
-    return {g.name: [t for t in tp_candidates(instance, g)
-                     if g.gpus_per_node % t == 0 and t & (t - 1) == 0]
-            for g in instance.cluster.node_groups}
+    return {g.name: node_aligned_tps(instance, g) for g in instance.cluster.node_groups}
 
 
 def tp_ok(replicas: Iterable[ReplicaGroup], tps: dict[str, list[int]]) -> bool:

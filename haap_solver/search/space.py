@@ -30,7 +30,7 @@ import numpy as np
 
 from haap_solver.cluster import NodeGroup
 from haap_solver.instance import Instance
-from haap_solver.parallelism import divisors, tp_candidates
+from haap_solver.parallelism import divisors, node_aligned_tps, tp_candidates
 from haap_solver.plan import Placement, Plan, ReplicaGroup, Stage
 from haap_solver.training import Recompute, Schedule
 
@@ -215,7 +215,7 @@ def full_mixed_count(instance: Instance, micro_batch: int, *,
     ways[0, 0] = 1.0
     for g in instance.cluster.node_groups:
         opts = np.zeros(b + 1)
-        for tp in mixed_part_tps(instance, g):
+        for tp in node_aligned_tps(instance, g):
             for count in range(1, min(b, g.num_gpus // tp) + 1):
                 opts[count: min(b, count * cap) + 1: count] += 1.0
         new = ways.copy()
@@ -225,15 +225,6 @@ def full_mixed_count(instance: Instance, micro_batch: int, *,
         if ways[2, b] > stop_above:
             break
     return round(float(ways[2, b]))
-
-
-def mixed_part_tps(instance: Instance, group: NodeGroup) -> list[int]:
-    """TP degrees of a mixed stage's part (Sec. 1.1): the group's (`tp_candidates`) that are
-    powers of two dividing its node size, so that the part's replicas are chain items the
-    GPU budget packs (a single-type stage may take the others, with the packing rows of
-    Sec. 1.3; a part of TP 2 on 3-GPU nodes or of TP 3 stays outside the space)."""
-    return [t for t in tp_candidates(instance, group)
-            if _is_pow2(t) and group.gpus_per_node % t == 0]
 
 
 def mixed_space_full(instance: Instance, micro_batch: int) -> bool:
@@ -269,7 +260,9 @@ def _full_mixed_shapes(instance: Instance,
     b = micro_batch
     lo = -(-b // instance.training.max_micro_batch_share)
     groups = instance.cluster.node_groups
-    per_group = [[(g.name, tp, count) for tp in mixed_part_tps(instance, g)
+    # (A part's TP degree is node-aligned: its replicas are chain items the GPU budget packs;
+    # a part of TP 2 on 3-GPU nodes or of TP 3 stays outside the space, Sec. 1.1.)
+    per_group = [[(g.name, tp, count) for tp in node_aligned_tps(instance, g)
                   for count in range(1, min(b, g.num_gpus // tp) + 1)] for g in groups]
     out: list[tuple[tuple[str, int, int], ...]] = []
     for k in range(2, len(groups) + 1):
@@ -290,7 +283,7 @@ def _cut_mixed_shapes(instance: Instance,
     per_group: list[list[tuple[str, int, int]]] = []
     for g in groups:
         opts = []
-        for tp in mixed_part_tps(instance, g):
+        for tp in node_aligned_tps(instance, g):
             most = min(g.num_gpus, MIXED_MAX_PART_NODES * g.gpus_per_node)
             for count in range(1, min(micro_batch - 1, most // tp) + 1):
                 if mixed_part_allowed(g, tp * count):
