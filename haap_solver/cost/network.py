@@ -37,7 +37,7 @@ class _Terms(Protocol):
     def last_bucket_s(self) -> float: ...
 
 
-def gpus_per_node(replicas: tuple[ReplicaGroup, ...], node_group: str, node_size: int) -> int:
+def nic_users(replicas: tuple[ReplicaGroup, ...], node_group: str, node_size: int) -> int:
     """GPUs of a stage in node group `node_group` sharing one node's NICs, under the canonical
     placement (formulations Sec. 1: a sub-node stage packed on one node, a whole-node one
     filling its nodes): min(its GPUs there, node size), counting every replica group of the
@@ -180,8 +180,8 @@ class Links:
             else:
                 group = self.instance.cluster.group(r.node_group)
                 gb_s, lat = self._network_link([group], groups_other,
-                                               users_a=gpus_per_node(replicas, r.node_group,
-                                                                     group.gpus_per_node),
+                                               users_a=nic_users(replicas, r.node_group,
+                                                                 group.gpus_per_node),
                                                users_b=1)
             worst = max(worst, comm.p2p_s(r.micro_batch_share * self.per_seq_bytes / r.tp,
                                           gb_s, lat))
