@@ -9,7 +9,7 @@ arrives, a GPU runs slow or the batch grows does not recompute what did not chan
 
 Each `apply` runs three named steps: the change makes the new instance (`changes`), the search
 state carries over the cache entries that still hold (`search.carry`: what survives which change,
-formulations/stage-assignment.md Sec. 6), and the previous plan is repaired to the new cluster
+formulations/stage-assignment.md Sec. 8), and the previous plan is repaired to the new cluster
 (`search.repair`). `solve` then searches with the repaired plan's time as its cutoff: a
 sub-problem that cannot beat the plan running now is closed at once. Where nothing beats it,
 the repaired plan is the proven optimum (it lies in the search space, so the cutoff's bound

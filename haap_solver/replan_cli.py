@@ -128,7 +128,10 @@ def _print_row(row: dict[str, Any]) -> None:
                 f"{row['cold_iteration_time_s']:.6g} s)")
     head = f"{row['label']}: {changes}" if row["label"] and row["changes"] else (
         row["label"] or changes)
-    cache = (f"; cache kept {row['cache_reuse']['share']:.0%}" if row["changes"] else "")
+    reuse = row["cache_reuse"]
+    bounds = (f", bounds {reuse['bounds_kept']} of {reuse['bounds_total']}"
+              + (f" ({reuse['bounds_note']})" if reuse["bounds_note"] else ""))
+    cache = (f"; cache kept {reuse['share']:.0%}{bounds}" if row["changes"] else "")
     console.print(f"[{row['event']}] {head}")
     console.print(f"    {row['iteration_time_s']:.6g} s/iter ({row['status']}, gap "
                   f"{row['gap']:.2%}); {row['plan_change']}; moved {row['moved_gpus']} GPUs, "

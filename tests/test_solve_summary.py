@@ -20,7 +20,7 @@ from haap_solver.result import SolveResult
 from haap_solver.search.solve import solve
 
 INSTANCES = Path(__file__).resolve().parent.parent / "instances"
-FATES = ("load_balance_bound", "strengthened_bound", "model", "open")
+FATES = ("load_balance_bound", "carried_bound", "strengthened_bound", "model", "open")
 
 
 def _check_fates(subproblems: int, fates: dict[str, int]) -> None:

@@ -64,15 +64,19 @@ def run_trace(folder: Path, name: str, time_limit_s: float, *,
                "warm_bound_s": warm.result.best_bound_s, "cold_status": cold.status,
                "cold_time_s": cold.iteration_time_s, "cold_bound_s": cold.best_bound_s,
                "agree": agree(warm.result, cold), "incumbent_s": warm.incumbent_s,
-               "cache_share": warm.cache_reuse.share, "moved_gpus": warm.migration.moved_gpus}
+               "cache_share": warm.cache_reuse.share,
+               "bounds_share": warm.cache_reuse.bounds_share,
+               "bounds_kept": warm.cache_reuse.bounds_kept,
+               "moved_gpus": warm.migration.moved_gpus}
         rows.append(row)
         if log:
             print(f"  {label}: warm {warm_wall:.2f} s ({warm_cpu:.2f} CPU, "
                   f"{row['warm_status']}, {row['warm_time_s']:.6g}) cold {cold_wall:.2f} s "
                   f"({cold_cpu:.2f} CPU, {row['cold_status']}, {row['cold_time_s']:.6g}); "
                   f"cold/warm CPU {row['cold_over_warm_cpu']:.2f}x; agree {row['agree']}; "
-                  f"cache {row['cache_share']:.0%}; incumbent {row['incumbent_s']}; moved "
-                  f"{row['moved_gpus']} GPUs", file=sys.stderr, flush=True)
+                  f"cache {row['cache_share']:.0%}, bounds {row['bounds_kept']}; incumbent "
+                  f"{row['incumbent_s']}; moved {row['moved_gpus']} GPUs", file=sys.stderr,
+                  flush=True)
     return {"trace": name, "events": rows,
             "median_cold_over_warm_cpu": statistics.median(
                 r["cold_over_warm_cpu"] for r in rows),
@@ -87,19 +91,21 @@ def replan_section(traces: list[dict[str, Any]]) -> list[str]:
         return []
     lines = ["", "## Re-planning after a change (warm against cold)", "",
              "`haap replan` on the traces in instances/replan/: after each event a Planner "
-             "re-solves warm (coefficients of unchanged node groups kept, the running plan "
-             "repaired as cutoff), and the changed instance is solved cold right after "
+             "re-solves warm (coefficients of unchanged node groups kept, sub-problem bounds "
+             "kept where the event only took nodes away, the running plan repaired as "
+             "cutoff), and the changed instance is solved cold right after "
              "(formulations/stage-assignment.md Sec. 8). CPU seconds; agree: the same proven "
              "optimum within 1e-9, or overlapping proven intervals.", "",
              "| trace | event | warm s | cold s | cold / warm | warm status | agree | cache "
-             "kept | GPUs moved |",
-             "|---|---|---:|---:|---:|---|---|---:|---:|"]
+             "kept | bounds kept | GPUs moved |",
+             "|---|---|---:|---:|---:|---|---|---:|---:|---:|"]
     for t in traces:
         for r in t["events"]:
             lines.append(
                 f"| {t['trace']} | {r['label']} | {r['warm_cpu_s']:.2f} | {r['cold_cpu_s']:.2f} "
                 f"| {r['cold_over_warm_cpu']:.2f}x | {r['warm_status']} | {r['agree']} "
-                f"| {r['cache_share']:.0%} | {r['moved_gpus']} |")
+                f"| {r['cache_share']:.0%} | {r.get('bounds_share', 0.0):.0%} "
+                f"| {r['moved_gpus']} |")
         lines.append(f"| {t['trace']} | **median** | | | "
-                     f"**{t['median_cold_over_warm_cpu']:.2f}x** | | {t['all_agree']} | | |")
+                     f"**{t['median_cold_over_warm_cpu']:.2f}x** | | {t['all_agree']} | | | |")
     return lines

@@ -223,6 +223,9 @@ class BranchAndBound:
                 for sub in _subproblems(instance, b, schedule, p_min, self.max_stages,
                                         empty_ends=instance.training.empty_end_stages):
                     cand = _Candidate(sub, lower_bound(state, sub, floors))
+                    carried = state.known_bound(sub)  # (Sec. 8: proven on a larger cluster)
+                    if carried > cand.lower_bound:
+                        cand.lower_bound, cand.inherited = carried, True
                     if self.known_bounds and sub in self.known_bounds:
                         known, against = self.known_bounds[sub]
                         if known > cand.lower_bound:
@@ -671,6 +674,8 @@ class BranchAndBound:
         if self.bounds_out is not None:
             self.bounds_out.update((c.sub, (c.lower_bound, c.strengthened_with))
                                    for c in candidates)
+        for c in candidates:  # (each a valid bound: Candidate.raise_bound)
+            state.record_bound(c.sub, c.lower_bound)
         if self.progress:
             self.progress(len(candidates), len(candidates), "done")
 
@@ -686,7 +691,8 @@ class BranchAndBound:
         space["subproblem_fates"] = fates
         common = dict(instance=instance.name, method=f"haap:{self.backend}", wall_s=wall,
                       subproblems=len(candidates), solved=self.solved,
-                      pruned_by_bound=fates["load_balance_bound"] + fates["strengthened_bound"],
+                      pruned_by_bound=(fates["load_balance_bound"] + fates["carried_bound"]
+                                       + fates["strengthened_bound"]),
                       closed_by_model=fates["model"], left_open=fates["open"],
                       pruned_by_memory=self.pruned_memory,
                       search_space=space, cache=cache_stats,
@@ -723,14 +729,15 @@ def subproblem_fates(candidates: list[_Candidate], open_list: list[_Candidate]) 
     (never strengthened nor modelled), by a strengthened bound (Sec. 4.3-4.6, or the bound its
     model proved), by its model's answer, or left open (the time limit)."""
     still = {id(c) for c in open_list}
-    fates = {"load_balance_bound": 0, "strengthened_bound": 0, "model": 0, "open": 0}
+    fates = {"load_balance_bound": 0, "carried_bound": 0, "strengthened_bound": 0, "model": 0,
+             "open": 0}
     for c in candidates:
         if id(c) in still:
             fates["open"] += 1
         elif c.closed_by_model:
             fates["model"] += 1
         elif c.strengthened_with is None and not c.modelled:
-            fates["load_balance_bound"] += 1
+            fates["carried_bound" if c.inherited else "load_balance_bound"] += 1
         else:
             fates["strengthened_bound"] += 1
     return fates

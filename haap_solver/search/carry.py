@@ -1,5 +1,5 @@
 """What a search state keeps across a change of its instance (the Planner's cache carry-over,
-formulations/stage-assignment.md Sec. 6).
+formulations/stage-assignment.md Sec. 8).
 
 The coefficient cache (`CoefficientCache`) holds, per stage configuration, the affine stage-time
 pieces, the memory bounds, the point-to-point times and the replica placement; per replica group
@@ -14,6 +14,12 @@ global batch (coefficients are per micro-batch). So after a change an entry is c
 - every node group the entry names has the same *signature* before and after: the group less
   its node count (which counts only as one node or more), its device type's numbers, and the
   fabric between NIC classes; a per-device entry, where its device type's numbers are the same.
+
+The sub-problem bounds a search proved (`SearchState.sub_bounds`) are carried where the change
+only takes nodes away (`bounds_break` gives why not, else None): every plan of the new cluster
+is then a plan of the old one at the same cost, so each sub-problem's least time can only grow
+(formulations Sec. 8). The bounds on plans with a mixed-type stage are carried at a micro-batch
+size only where the new mixed space there is no wider (full before, or cut after: Sec. 1.1).
 
 Everything else of the state (the configurations of each micro-batch size after memory and
 dominance pruning, the mixed-stage candidates, the load-balance floors, the capacity and
@@ -30,7 +36,7 @@ from typing import Any
 from haap_solver.cost.evaluate import CostModel
 from haap_solver.instance import Instance
 from haap_solver.search.coefficients import CoefficientCache
-from haap_solver.search.space import StageConfig
+from haap_solver.search.space import StageConfig, mixed_space_full
 from haap_solver.search.state import SearchState
 
 _BY_CONFIG = ("reps", "parts", "taus", "endonly", "mem")
@@ -49,14 +55,27 @@ class CacheReuse:
     """Entries carried into the new cache."""
     total: int
     """Entries the old cache held."""
+    bounds_kept: int = 0
+    """Sub-problem bounds carried (`SearchState.sub_bounds`)."""
+    bounds_total: int = 0
+    """Sub-problem bounds the old state held."""
+    bounds_note: str = ""
+    """Why no bound was carried ("" where they were, or there were none)."""
 
     @property
     def share(self) -> float:
         """Share of the old entries carried (1.0 for an empty old cache)."""
         return self.kept / self.total if self.total else 1.0
 
+    @property
+    def bounds_share(self) -> float:
+        """Share of the old sub-problem bounds carried (1.0 where there were none)."""
+        return self.bounds_kept / self.bounds_total if self.bounds_total else 1.0
+
     def to_dict(self) -> dict[str, Any]:
-        return {"kept": self.kept, "total": self.total, "share": self.share}
+        return {"kept": self.kept, "total": self.total, "share": self.share,
+                "bounds_kept": self.bounds_kept, "bounds_total": self.bounds_total,
+                "bounds_share": self.bounds_share, "bounds_note": self.bounds_note}
 
 
 def _job_key(instance: Instance) -> tuple[Any, ...]:
@@ -99,18 +118,65 @@ class _Carrier:
         return False  # ("mixed", b): the candidates depend on the node counts
 
 
+def _same_job(old: CostModel, new: CostModel) -> bool:
+    """Whether two cost models cost every configuration of a shared node group alike."""
+    return (_job_key(old.instance) == _job_key(new.instance)
+            and old.constants == new.constants and old.profile is new.profile
+            and (old.embedding_held, old.head_held) == (new.embedding_held, new.head_held))
+
+
+def bounds_break(old: CostModel, new: CostModel) -> str | None:
+    """Why the sub-problem bounds proven on `old`'s instance may not hold on `new`'s, or None
+    where they hold: `new` has a subset of the nodes of `old` (nodes lost, groups removed) and
+    everything else the same, so every plan of `new` is one of `old` at the same cost
+    (formulations Sec. 8). A group that drops to one node is excluded: a stage's sends towards
+    a one-node group of its own are intra-node transfers, cheaper than over the network."""
+    if not _same_job(old, new):
+        return "the model, training set-up, cost constants or profile changed"
+    a, b = old.instance, new.instance
+    if a.training != b.training:
+        return "the global batch size changed"
+    if a.cluster.cross_class_gbit_s != b.cluster.cross_class_gbit_s:
+        return "the fabric between NIC classes changed"
+    before = {g.name: g for g in a.cluster.node_groups}
+    for g in b.cluster.node_groups:
+        was = before.get(g.name)
+        if was is None:
+            return f"node group {g.name!r} is new"
+        if dataclasses.replace(was, num_nodes=g.num_nodes) != g \
+                or a.cluster.devices.get(g.device) != b.cluster.devices[g.device]:
+            return f"node group {g.name!r} changed"
+        if g.num_nodes > was.num_nodes:
+            return f"node group {g.name!r} gained nodes"
+        if g.num_nodes == 1 < was.num_nodes:
+            return f"node group {g.name!r} dropped to one node"
+    return None
+
+
+def carry_bounds(old: SearchState, new: SearchState) -> tuple[int, str]:
+    """Put into `new.sub_bounds` the bounds of `old` that hold on `new`'s instance
+    (`bounds_break`); the mixed-stage ones only at micro-batch sizes whose mixed space did not
+    widen (full on `old`, or cut on `new`: Sec. 1.1). Returns how many, and why none."""
+    if not old.sub_bounds:
+        return 0, ""
+    why = bounds_break(old.cost_model, new.cost_model)
+    if why is not None:
+        return 0, why
+    a, b = old.instance, new.instance
+    sizes = {sub.micro_batch for space, sub in old.sub_bounds if space == "mixed"}
+    nested = {m: mixed_space_full(a, m) or not mixed_space_full(b, m) for m in sizes}
+    new.sub_bounds = {(space, sub): bound for (space, sub), bound in old.sub_bounds.items()
+                      if space == "single" or nested[sub.micro_batch]}
+    return len(new.sub_bounds), ""
+
+
 def carry_cache(old: CoefficientCache, cost_model: CostModel) -> tuple[CoefficientCache,
                                                                       CacheReuse]:
     """A coefficient cache on `cost_model` holding the entries of `old` that hold on its
     instance (module docstring), and how many were carried."""
     new = CoefficientCache(cost_model)
     total = len(old._coeffs) + len(old._max_layers) + len(old._p2p) + len(old._misc)
-    same_job = (_job_key(old.instance) == _job_key(cost_model.instance)
-                and old.cm.constants == cost_model.constants
-                and old.cm.profile is cost_model.profile
-                and (old.cm.embedding_held, old.cm.head_held)
-                == (cost_model.embedding_held, cost_model.head_held))
-    if not same_job:
+    if not _same_job(old.cm, cost_model):
         return new, CacheReuse(kept=0, total=total)
     keep = _Carrier(old.instance, cost_model.instance)
     new._coeffs = {k: v for k, v in old._coeffs.items() if keep.config(k[0])}
@@ -133,4 +199,6 @@ def carry_state(old: SearchState, instance: Instance) -> tuple[SearchState, Cach
         fresh = state.without_ends(embedding, head)
         fresh.cache, more = carry_cache(bare.cache, fresh.cost_model)
         kept, total = kept + more.kept, total + more.total
-    return state, CacheReuse(kept=kept, total=total)
+    bounds_kept, note = carry_bounds(old, state)
+    return state, CacheReuse(kept=kept, total=total, bounds_kept=bounds_kept,
+                             bounds_total=len(old.sub_bounds), bounds_note=note)

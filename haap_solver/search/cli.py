@@ -174,7 +174,10 @@ def cmd_solve(args: argparse.Namespace) -> int:
 def fates_line(subproblems: int, fates: dict[str, int], excluded: int) -> str:
     """How the search's sub-problems ended, each counted once (SolveResult.subproblems)."""
     return (f"{subproblems} searched: {fates.get('load_balance_bound', 0)} closed by their "
-            f"load-balance bound, {fates.get('strengthened_bound', 0)} by a strengthened bound, "
+            f"load-balance bound, "
+            + (f"{fates['carried_bound']} by a bound carried from the previous cluster, "
+               if fates.get("carried_bound") else "")
+            + f"{fates.get('strengthened_bound', 0)} by a strengthened bound, "
             f"{fates.get('model', 0)} by their model, {fates.get('open', 0)} left open; "
             f"{excluded} more excluded by memory before the search")
 

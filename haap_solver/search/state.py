@@ -76,6 +76,35 @@ class SearchState:
         self._floors: dict[tuple[int, bool], tuple[float, float, float] | None] = {}
         self._end_floors: dict[tuple[int, bool], tuple[float, float]] = {}
         """`_end_minima` per (micro-batch, empty end is the first)."""
+        self.sub_bounds: dict[tuple[str, SubProblem], float] = {}
+        """A lower bound on each sub-problem's least time that a search has proven, by (space,
+        sub-problem): "single" bounds its single-type plans, "mixed" its plans with a mixed-type
+        stage (the two searches of formulations Sec. 1.1). Recorded by every search of the full
+        space (`record_bound`), raised at the start of the next one (`known_bound`), and carried
+        by the Planner to a cluster whose plans are a subset of this one's (Sec. 8,
+        `search.carry`)."""
+
+    def bound_space(self) -> str | None:
+        """Which space a search on this state bounds, as `sub_bounds` keys it: "single",
+        "mixed" (require_mixed), or None for a restricted space (a target's `stage_filter`) or
+        the whole space in one search, whose bounds are kept nowhere."""
+        if self.stage_filter is not None:
+            return None
+        if self.require_mixed:
+            return "mixed"
+        return None if self.mixed else "single"
+
+    def known_bound(self, sub: SubProblem) -> float:
+        """The best bound proven so far on `sub` in the space searched now (0 where none)."""
+        space = self.bound_space()
+        return 0.0 if space is None else self.sub_bounds.get((space, sub), 0.0)
+
+    def record_bound(self, sub: SubProblem, bound: float) -> None:
+        """Keep `bound`, a valid lower bound on `sub` in the space searched now, where it beats
+        the one known."""
+        space = self.bound_space()
+        if space is not None and bound > self.sub_bounds.get((space, sub), 0.0):
+            self.sub_bounds[(space, sub)] = bound
 
     def without_ends(self, embedding: bool, head: bool) -> SearchState:
         """The search state of the same instance on a cost model where no stage holds the

@@ -76,6 +76,9 @@ class _Candidate:
     4.5) are redone once a clearly better plan is found."""
     modelled: bool = False
     """Whether a model of it was solved (its bound may then come from the model)."""
+    inherited: bool = False
+    """Whether its bound at the start is one a search of a larger cluster proved
+    (`SearchState.sub_bounds`, carried by the Planner: formulations Sec. 8)."""
     closed_by_model: bool = False
     """Whether its model's answer closed it (optimal within the gap, or no plan below the
     threshold); otherwise a closed sub-problem was closed by its lower bound."""

@@ -1,0 +1,142 @@
+"""Sub-problem bounds carried across a change (issue 22; formulations Sec. 8): where the change
+only takes nodes away, the bounds a search proved on the larger cluster start the next search,
+so a loss the running plan does not feel is proven without a model; they are never carried
+where the new cluster has plans the old one had not, or plans it costs lower (a group down to
+one node: intra-node sends), and a warm re-solve with them proves what a cold solve proves."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from tiny_instances import tiny_instance
+
+import haap_solver as haap
+from haap_solver import changes as ch
+from haap_solver.cluster import NodeGroup
+from haap_solver.cost.evaluate import CostModel
+from haap_solver.result import SolveResult
+from haap_solver.search import carry
+
+LIMIT_S = 60.0
+
+
+def _cold(instance: haap.Instance) -> SolveResult:
+    return haap.solve(instance, time_limit_s=LIMIT_S, threads=1, seed=0,
+                      seed_with_baselines=False)
+
+
+def _agree(warm: SolveResult, cold: SolveResult) -> None:
+    assert warm.status == cold.status == "optimal"
+    assert warm.iteration_time_s == pytest.approx(cold.iteration_time_s, rel=1e-9, abs=0)
+
+
+def _two_groups(a100_gib: float) -> haap.Instance:
+    """Four 2-GPU nodes of one device type and three of another, memory binding: at 2.7 GiB the
+    optimum takes two nodes of g0, at 2.3 GiB all four."""
+    return tiny_instance(devices=[("A100-80G", a100_gib), ("V100-32G", 2.0)],
+                         groups=[(0, 4, 2), (1, 3, 2)], layers=8, hidden=512, heads=8, seq=512,
+                         batch=16, recompute=("none", "full"))
+
+
+def _used_nodes(result: SolveResult) -> set[tuple[str, int]]:
+    assert result.plan is not None
+    return {(rg.node_group, p.node) for s in result.plan.stages for rg in s.replicas
+            for p in rg.placement}
+
+
+def test_a_loss_the_plan_does_not_feel_is_proven_by_the_carried_bounds() -> None:
+    """Nodes the plan does not use are lost, one group removed: every sub-problem closes on its
+    carried bound, no model is solved, and the optimum is the cold solve's. Without the carry
+    the warm search solves the models again (the cutoff alone does not close them)."""
+    planner = haap.Planner(_two_groups(2.7), time_limit_s=LIMIT_S)
+    first = planner.solve().result
+    assert _used_nodes(first) <= {("g0", 0), ("g0", 1)}
+    for change in (ch.Resize(node_group="g0", num_nodes=3), ch.Resize(node_group="g1",
+                                                                       num_nodes=2),
+                   ch.RemoveNodeGroup(node_group="g1")):
+        reuse = planner.apply(change)
+        assert reuse.bounds_kept == reuse.bounds_total > 0, reuse.bounds_note
+        warm = planner.solve().result
+        cold = _cold(planner.instance)
+        _agree(warm, cold)
+        assert cold.solved > 0
+        assert warm.solved == 0
+        assert warm.search_space["subproblem_fates"]["carried_bound"] > 0
+
+
+@settings(max_examples=3, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.integers(0, 1), st.integers(0, 3)), min_size=3, max_size=3))
+def test_warm_equals_cold_after_losses_the_plan_feels(losses: list[tuple[int, int]]) -> None:
+    """Node losses on the cluster whose optimum takes every node of g0 (so the repaired plan is
+    worse, and the carried bounds lie below the new cutoff): each re-solve proves the cold
+    optimum. A group may drop to one node (its bounds then are not carried) or go (value 0)."""
+    planner = haap.Planner(_two_groups(2.3), time_limit_s=LIMIT_S)
+    planner.solve()
+    for group, lose in losses:
+        groups = {g.name: g.num_nodes for g in planner.instance.cluster.node_groups}
+        name = f"g{group}"
+        if name not in groups:
+            continue
+        left = groups[name] - lose
+        if left < 1 and len(groups) == 1:
+            continue
+        change = (ch.RemoveNodeGroup(node_group=name) if left < 1 else
+                  ch.Resize(node_group=name, num_nodes=left))
+        before = len(planner.state.sub_bounds)
+        reuse = planner.apply(change)
+        shrinks_to_one = left == 1 < groups[name]
+        if before and not shrinks_to_one:
+            assert reuse.bounds_kept > 0, reuse.bounds_note
+        try:
+            cold = _cold(planner.instance)
+        except haap.InfeasibleError:
+            return
+        _agree(planner.solve().result, cold)
+
+
+def test_a_group_down_to_one_node_carries_no_bound() -> None:
+    """Two 2-GPU nodes on a 1 Gbit/s network, one is lost: on one node the two stages' sends are
+    intra-node, so the best two-stage plan is faster than any two-stage plan of two nodes was,
+    and a bound carried from there would "prove" the one-stage plan (0.0281 s) optimal against
+    the true 0.0260 s."""
+    instance = tiny_instance(devices=[("A100-80G", 2.4)], groups=[(0, 2, 2)], layers=8,
+                             hidden=512, heads=8, seq=512, batch=8, recompute=("none",),
+                             nic_gbit_s=1.0)
+    planner = haap.Planner(instance, time_limit_s=LIMIT_S)
+    planner.solve()
+    reuse = planner.apply(ch.Resize(node_group="g0", num_nodes=1))
+    warm, cold = planner.solve().result, _cold(planner.instance)
+    _agree(warm, cold)
+    assert cold.plan is not None and cold.plan.num_stages == 2
+    assert reuse.bounds_kept == 0 and "one node" in reuse.bounds_note
+
+
+def _why(old: haap.Instance, new: haap.Instance) -> str | None:
+    return carry.bounds_break(CostModel(old), CostModel(new))
+
+
+def test_bounds_break_says_why() -> None:
+    """Only losses carry; every other change names what breaks the subset argument."""
+    base = _two_groups(2.7)
+    cluster = base.cluster
+
+    def with_groups(*groups: NodeGroup) -> haap.Instance:
+        return dataclasses.replace(base, cluster=dataclasses.replace(cluster,
+                                                                     node_groups=groups))
+
+    g0, g1 = cluster.node_groups
+    assert _why(base, base) is None
+    assert _why(base, with_groups(dataclasses.replace(g0, num_nodes=2), g1)) is None
+    assert _why(base, with_groups(g0)) is None
+    assert "gained" in str(_why(base, with_groups(g0, dataclasses.replace(g1, num_nodes=4))))
+    assert "one node" in str(_why(base, with_groups(g0, dataclasses.replace(g1, num_nodes=1))))
+    assert "new" in str(_why(with_groups(g0), base))
+    assert "changed" in str(_why(base, with_groups(g0, dataclasses.replace(g1,
+                                                                             nic_gbit_s=25.0))))
+    bigger = dataclasses.replace(base, training=dataclasses.replace(base.training,
+                                                                    global_batch_size=32))
+    assert _why(base, bigger) is not None
