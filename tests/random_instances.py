@@ -137,7 +137,7 @@ def random_instance(seed: int, *, max_space: int = MAX_SPACE) -> Instance:
     while True:
         inst = _draw(rng, seed)
         if inst.cluster.num_gpus <= MAX_GPUS and \
-                space_size(inst, mixed=True) <= max_space:
+                space_size(inst, mixed=True, stop_above=max_space) <= max_space:
             return inst
 
 

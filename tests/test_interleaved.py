@@ -212,7 +212,7 @@ def test_search_equals_bruteforce_interleaved_sweep(p2p: str) -> None:
     bad = []
     for seed in range(120):
         inst = interleaved_instance(seed, p2p)
-        if space_size(inst, mixed=True) > 300_000:
+        if space_size(inst, mixed=True, stop_above=300_000) > 300_000:
             continue
         truth = bruteforce(inst, mixed=True, time_limit_s=300)
         for backend in ("highs", "cpsat"):

@@ -159,7 +159,7 @@ def test_part_node_agreement_randomized(make: object) -> None:
         for mixed in (False, True):
             # (Stages over non-multiple node counts grew the space: a draw may pass the brute
             # force's limit, and is then skipped, not counted as checked.)
-            if space_size(inst, mixed=mixed) > MAX_PLANS:
+            if space_size(inst, mixed=mixed, stop_above=MAX_PLANS) > MAX_PLANS:
                 continue
             truth = bruteforce(inst, mixed=mixed)
             for backend in BACKENDS:

@@ -259,7 +259,7 @@ def test_spread_agreement_randomized() -> None:
     for seed in range(count):
         inst = spread_instance(seed)
         for mixed in (False, True):
-            if space_size(inst, mixed=mixed) > MAX_PLANS:
+            if space_size(inst, mixed=mixed, stop_above=MAX_PLANS) > MAX_PLANS:
                 continue
             truth = bruteforce(inst, mixed=mixed)
             spread_optima += truth.plan is not None and _spread_stages(inst, truth.plan) > 0
