@@ -20,6 +20,10 @@ The Planner searches without the baseline seeds (`solve(seed_with_baselines=Fals
 plans may lie outside the search space, and the optimum it proves is the space's, the one a cold
 `solve(..., seed_with_baselines=False)` proves.
 
+`relative_gap` (as `solve`'s): each re-solve stops once its plan is proven within that share of
+the optimum; the bounds carried from a previous solve then close at once what they prove within
+it.
+
 `migration_slack` (a fraction, e.g. 0.02): among the plans found within that fraction of the
 best plan's time, the Planner returns the one that moves the fewest GPUs (`migration`); the
 candidates are the search's plan and the repaired previous plan. So with it the plan running now
@@ -86,13 +90,16 @@ class Planner:
 
     def __init__(self, instance: Instance, *, backend: str = DEFAULT_BACKEND,
                  time_limit_s: float = 60.0, threads: int = 1, seed: int = 0,
-                 mixed: bool = True, migration_slack: float | None = None):
+                 mixed: bool = True, migration_slack: float | None = None,
+                 relative_gap: float = 0.0):
         if objectives.applies(instance):
             raise InputError("the Planner searches for the least iteration time; this instance "
                              "asks for another objective, a GPU cap or prices (use haap solve)",
                              field="objective", source=instance.source)
         if migration_slack is not None and not 0.0 <= migration_slack < 1.0:
             raise ValueError(f"migration_slack: must be in [0, 1), got {migration_slack}")
+        if not 0.0 <= relative_gap < 1.0:
+            raise ValueError(f"relative_gap: must be in [0, 1), got {relative_gap}")
         self.instance = instance
         """The instance planned now: `_base` with the slowdowns of the events folded in."""
         self._base = instance
@@ -104,8 +111,9 @@ class Planner:
         one back at full speed is dropped."""
         self.state = SearchState(instance)
         self.options = {"backend": backend, "time_limit_s": time_limit_s, "threads": threads,
-                        "seed": seed, "mixed": mixed}
+                        "seed": seed, "mixed": mixed, "relative_gap": relative_gap}
         self.migration_slack = migration_slack
+        self.relative_gap = relative_gap
         self.plan: Plan | None = None
         """The plan of the last solve (the one running)."""
         self._reuse = CacheReuse(kept=0, total=0)
@@ -182,8 +190,12 @@ class Planner:
         t = ev.iteration_time_s
         bound = min(result.best_bound_s, t)
         proven = bound >= t * (1 - _SAME)
+        gap = self.relative_gap
         message = ("the previous plan, repaired to the changed cluster: no plan of the search "
                    "space is faster" if proven else
+                   f"the previous plan, repaired to the changed cluster: no plan of the search "
+                   f"space is faster by more than the relative gap ({gap:.2%})"
+                   if bound >= t * (1 - gap) * (1 - _SAME) else
                    "the previous plan, repaired to the changed cluster: the time limit ended "
                    "the search before it found a faster plan or proved none exists")
         return dataclasses.replace(result, plan=plan, evaluation=ev,

@@ -34,6 +34,9 @@ def _cfg_replan(p: argparse.ArgumentParser) -> None:
                    help="time limit of each solve, seconds (default 60)")
     p.add_argument("--threads", type=int, default=1, metavar="N", help="solver threads (default 1)")
     p.add_argument("--seed", type=int, default=0, help="solver random seed (default 0)")
+    p.add_argument("--gap", type=float, default=0.0, metavar="FRACTION",
+                   help="stop each solve (warm and cold) once its plan is proven within this "
+                        "fraction of the optimum (0.01: 1%%; default 0, a proof)")
     p.add_argument("--migration-slack", type=float, default=None, metavar="FRACTION",
                    help="keep the running plan where it is within this fraction of the best "
                         "plan found and moves fewer GPUs (0.02: 2%%)")
@@ -63,11 +66,11 @@ def plan_delta(before: Plan | None, after: Plan | None) -> str:
 
 
 def cold_solve(instance: Instance, *, time_limit_s: float, threads: int,
-               seed: int) -> tuple[SolveResult, float]:
+               seed: int, relative_gap: float = 0.0) -> tuple[SolveResult, float]:
     """A solve from nothing, as the Planner solves (no baseline seeds), and its wall time."""
     start = time.perf_counter()
     result = solve(instance, time_limit_s=time_limit_s, threads=threads, seed=seed,
-                   seed_with_baselines=False)
+                   seed_with_baselines=False, relative_gap=relative_gap)
     return result, time.perf_counter() - start
 
 
@@ -89,14 +92,16 @@ def cmd_replan(args: argparse.Namespace) -> int:
     check_option(args.time_limit, "--time-limit", TIME_LIMIT_S)
     check_option(args.threads, "--threads", THREADS)
     check_option(args.seed, "--seed", SEED)
-    if args.migration_slack is not None and not 0.0 <= args.migration_slack < 1.0:
-        raise InputError(f"must be in [0, 1), got {args.migration_slack}",
-                         field="--migration-slack")
+    for value, flag in ((args.migration_slack, "--migration-slack"), (args.gap, "--gap")):
+        if value is not None and not 0.0 <= value < 1.0:
+            raise InputError(f"must be in [0, 1), got {value}", field=flag)
     instance = load_instance(args.instance)
     events = changes_from_toml(args.events)
     planner = Planner(instance, time_limit_s=args.time_limit, threads=args.threads,
-                      seed=args.seed, migration_slack=args.migration_slack)
-    options = {"time_limit_s": args.time_limit, "threads": args.threads, "seed": args.seed}
+                      seed=args.seed, migration_slack=args.migration_slack,
+                      relative_gap=args.gap)
+    options = {"time_limit_s": args.time_limit, "threads": args.threads, "seed": args.seed,
+               "relative_gap": args.gap}
     rows = []
     steps: list[tuple[str, Any]] = [("initial plan", None), *[(label, change)
                                                              for change, label in events]]

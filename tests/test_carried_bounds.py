@@ -140,3 +140,21 @@ def test_bounds_break_says_why() -> None:
     bigger = dataclasses.replace(base, training=dataclasses.replace(base.training,
                                                                     global_batch_size=32))
     assert _why(base, bigger) is not None
+
+
+def test_with_a_relative_gap_the_carried_bounds_close_within_it() -> None:
+    """A Planner stopped at a 5% gap: after a loss it re-solves within 5% of the cold optimum,
+    its bound below that optimum, and a loss the plan does not feel solves no model."""
+    gap = 0.05
+    planner = haap.Planner(_two_groups(2.7), time_limit_s=LIMIT_S, relative_gap=gap)
+    planner.solve()
+    planner.apply(ch.Resize(node_group="g1", num_nodes=2))
+    warm = planner.solve().result
+    cold = _cold(planner.instance)
+    assert warm.solved == 0
+    assert cold.iteration_time_s * (1 - 1e-9) <= warm.iteration_time_s \
+        <= cold.iteration_time_s * (1 + gap)
+    assert warm.best_bound_s <= cold.iteration_time_s * (1 + 1e-9)
+    assert warm.gap <= gap + 1e-9
+    with pytest.raises(ValueError, match="relative_gap"):
+        haap.Planner(_two_groups(2.7), relative_gap=1.0)

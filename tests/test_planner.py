@@ -291,6 +291,8 @@ def test_events_file_and_replan_cli(tmp_path: Path, capsys: pytest.CaptureFixtur
     events.write_text('[[events]]\nkind = "grow"\n')
     assert main(["replan", str(instance), str(events)]) == 2
     assert "events[0].kind" in capsys.readouterr().err
+    assert main(["replan", str(instance), str(events), "--gap", "1.5"]) == 2
+    assert "--gap" in capsys.readouterr().err
     # Checked only once applied (the group exists in the changed cluster): still located.
     events.write_text('[[events]]\nkind = "global_batch"\nglobal_batch_size = 16\n'
                       '[[events]]\nkind = "add_node_group"\nname = "a100"\n'

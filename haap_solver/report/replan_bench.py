@@ -42,10 +42,12 @@ def _timed(fn: Callable[[], _T]) -> tuple[_T, float, float]:
     return out, time.perf_counter() - wall, time.process_time() - cpu
 
 
-def run_trace(folder: Path, name: str, time_limit_s: float, *,
+def run_trace(folder: Path, name: str, time_limit_s: float, *, relative_gap: float = 0.0,
               log: bool = True) -> dict[str, Any]:
-    """Warm and cold solves of every event of trace `name` in `folder`, a row each."""
-    planner = Planner(load_instance(folder / f"{name}.toml"), time_limit_s=time_limit_s)
+    """Warm and cold solves of every event of trace `name` in `folder`, a row each, both
+    stopped at `relative_gap` (solve's)."""
+    planner = Planner(load_instance(folder / f"{name}.toml"), time_limit_s=time_limit_s,
+                      relative_gap=relative_gap)
     first, wall, _ = _timed(planner.solve)
     if log:
         print(f"{name}: initial plan {first.result.iteration_time_s:.6g} s "
@@ -56,7 +58,7 @@ def run_trace(folder: Path, name: str, time_limit_s: float, *,
         warm, warm_wall, warm_cpu = _timed(planner.solve)
         cold, cold_wall, cold_cpu = _timed(partial(
             solve, planner.instance, time_limit_s=time_limit_s, threads=1, seed=0,
-            seed_with_baselines=False))
+            seed_with_baselines=False, relative_gap=relative_gap))
         row = {"label": label, "change": change.describe(),
                "warm_s": warm_wall, "warm_cpu_s": warm_cpu, "cold_s": cold_wall,
                "cold_cpu_s": cold_cpu, "cold_over_warm_cpu": cold_cpu / max(warm_cpu, 1e-9),
@@ -77,7 +79,7 @@ def run_trace(folder: Path, name: str, time_limit_s: float, *,
                   f"cache {row['cache_share']:.0%}, bounds {row['bounds_kept']}; incumbent "
                   f"{row['incumbent_s']}; moved {row['moved_gpus']} GPUs", file=sys.stderr,
                   flush=True)
-    return {"trace": name, "events": rows,
+    return {"trace": name, "relative_gap": relative_gap, "events": rows,
             "median_cold_over_warm_cpu": statistics.median(
                 r["cold_over_warm_cpu"] for r in rows),
             "max_warm_s": max(r["warm_s"] for r in rows),
