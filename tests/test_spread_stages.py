@@ -131,7 +131,8 @@ def _placements(inst: Instance, shapes: tuple[tuple[int, int, bool], ...]) -> tu
     g = inst.cluster.node_groups[0]
     every = bf._group_placements(tuple((t, d) for t, d, _ in shapes), g.num_nodes,
                                  g.gpus_per_node)
-    held = tuple(k for k, (t, d, s) in enumerate(shapes) if t * d <= g.gpus_per_node and not s)
+    held = tuple((k,) for k, (t, d, s) in enumerate(shapes)
+                 if t * d <= g.gpus_per_node and not s)
     ok = bf._on_one_node(every, held)
     straddling = [pl for pl in ok
                   if all(len(pl[k]) > 1 for k, (_, _, s) in enumerate(shapes) if s)]

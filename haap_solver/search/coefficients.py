@@ -28,6 +28,7 @@ from haap_solver.search.space import (
     mixed_config,
     mixed_shapes,
     mixed_space_full,
+    split_placement,
     stage_configs,
 )
 
@@ -268,6 +269,17 @@ class CoefficientCache:
         hit = self._misc.get(key)
         if hit is not None:
             return hit  # type: ignore[return-value]
+        if c.uneven:  # (placed as one group, then cut in two where it sits: build_plan)
+            whole = self.replicas(replace(c, uneven=False), micro_batch)[0]
+            parts = c.replica_parts(micro_batch)
+            result = tuple(
+                ReplicaGroup(node_group=r.node_group, device=r.device, count=r.count, tp=r.tp,
+                             micro_batch_share=r.share, placement=pl)
+                for r, pl in zip(parts, split_placement(whole.placement,
+                                                        tuple(r.count for r in parts)),
+                                 strict=True))
+            self._misc[key] = result
+            return result
         out = []
         for r in c.replica_parts(micro_batch):
             if c.spread:  # (on two nodes: what it costs, wherever its replicas sit, Sec. 1.3)

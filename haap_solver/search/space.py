@@ -119,6 +119,11 @@ class StageConfig(_Cached):
     """A single-type stage of at most a node whose replicas sit on two nodes or more (its
     data-parallel ring over the network), filling holes the stages on one node leave
     (formulations Sec. 1.3, `spread_allowed`). False: on one node, or larger than a node."""
+    uneven: bool = False
+    """A single-type stage whose `dp` replicas do not divide the micro-batch evenly: b mod dp
+    of them take ceil(b / dp) sequences and the others floor(b / dp), written as two replica
+    groups of the node group (formulations Sec. 1, *Uneven shares*). The fastest split of
+    b over dp replicas of one TP degree on one node group, so no other split of it is needed."""
 
     __hash__ = _Cached._cached_hash  # (in the class body, or dataclass writes its own)
 
@@ -159,15 +164,45 @@ class StageConfig(_Cached):
         """The stage's replica groups (one for a single-type stage)."""
         if self.parts:
             return self.parts
+        low, more = divmod(micro_batch, self.dp)
+        if self.uneven and more:
+            return (ReplicaPart(node_group=self.node_group, device=self.device, tp=self.tp,
+                                count=more, share=low + 1, gpus_per_node=self.gpus_per_node),
+                    ReplicaPart(node_group=self.node_group, device=self.device, tp=self.tp,
+                                count=self.dp - more, share=low,
+                                gpus_per_node=self.gpus_per_node))
         return (ReplicaPart(node_group=self.node_group, device=self.device, tp=self.tp,
-                            count=self.dp, share=micro_batch // self.dp,
-                            gpus_per_node=self.gpus_per_node),)
+                            count=self.dp, share=low, gpus_per_node=self.gpus_per_node),)
 
     def label(self) -> str:
         if self.parts:
             return "+".join(p.label() for p in self.parts) + f":{self.recompute}"
         spread = ":spread" if self.spread else ""
-        return f"{self.node_group}:tp{self.tp}xdp{self.dp}{spread}:{self.recompute}"
+        uneven = ":uneven" if self.uneven else ""
+        return f"{self.node_group}:tp{self.tp}xdp{self.dp}{spread}{uneven}:{self.recompute}"
+
+
+def split_placement(placement: tuple[Placement, ...],
+                    counts: tuple[int, ...]) -> tuple[tuple[Placement, ...], ...]:
+    """One replica group's placement cut into consecutive replica groups of `counts` replicas
+    (an uneven stage's two groups, `StageConfig.uneven`): replicas taken node by node in order,
+    so together they sit exactly where the whole group sat."""
+    out: list[tuple[Placement, ...]] = []
+    slots = [(pl.node, pl.replicas) for pl in placement]
+    k = 0
+    for want in counts:
+        mine: list[Placement] = []
+        while want:
+            node, left = slots[k]
+            take = min(left, want)
+            mine.append(Placement(node=node, replicas=take))
+            want -= take
+            if take == left:
+                k += 1
+            else:
+                slots[k] = (node, left - take)
+        out.append(tuple(mine))
+    return tuple(out)
 
 
 def mixed_config(parts: tuple[ReplicaPart, ...], recompute: Recompute) -> StageConfig:
@@ -398,18 +433,23 @@ def stage_configs(instance: Instance, micro_batch: int) -> list[StageConfig]:
     out: list[StageConfig] = []
     for group in instance.cluster.node_groups:
         own: list[StageConfig] = []
-        for tp in tp_candidates(instance, group):
-            for dp in divisors(micro_batch):
-                if micro_batch // dp > t.max_micro_batch_share:
-                    continue
-                if not shape_allowed(group, tp * dp):
-                    continue
-                if dp > group.num_nodes * (group.gpus_per_node // tp):
-                    continue  # (TP 2 on 3-GPU nodes: one replica a node)
-                for rc in t.recompute:
-                    own.append(StageConfig(node_group=group.name, device=group.device, tp=tp,
-                                           dp=dp, recompute=rc,
-                                           gpus_per_node=group.gpus_per_node))
+        for uneven in (False, True):  # (the even ones first, in the order they always had)
+            for tp in tp_candidates(instance, group):
+                # (DP from the fewest replicas that keep each share within the limit to the
+                # most the group holds, TP 2 on 3-GPU nodes one a node; at most one per
+                # sequence. The divisors alone where even: the global batch may be 2^20.)
+                lo = -(-micro_batch // t.max_micro_batch_share)
+                hi = min(micro_batch, group.num_nodes * (group.gpus_per_node // tp))
+                dps = [d for d in divisors(micro_batch) if lo <= d <= hi] if not uneven \
+                    else [d for d in range(lo, hi + 1) if micro_batch % d]
+                for dp in dps:
+                    if not shape_allowed(group, tp * dp):
+                        continue
+                    for rc in t.recompute:
+                        own.append(StageConfig(node_group=group.name, device=group.device,
+                                               tp=tp, dp=dp, recompute=rc,
+                                               gpus_per_node=group.gpus_per_node,
+                                               uneven=uneven))
         out.extend(own)
         if spread_useful(group, own):
             out.extend(replace(c, spread=True)
@@ -446,7 +486,9 @@ def canonical_placement(instance: Instance, configs: list[StageConfig]
     may_spread: list[bool] = []  # (mixed parts and spread stages: their replicas, anywhere)
     spread: list[bool] = []
     for i, c in enumerate(configs):
-        for j, part in enumerate(c.replica_parts(1)):  # (placement ignores the shares)
+        # (Placement ignores the shares; an uneven stage is placed as one replica group and
+        # cut into its two by `build_plan`.)
+        for j, part in enumerate(replace(c, uneven=False).replica_parts(1)):
             pieces.append(part)
             owner.append((i, j))
             may_spread.append(c.mixed or c.spread)
@@ -747,6 +789,8 @@ def build_plan(instance: Instance, configs: list[StageConfig], layers: list[int]
     stages = []
     first = 0
     for c, n, pls in zip(configs, layers, placements, strict=True):
+        if c.uneven:
+            pls = split_placement(pls[0], tuple(r.count for r in c.replica_parts(micro_batch)))
         stages.append(Stage(
             first_layer=first, num_layers=n, recompute=c.recompute,
             replicas=tuple(ReplicaGroup(node_group=r.node_group, device=r.device, count=r.count,
