@@ -32,11 +32,13 @@ possible, a batch split it gets wrong) makes the two disagree.
   node), one whole node of any size (3 or 6 GPUs), or more than a node, whole nodes or not (6 over
   4-GPU nodes);
 * a **mixed stage** (only with ``mixed=True``; Sec. 1.1): replica groups (parts), part ``j``
-  with ``count_j`` replicas of TP ``t_j`` (a TP degree of its group, as above, that is a power of
-  two dividing ``q_g``) taking ``share_j`` sequences each, ``sum_j count_j share_j = b``. At a
+  with ``count_j`` replicas of TP ``t_j`` (any TP degree of its group, as above; before
+  2026-12-02 only a power of two dividing ``q_g``) taking ``share_j`` sequences each,
+  ``sum_j count_j share_j = b``. At a
   micro-batch size whose *full* mixed space has at most ``MIXED_FULL_CANDIDATES`` candidates
   (skeleton and split; ``mixed_space_is_full``): one part on each of two or more distinct node
-  groups of any device types, any ``t_j count_j`` up to the group's GPUs, every split with
+  groups of any device types, any ``count_j`` the group holds (``N_g floor(q_g / t_j)``, each
+  TP group on one node), every split with
   ``1 <= share_j <= max_micro_batch_share`` where every replica holds one layer as a middle stage
   with one micro-batch in flight (``_full_mixed_options``). Elsewhere the *cut* space
   (``_cut_mixed_options``): two parts on node groups of different device types; each part's
@@ -183,10 +185,15 @@ def tp_degrees(instance: Instance, gpus_per_node: int) -> list[int]:
 
 
 def _part_tps(instance: Instance, gpus_per_node: int, space: str) -> list[int]:
-    """TP degrees of a mixed stage's part: powers of two dividing the node size among the
-    group's (documented, Sec. 1.1); every degree of the group (validator)."""
-    return [t for t in tp_degrees(instance, gpus_per_node)
-            if space == "validator" or (_is_pow2(t) and gpus_per_node % t == 0)]
+    """TP degrees of a mixed stage's part: every degree of the group (Sec. 1.1; a power of two
+    dividing the node size before 2026-12-02), in both spaces."""
+    return tp_degrees(instance, gpus_per_node)
+
+
+def _part_replicas_max(num_nodes: int, gpus_per_node: int, tp: int) -> int:
+    """The most replicas of TP `tp` a node group holds, each on one node (TP 2 on 3-GPU nodes:
+    one a node)."""
+    return num_nodes * (gpus_per_node // tp)
 
 
 def _single_gpus_allowed(gpus: int, group_gpus: int) -> bool:
@@ -303,7 +310,9 @@ def _full_skeletons(instance: Instance, b: int,
     `tp x count` at most the group's GPUs, `sum count <= b`."""
     groups = instance.cluster.node_groups
     per_group = [[(g.name, g.device, tp, n) for tp in _part_tps(instance, g.gpus_per_node, space)
-                  for n in range(1, b + 1) if tp * n <= g.num_gpus] for g in groups]
+                  for n in range(1, b + 1)
+                  if n <= _part_replicas_max(g.num_nodes, g.gpus_per_node, tp)]
+                 for g in groups]
     for k in range(2, len(groups) + 1):
         for chosen in itertools.combinations(range(len(groups)), k):
             for parts in itertools.product(*(per_group[i] for i in chosen)):
@@ -361,7 +370,9 @@ def _validator_mixed_options(instance: Instance, b: int, cm: CostModel) -> list[
     groups = instance.cluster.node_groups
     cap = instance.training.max_micro_batch_share
     per_group = [[(g.name, g.device, tp, n) for tp in tp_degrees(instance, g.gpus_per_node)
-                  for n in range(1, b + 1) if tp * n <= g.num_gpus] for g in groups]
+                  for n in range(1, b + 1)
+                  if n <= _part_replicas_max(g.num_nodes, g.gpus_per_node, tp)]
+                 for g in groups]
     skeletons: list[tuple[tuple[str, str, int, int], ...]] = []
     for k in range(2, VALIDATOR_MAX_PARTS + 1):
         for combo in itertools.combinations_with_replacement(range(len(groups)), k):
@@ -434,6 +445,8 @@ def _cut_mixed_options(instance: Instance, b: int, cm: CostModel,
         opts = []
         for tp in _part_tps(instance, g.gpus_per_node, space):
             for count in range(1, b + 1):
+                if count > _part_replicas_max(g.num_nodes, g.gpus_per_node, tp):
+                    continue
                 if _mixed_part_gpus_allowed(tp * count, g.gpus_per_node, g.num_gpus, space):
                     opts.append((g.name, g.device, tp, count))
         shapes.append(opts)

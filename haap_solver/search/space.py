@@ -30,7 +30,7 @@ import numpy as np
 
 from haap_solver.cluster import NodeGroup
 from haap_solver.instance import Instance
-from haap_solver.parallelism import divisors, node_aligned_tps, tp_candidates
+from haap_solver.parallelism import divisors, tp_candidates
 from haap_solver.plan import Placement, Plan, ReplicaGroup, Stage
 from haap_solver.training import Recompute, Schedule
 
@@ -250,8 +250,8 @@ def full_mixed_count(instance: Instance, micro_batch: int, *,
     ways[0, 0] = 1.0
     for g in instance.cluster.node_groups:
         opts = np.zeros(b + 1)
-        for tp in node_aligned_tps(instance, g):
-            for count in range(1, min(b, g.num_gpus // tp) + 1):
+        for tp in tp_candidates(instance, g):
+            for count in range(1, min(b, part_replicas_max(g, tp)) + 1):
                 opts[count: min(b, count * cap) + 1: count] += 1.0
         new = ways.copy()
         for k in range(3):
@@ -295,10 +295,11 @@ def _full_mixed_shapes(instance: Instance,
     b = micro_batch
     lo = -(-b // instance.training.max_micro_batch_share)
     groups = instance.cluster.node_groups
-    # (A part's TP degree is node-aligned: its replicas are chain items the GPU budget packs;
-    # a part of TP 2 on 3-GPU nodes or of TP 3 stays outside the space, Sec. 1.1.)
-    per_group = [[(g.name, tp, count) for tp in node_aligned_tps(instance, g)
-                  for count in range(1, min(b, g.num_gpus // tp) + 1)] for g in groups]
+    # (A part's TP degree is any of its group's: its replicas are chain items, or pattern items
+    # for TP 3, and a degree not dividing the node leaves holes; the packing rows of Sec. 1.3
+    # see them.)
+    per_group = [[(g.name, tp, count) for tp in tp_candidates(instance, g)
+                  for count in range(1, min(b, part_replicas_max(g, tp)) + 1)] for g in groups]
     out: list[tuple[tuple[str, int, int], ...]] = []
     for k in range(2, len(groups) + 1):
         for chosen in itertools.combinations(range(len(groups)), k):
@@ -318,9 +319,10 @@ def _cut_mixed_shapes(instance: Instance,
     per_group: list[list[tuple[str, int, int]]] = []
     for g in groups:
         opts = []
-        for tp in node_aligned_tps(instance, g):
+        for tp in tp_candidates(instance, g):
             most = min(g.num_gpus, MIXED_MAX_PART_NODES * g.gpus_per_node)
-            for count in range(1, min(micro_batch - 1, most // tp) + 1):
+            for count in range(1, min(micro_batch - 1, most // tp,
+                                      part_replicas_max(g, tp)) + 1):
                 if mixed_part_allowed(g, tp * count):
                     opts.append((g.name, tp, count))
         per_group.append(opts)
@@ -338,6 +340,19 @@ def _cut_mixed_shapes(instance: Instance,
 
 def _is_pow2(n: int) -> bool:
     return n >= 1 and (n & (n - 1)) == 0
+
+
+def part_replicas_max(group: NodeGroup, tp: int) -> int:
+    """The most replicas of TP `tp` node group `group` holds, each TP group on one node (TP 2
+    on 3-GPU nodes: one a node)."""
+    return group.num_nodes * (group.gpus_per_node // tp)
+
+
+def part_packs(group: NodeGroup, tp: int) -> bool:
+    """A mixed stage's part of TP `tp` is chain items that the GPU budget alone packs (Sec.
+    1.3's lemma): a power of two dividing the node size. Other degrees (TP 2 on 3-GPU nodes,
+    TP 3) need the group's packing rows."""
+    return _is_pow2(tp) and group.gpus_per_node % tp == 0
 
 
 def shape_allowed(group: NodeGroup, gpus: int) -> bool:
@@ -388,7 +403,8 @@ def packing_items(c: StageConfig, group: NodeGroup) -> tuple[tuple[int, ...], tu
     item of its size when that is not a power of two, else one *chain* item of its size; a
     larger stage, a spread one (`StageConfig.spread`), or a mixed stage's part, may spread its
     replicas over any nodes (its ring crosses the network): one item of its TP degree per
-    replica, a chain item for a power of two, a pattern item otherwise (TP 3)."""
+    replica, a chain item for a power of two, a pattern item otherwise (TP 3; a mixed part's
+    too since 2026-12-02)."""
     gpn = group.gpus_per_node
     if not c.parts:
         if c.node_group != group.name:
@@ -396,8 +412,9 @@ def packing_items(c: StageConfig, group: NodeGroup) -> tuple[tuple[int, ...], tu
         if c.gpus <= gpn and not c.spread:
             return ((), (c.gpus,)) if _is_pow2(c.gpus) else ((c.gpus,), ())
         return ((), (c.tp,) * c.dp) if _is_pow2(c.tp) else ((c.tp,) * c.dp, ())
-    return (), tuple(p.tp for p in c.parts if p.node_group == group.name
-                     for _ in range(p.count))
+    mine = [p for p in c.parts if p.node_group == group.name]
+    return (tuple(p.tp for p in mine if not _is_pow2(p.tp) for _ in range(p.count)),
+            tuple(p.tp for p in mine if _is_pow2(p.tp) for _ in range(p.count)))
 
 
 def node_patterns(sizes: list[int], gpus_per_node: int) -> list[tuple[int, ...]]:
@@ -464,7 +481,10 @@ def spread_useful(group: NodeGroup, configs: list[StageConfig]) -> bool:
     a node on one node, and there its ring is no slower than over the network (the search
     keeps a spread twin only where it is, `CoefficientCache.spread_allowed`), so the twin on
     one node is as fast and as easy to place."""
-    return group.num_nodes >= 2 and any(not budget_packs(group, c.gpus, c.tp) for c in configs)
+    # (Also where a mixed part of the group may take a TP degree the budget does not pack,
+    # which brings the packing rows too, Sec. 1.1.)
+    return group.num_nodes >= 2 and any(not budget_packs(group, c.gpus, c.tp)
+                                        or not part_packs(group, c.tp) for c in configs)
 
 
 def micro_batch_candidates(instance: Instance) -> list[int]:
