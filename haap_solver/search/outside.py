@@ -1,5 +1,5 @@
 """What the validator accepts on an instance that the exact search does not search
-(formulations/stage-assignment.md Sec. 1, 1.1, 1.2, 1.3): said in every result
+(formulations/stage-assignment.md Sec. 1, 1.1, 1.2, 1.4): said in every result
 (`search_space["outside_space"]`) and in `haap solve`'s summary, so that "optimal" is never read
 as "no valid plan is faster".
 
@@ -10,13 +10,11 @@ random small instances: the counts are in formulations Sec. 1).
 
 from __future__ import annotations
 
-from haap_solver.cost.evaluate import CostModel
 from haap_solver.instance import Instance
 from haap_solver.parallelism import tp_candidates
-from haap_solver.plan import Placement, ReplicaGroup
 
 
-def outside_space(instance: Instance, cost_model: CostModel, *, mixed: bool) -> list[str]:
+def outside_space(instance: Instance, *, mixed: bool) -> list[str]:
     """The kinds of valid plans of `instance` outside the searched space, one phrase each."""
     t = instance.training
     if t.target != "any":  # (an engine target's rules restrict the validator too)
@@ -32,22 +30,6 @@ def outside_space(instance: Instance, cost_model: CostModel, *, mixed: bool) -> 
     if mixed and len(groups) >= 2 and any(g.num_gpus >= 2 for g in groups):
         out.append("a mixed-type stage with two replica groups on one of its node groups "
                    "(two shares or two TP degrees there; Sec. 1.1)")
-    for g in groups:
-        if g.num_nodes < 2 or g.gpus_per_node < 2:
-            continue
-
-        def ring(placement: tuple[Placement, ...], name: str = g.name,
-                 device: str = g.device) -> tuple[float, float]:
-            return cost_model.dp_link((ReplicaGroup(node_group=name, device=device, count=2,
-                                                    tp=1, micro_batch_share=1,
-                                                    placement=placement),))
-
-        net = ring((Placement(node=0, replicas=1), Placement(node=1, replicas=1)))
-        own = ring((Placement(node=0, replicas=2),))
-        if net[0] > own[0] or net[1] < own[1]:
-            out.append(f"a stage of at most a node spread over nodes of {g.name!r}, whose "
-                       "data-parallel ring is faster over the network than inside a node "
-                       "(Sec. 1.3)")
     if not t.empty_end_stages:
         out.append("an embedding-only first or head-only last stage "
                    "(training.empty_end_stages is off; Sec. 1.2)")

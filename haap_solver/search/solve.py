@@ -21,7 +21,6 @@ import math
 import time
 from collections.abc import Callable
 
-from haap_solver.cost.evaluate import CostModel
 from haap_solver.errors import InfeasibleError
 from haap_solver.instance import Instance
 from haap_solver.result import SolveResult
@@ -114,8 +113,7 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
     if mixed:  # (which micro-batch sizes the full mixed space covered: formulations Sec. 1.1)
         result.search_space["mixed_space"] = mixed_space_summary(instance)
     # (valid plans the search does not search: "optimal" is over the space, Sec. 1)
-    result.search_space["outside_space"] = outside_space(
-        instance, state.cost_model if state is not None else CostModel(instance), mixed=mixed)
+    result.search_space["outside_space"] = outside_space(instance, mixed=mixed)
     if relative_gap > 0 and result.plan is not None and result.status == "feasible" \
             and _within(result, relative_gap):
         within = (f"proven within {result.gap:.2%} of the optimum, which meets the requested "
