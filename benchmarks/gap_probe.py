@@ -33,6 +33,8 @@ Measured on 2026-12-02 (seeds from 0; "beaten": a valid plan faster than the sea
 * fast_nic, 100 seeds: 16 beaten before the spread ring rule (14 by a fast-ring spread stage,
   1.055x median, 1.157x max), 5 after (4 an empty end stage of several replica groups, 3 two
   replica groups on one node group; 1.004x median, 1.039x max); ``--agree``: 0 disagreements;
+* interleaved_empty, 100 seeds: 17 beaten by an interleaved plan with an empty end stage (outside
+  the space, formulations Sec. 1.4), 14 of them where the search found no plan at all;
 * empty end stages where ``training.empty_end_stages`` is off (not a generator here: the
   brute force with and without them on ``random_instance`` seeds 4000-4099): 12 of 100 beaten,
   3 of them with no plan at all without them (1.05x median of the others, 2.07x max).
