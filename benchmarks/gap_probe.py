@@ -38,6 +38,13 @@ Measured on 2026-12-02 (seeds from 0; "beaten": a valid plan faster than the sea
 * empty end stages where ``training.empty_end_stages`` is off (not a generator here: the
   brute force with and without them on ``random_instance`` seeds 4000-4099): 12 of 100 beaten,
   3 of them with no plan at all without them (1.05x median of the others, 2.07x max).
+
+What the widening costs (``haap solve --threads 1``, the commit before these changes and after,
+side by side on one loaded 2-core host, CPU s): gpt3-2.7b-a100-40gx8-v100x8 5.9 -> 10.1 (same
+proven optimum 8.8231 s), gpt3-175b-a100x64 7.5 -> 12.1 (same proven 273.6709 s),
+llama3-8b-h100-a100-l40s 60 s limit both, same plan 11.9821 s and bound 11.5733 s. Mostly the
+uneven configurations (every DP degree from ceil(b / max share) to the group's, not only
+divisors). gpt3-1.3b-t4x4-a100x12 (mixed off): optimum 4.4204 s -> 4.0495 s with uneven shares.
 """
 
 from __future__ import annotations
