@@ -97,11 +97,13 @@ class _Space:
 
 def _shape(c: StageConfig) -> tuple[set[int], set[int], set[str], int]:
     """(TP degrees, shares or {0} for a single-type stage, device types, DP) of a
-    configuration; a single-type configuration's replicas all take one share."""
+    configuration; a single-type configuration's replicas all take one share, but an uneven
+    one's take two (no engine target runs that: each gives every data-parallel rank of a stage
+    the same micro-batch)."""
     if c.mixed:
         return ({p.tp for p in c.parts}, {p.share for p in c.parts},
                 {p.device for p in c.parts}, c.dp)
-    return {c.tp}, {0}, {c.device}, c.dp
+    return {c.tp}, {0, 1} if c.uneven else {0}, {c.device}, c.dp
 
 
 def stage_rule(rules: TargetRules) -> StageFilter:

@@ -325,7 +325,9 @@ def test_ci_seeds_reach() -> None:
             reach.update(k for k, on in features(_instance(seed), truth.plan).items() if on)
     n = 2 * len(CI_SEEDS) - infeasible
     assert infeasible >= 1
-    assert reach["multi_stage"] >= 0.4 * n and reach["multi_type"] >= 0.3 * n, reach
+    # (0.4 before uneven shares joined the space, Sec. 1: a one-stage data-parallel plan of
+    # uneven shares now wins some seeds; 11 of 28 optima have several stages since)
+    assert reach["multi_stage"] >= 0.35 * n and reach["multi_type"] >= 0.3 * n, reach
     assert reach["mixed_stage"] >= 2 and reach["empty_end"] >= 2, reach
     assert reach["whole_odd_node"] >= 1, reach
     assert set(reach) <= set(FEATURES)

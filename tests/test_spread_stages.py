@@ -44,10 +44,13 @@ from random_instances import disagreement
 from tiny_instances import tiny_instance
 
 from haap_solver.baselines.bruteforce import MAX_PLANS, bruteforce, space_size
+from haap_solver.cluster import NodeGroup
 from haap_solver.cost.evaluate import CostModel
 from haap_solver.costing import evaluate
-from haap_solver.instance import Instance
-from haap_solver.plan import Plan
+from haap_solver.devices import DEVICE_PRESETS
+from haap_solver.instance import Instance, make_instance
+from haap_solver.model import ModelSpec
+from haap_solver.plan import Placement, Plan, ReplicaGroup, Stage
 from haap_solver.result import SolveResult
 from haap_solver.search.coefficients import CoefficientCache
 from haap_solver.search.dp import best_layer_split
@@ -55,6 +58,8 @@ from haap_solver.search.repair import repaired_plan
 from haap_solver.search.solve import solve
 from haap_solver.search.space import StageConfig, build_plan, canonical_placement, stage_configs
 from haap_solver.search.state import SearchState
+from haap_solver.training import TrainingSpec
+from haap_solver.validate import plan_violations
 
 bf = importlib.import_module("haap_solver.baselines.bruteforce")
 """The module (the package's attribute of that name is the function)."""
@@ -131,7 +136,8 @@ def _placements(inst: Instance, shapes: tuple[tuple[int, int, bool], ...]) -> tu
     g = inst.cluster.node_groups[0]
     every = bf._group_placements(tuple((t, d) for t, d, _ in shapes), g.num_nodes,
                                  g.gpus_per_node)
-    held = tuple(k for k, (t, d, s) in enumerate(shapes) if t * d <= g.gpus_per_node and not s)
+    held = tuple((k,) for k, (t, d, s) in enumerate(shapes)
+                 if t * d <= g.gpus_per_node and not s)
     ok = bf._on_one_node(every, held)
     straddling = [pl for pl in ok
                   if all(len(pl[k]) > 1 for k, (_, _, s) in enumerate(shapes) if s)]
@@ -213,10 +219,11 @@ def test_spread_coefficients_equal_evaluate(p2p: str) -> None:
 
 def test_spread_only_where_the_network_ring_is_no_faster() -> None:
     """T4 (16 GB/s between its GPUs) on 3-GPU nodes with one 400 Gbit/s NIC: a GPU's share of
-    the NIC is faster than the node's PCIe, so a spread stage would cost less than on one node
-    and could not always be spread (a whole-node stage beside it): outside the space, on both
-    sides. With 25 Gbit/s NICs it is in."""
-    for nic, inside in ((400.0, False), (25.0, True)):
+    the NIC is faster than the node's PCIe. A spread stage used to cost less than on one node
+    there and could not always be spread (a whole-node stage beside it), so it was outside the
+    space on both sides; the cost model now takes the slower ring for it (cost model Sec. 6.3),
+    so its ring is never faster and the twin is in with 400 as with 25 Gbit/s NICs."""
+    for nic, inside in ((400.0, True), (25.0, True)):
         inst = tiny_instance(devices=[("T4", None)], groups=[(0, 2, 3)], layers=3,
                              hidden=1024, heads=4, seq=1024, batch=6, recompute=("none",),
                              nic_gbit_s=nic)
@@ -283,3 +290,57 @@ def test_repair_keeps_a_spread_stage() -> None:
     plan, ev = got
     assert _spread_stages(inst, plan) == 1
     assert ev.iteration_time_s == pytest.approx(truth.iteration_time_s, rel=1e-9)
+
+
+def _fast_nic_instance() -> Instance:
+    """gap_probe --gap fast_nic seed 83: two L40S nodes of 2 GPUs (PCIe, 32 GB/s) with an
+    800 Gbit/s NIC each (50 GB/s, 25 a GPU: faster than PCIe after efficiencies) beside one
+    small H100. Before the ring rule below, a valid plan spreading a 2-GPU stage over both
+    nodes was 2.7% faster than the search's "optimal" (the search keeps such stages on one
+    node where the network ring is faster: formulations Sec. 1.3)."""
+    model = ModelSpec(name="m", num_layers=4, hidden_size=768, ffn_hidden_size=3072,
+                      num_attention_heads=8, vocab_size=4096, seq_length=2048,
+                      learned_position_embeddings=True, uses_dropout=True)
+    training = TrainingSpec(global_batch_size=2, dtype="fp16", zero_stage=0,
+                            recompute=("full",), schedules=("1f1b",), max_micro_batch_share=6,
+                            reserved_memory_gib=0.0, empty_end_stages=True)
+    l40s = replace(DEVICE_PRESETS["L40S"], name="l40s-small", memory_gib=0.8894462585449219)
+    h100 = replace(DEVICE_PRESETS["H100"], name="h100-small", memory_gib=0.2964820861816406)
+    return make_instance(model=model, training=training, name="fast-nic",
+                         extra_devices={"l40s-small": l40s, "h100-small": h100},
+                         node_groups=[NodeGroup(name="g0", device="l40s-small", num_nodes=2,
+                                                gpus_per_node=2, nic_gbit_s=800.0),
+                                      NodeGroup(name="g1", device="h100-small", num_nodes=1,
+                                                gpus_per_node=1, nic_gbit_s=400.0)])
+
+
+def test_spreading_a_stage_of_at_most_a_node_is_never_faster() -> None:
+    """docs/cost-model.md Sec. 6.3: a stage of at most a node on several nodes is costed no
+    faster than on one node, even where the network ring is faster than PCIe. Fails with the
+    rule taken out of `network.Links.dp_ring` (the spread plan is then 2.7% faster; checked)."""
+    inst = _fast_nic_instance()
+    cm = CostModel(inst)
+
+    def plan(where: tuple[Placement, ...]) -> Plan:
+        stage = Stage(first_layer=0, num_layers=4, recompute="full", replicas=(
+            ReplicaGroup(node_group="g0", device="l40s-small", count=2, tp=1,
+                         micro_batch_share=1, placement=where),))
+        return Plan(instance=inst.name, schedule="1f1b", micro_batch_size=2,
+                    num_micro_batches=1, stages=(stage,))
+
+    packed = plan((Placement(node=0, replicas=2),))
+    spread = plan((Placement(node=0, replicas=1), Placement(node=1, replicas=1)))
+    assert not plan_violations(inst, packed) and not plan_violations(inst, spread)
+    assert cm.evaluate(spread).iteration_time_s >= cm.evaluate(packed).iteration_time_s
+
+
+@pytest.mark.parametrize("backend", ["highs", "cpsat"])
+def test_search_optimal_over_every_valid_plan_with_fast_nics(backend: str) -> None:
+    """The search's optimum equals the brute force's over every plan the validator accepts
+    (space="validator", every placement) on the fast-NIC instance."""
+    inst = _fast_nic_instance()
+    res = solve(inst, backend=backend, threads=1, seed=0, time_limit_s=60,
+                seed_with_baselines=False)
+    wider = bruteforce(inst, mixed=True, space="validator")
+    assert res.status == "optimal" and res.plan is not None
+    assert res.iteration_time_s == pytest.approx(wider.iteration_time_s, rel=1e-9)

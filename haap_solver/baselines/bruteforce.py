@@ -23,17 +23,22 @@ possible, a batch split it gets wrong) makes the two disagree.
 * a **single-type stage** is one replica group on one node group ``g`` (``q_g`` GPUs per node):
   TP ``t <= min(q_g, training.max_tp)`` dividing the attention heads, the KV heads and
   ``ffn_hidden_size`` (not necessarily ``q_g``, nor a power of two: TP 2 on a 3-GPU node, TP 3 with
-  24 heads; its replicas each on one node, ``q_g // t`` a node at most); DP ``d >= 1`` dividing
-  ``b``, each replica taking ``b / d <= training.max_micro_batch_share`` sequences; its ``t d`` GPUs
+  24 heads; its replicas each on one node, ``q_g // t`` a node at most); DP ``d`` from 1 to
+  ``b``, each replica taking ``b / d`` sequences where ``d`` divides ``b``, else ``b mod d`` of
+  them ``ceil(b / d)`` and the others ``floor(b / d)`` (*uneven shares*, Sec. 1: two replica groups
+  of the node group, placed together as one stage), at most
+  ``training.max_micro_batch_share``; its ``t d`` GPUs
   any count up to the group's (``_single_gpus_allowed``, Sec. 1.3): part of one node (3 of a 4-GPU
   node), one whole node of any size (3 or 6 GPUs), or more than a node, whole nodes or not (6 over
   4-GPU nodes);
 * a **mixed stage** (only with ``mixed=True``; Sec. 1.1): replica groups (parts), part ``j``
-  with ``count_j`` replicas of TP ``t_j`` (a TP degree of its group, as above, that is a power of
-  two dividing ``q_g``) taking ``share_j`` sequences each, ``sum_j count_j share_j = b``. At a
+  with ``count_j`` replicas of TP ``t_j`` (any TP degree of its group, as above; before
+  2026-12-02 only a power of two dividing ``q_g``) taking ``share_j`` sequences each,
+  ``sum_j count_j share_j = b``. At a
   micro-batch size whose *full* mixed space has at most ``MIXED_FULL_CANDIDATES`` candidates
   (skeleton and split; ``mixed_space_is_full``): one part on each of two or more distinct node
-  groups of any device types, any ``t_j count_j`` up to the group's GPUs, every split with
+  groups of any device types, any ``count_j`` the group holds (``N_g floor(q_g / t_j)``, each
+  TP group on one node), every split with
   ``1 <= share_j <= max_micro_batch_share`` where every replica holds one layer as a middle stage
   with one micro-batch in flight (``_full_mixed_options``). Elsewhere the *cut* space
   (``_cut_mixed_options``): two parts on node groups of different device types; each part's
@@ -69,12 +74,16 @@ validating every plan. Memory is checked per stage before the plan is built (``_
 the validator's own call of ``CostModel.replica_memory``, memoised); ``prune_memory=False``
 skips that and leaves memory to the validator alone (a diagnostic: the same answer, slower).
 
-``space="validator"`` widens the space to what the validator accepts beyond it: any TP degree and
-any GPU count a group can place for mixed parts too (TP 3 or 3 GPUs of a 4-GPU node), and every
-placement (a part-node stage spread over nodes included); ``training.max_tp`` and
+``space="validator"`` widens the space to what the validator accepts beyond it: every placement
+(a part-node stage spread over nodes included, whatever its ring costs), and as stages of
+several replica groups (``_validator_mixed_options``) up to VALIDATOR_MAX_PARTS of them, two on
+one node group allowed (two TP degrees or two shares in a group), of any TP degree and GPU count
+a group can place (TP 3, TP 2 on 3-GPU nodes), with every split at every micro-batch size (no cut
+space), an empty end stage of several (a split fitting one layer), and under "interleaved-1f1b"
+empty end stages where ``empty_end_stages`` allows them; ``training.max_tp`` and
 ``max_micro_batch_share`` still bound it (they are the user's limits on the planner; the validator
-does not read them) and the mixed split rule is unchanged. It measures what the documented space
-leaves out.
+does not read them). It measures what the documented space leaves out
+(``benchmarks/gap_probe.py``).
 
 Refuses (HaapError) instances whose space is larger than ``max_plans``, counted before any plan
 is built (``space_size``).
@@ -86,7 +95,7 @@ import itertools
 import math
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 
 from haap_solver.cost.evaluate import CostModel, Evaluation
@@ -144,6 +153,13 @@ class StageOption:
     def gpus_in(self, group: str) -> int:
         return sum(p.gpus for p in self.parts if p.node_group == group)
 
+    @property
+    def single_type(self) -> bool:
+        """One replica group, or an uneven single-type stage's two (one node group, one TP
+        degree; in the documented space no other stage has two on one node group)."""
+        return len({p.node_group for p in self.parts}) == 1 and \
+            len({p.tp for p in self.parts}) == 1
+
     def label(self) -> str:
         return "+".join(f"{p.node_group}:tp{p.tp}x{p.count}@{p.share}" for p in self.parts) + \
             f":{self.recompute}"
@@ -169,10 +185,15 @@ def tp_degrees(instance: Instance, gpus_per_node: int) -> list[int]:
 
 
 def _part_tps(instance: Instance, gpus_per_node: int, space: str) -> list[int]:
-    """TP degrees of a mixed stage's part: powers of two dividing the node size among the
-    group's (documented, Sec. 1.1); every degree of the group (validator)."""
-    return [t for t in tp_degrees(instance, gpus_per_node)
-            if space == "validator" or (_is_pow2(t) and gpus_per_node % t == 0)]
+    """TP degrees of a mixed stage's part: every degree of the group (Sec. 1.1; a power of two
+    dividing the node size before 2026-12-02), in both spaces."""
+    return tp_degrees(instance, gpus_per_node)
+
+
+def _part_replicas_max(num_nodes: int, gpus_per_node: int, tp: int) -> int:
+    """The most replicas of TP `tp` a node group holds, each on one node (TP 2 on 3-GPU nodes:
+    one a node)."""
+    return num_nodes * (gpus_per_node // tp)
 
 
 def _single_gpus_allowed(gpus: int, group_gpus: int) -> bool:
@@ -195,18 +216,26 @@ def _mixed_part_gpus_allowed(gpus: int, gpus_per_node: int, group_gpus: int, spa
 
 
 def single_options(instance: Instance, b: int, space: str = "documented") -> list[StageOption]:
-    """Every single-type stage option at micro-batch `b`, in node-group, TP, DP, mode order."""
+    """Every single-type stage option at micro-batch `b`, in node-group, TP, DP, mode order.
+
+    DP `d` need not divide `b` (formulations Sec. 1, uneven shares): then `b mod d` replicas
+    take `ceil(b / d)` sequences and the others `floor(b / d)`, two replica groups of the node
+    group (the largest share at most max_micro_batch_share)."""
     t = instance.training
     out: list[StageOption] = []
     for g in instance.cluster.node_groups:
         for tp in tp_degrees(instance, g.gpus_per_node):
             for d in range(1, b + 1):
-                if b % d or b // d > t.max_micro_batch_share:
+                low, more = divmod(b, d)
+                if low + (more > 0) > t.max_micro_batch_share:
                     continue
                 if not _single_gpus_allowed(tp * d, g.num_gpus):
                     continue
-                part = Part(node_group=g.name, device=g.device, tp=tp, count=d, share=b // d)
-                out.extend(StageOption(parts=(part,), recompute=r) for r in t.recompute)
+                parts: tuple[Part, ...] = (Part(node_group=g.name, device=g.device, tp=tp,
+                                                count=more, share=low + 1),) if more else ()
+                parts += (Part(node_group=g.name, device=g.device, tp=tp, count=d - more,
+                               share=low),)
+                out.extend(StageOption(parts=parts, recompute=r) for r in t.recompute)
     return out
 
 
@@ -281,7 +310,9 @@ def _full_skeletons(instance: Instance, b: int,
     `tp x count` at most the group's GPUs, `sum count <= b`."""
     groups = instance.cluster.node_groups
     per_group = [[(g.name, g.device, tp, n) for tp in _part_tps(instance, g.gpus_per_node, space)
-                  for n in range(1, b + 1) if tp * n <= g.num_gpus] for g in groups]
+                  for n in range(1, b + 1)
+                  if n <= _part_replicas_max(g.num_nodes, g.gpus_per_node, tp)]
+                 for g in groups]
     for k in range(2, len(groups) + 1):
         for chosen in itertools.combinations(range(len(groups)), k):
             for parts in itertools.product(*(per_group[i] for i in chosen)):
@@ -315,9 +346,72 @@ def mixed_options(instance: Instance, b: int, cm: CostModel,
                   space: str = "documented") -> list[StageOption]:
     """Every mixed stage option at micro-batch `b`: the full space's where it is small enough
     (``mixed_space_is_full``), else the cut space's."""
+    if space == "validator":
+        return _validator_mixed_options(instance, b, cm)
     if mixed_space_is_full(instance, b):
         return _full_mixed_options(instance, b, cm, space)
     return _cut_mixed_options(instance, b, cm, space)
+
+
+VALIDATOR_MAX_PARTS = 3
+"""space="validator": the most replica groups of one stage (at most two on one node group)."""
+
+
+def _validator_mixed_options(instance: Instance, b: int, cm: CostModel) -> list[StageOption]:
+    """space="validator": every stage of two or more replica groups the validator accepts, up to
+    VALIDATOR_MAX_PARTS groups and two on one node group: any node groups (two replica groups
+    on ONE node group too: two TP degrees, or two shares, whose ring may sit inside a node), any
+    TP degree of the group and GPU count, every split with shares in [1,
+    max_micro_batch_share] where every replica holds one layer as a middle stage with one
+    micro-batch in flight (a split failing that is in no valid plan with a layer; an empty end
+    stage of such a split is left out). Two replica groups on one node group with the same TP
+    degree and share are one group of their summed count (the same cost, the same
+    placements), so only one of the two writings is enumerated."""
+    groups = instance.cluster.node_groups
+    cap = instance.training.max_micro_batch_share
+    per_group = [[(g.name, g.device, tp, n) for tp in tp_degrees(instance, g.gpus_per_node)
+                  for n in range(1, b + 1)
+                  if n <= _part_replicas_max(g.num_nodes, g.gpus_per_node, tp)]
+                 for g in groups]
+    skeletons: list[tuple[tuple[str, str, int, int], ...]] = []
+    for k in range(2, VALIDATOR_MAX_PARTS + 1):
+        for combo in itertools.combinations_with_replacement(range(len(groups)), k):
+            if any(combo.count(i) > 2 for i in combo):
+                continue
+            choices: list[list[tuple[tuple[str, str, int, int], ...]]] = []
+            for i in sorted(set(combo)):
+                if combo.count(i) == 1:
+                    choices.append([(x,) for x in per_group[i]])
+                else:
+                    choices.append([(x, y) for x, y in itertools.combinations_with_replacement(
+                        per_group[i], 2)
+                        if x[2] * x[3] + y[2] * y[3] <= groups[i].num_gpus])
+            for picked in itertools.product(*choices):
+                parts = tuple(x for chunk in picked for x in chunk)
+                if sum(n for _, _, _, n in parts) <= b:
+                    skeletons.append(parts)
+    out: list[StageOption] = []
+    for skeleton in skeletons:
+        dp = sum(n for _, _, _, n in skeleton)
+        counts = [n for _, _, _, n in skeleton]
+        splits = [s for s in itertools.product(range(1, cap + 1), repeat=len(skeleton))
+                  if sum(c * x for c, x in zip(counts, s, strict=True)) == b]
+        for shares in splits:
+            keyed = [(g, tp, x) for (g, _, tp, _), x in zip(skeleton, shares, strict=True)]
+            if len(set(keyed)) < len(keyed):
+                continue  # two groups that are one
+            if any(skeleton[i][0] == skeleton[j][0] and skeleton[i] == skeleton[j]
+                   and shares[i] > shares[j]
+                   for i in range(len(skeleton)) for j in range(i + 1, len(skeleton))):
+                continue  # the same two groups in the other order
+            for r in instance.training.recompute:
+                if all(_unit(cm, dev, tp, x, dp, r)[2]
+                       for (_, dev, tp, _), x in zip(skeleton, shares, strict=True)):
+                    out.append(StageOption(parts=tuple(
+                        Part(node_group=g, device=dev, tp=tp, count=n, share=x)
+                        for (g, dev, tp, n), x in zip(skeleton, shares, strict=True)),
+                        recompute=r))
+    return out
 
 
 def _full_mixed_options(instance: Instance, b: int, cm: CostModel,
@@ -351,6 +445,8 @@ def _cut_mixed_options(instance: Instance, b: int, cm: CostModel,
         opts = []
         for tp in _part_tps(instance, g.gpus_per_node, space):
             for count in range(1, b + 1):
+                if count > _part_replicas_max(g.num_nodes, g.gpus_per_node, tp):
+                    continue
                 if _mixed_part_gpus_allowed(tp * count, g.gpus_per_node, g.num_gpus, space):
                     opts.append((g.name, g.device, tp, count))
         shapes.append(opts)
@@ -445,9 +541,15 @@ def placements(instance: Instance, seq: Sequence[StageOption], space: str = "doc
     asked of `cm`; without one, none may)."""
     where: dict[str, list[int]] = {}
     flat = [part for option in seq for part in option.parts]
-    one_node = [space != "validator" and len(option.parts) == 1
-                and not (cm is not None and _may_spread(cm, part))
-                for option in seq for part in option.parts]
+    # Per flat part: the stage it belongs to where that stage must sit on one node (a
+    # single-type stage of at most a node that may not spread), else None.
+    one_node: list[int | None] = []
+    for s, option in enumerate(seq):
+        whole = replace(option.parts[0], count=sum(p.count for p in option.parts))
+        held = (space != "validator" and option.single_type
+                and whole.gpus <= instance.cluster.group(whole.node_group).gpus_per_node
+                and not (cm is not None and _may_spread(cm, whole)))
+        one_node.extend(s if held else None for _ in option.parts)
     for k, part in enumerate(flat):
         where.setdefault(part.node_group, []).append(k)
     per_group = []
@@ -455,8 +557,11 @@ def placements(instance: Instance, seq: Sequence[StageOption], space: str = "doc
         g = instance.cluster.group(name)
         every = _group_placements(tuple((flat[k].tp, flat[k].count) for k in idx),
                                   g.num_nodes, g.gpus_per_node)
-        held = [j for j, k in enumerate(idx) if one_node[k] and flat[k].gpus <= g.gpus_per_node]
-        per_group.append((idx, _on_one_node(every, tuple(held))))
+        stages: dict[int, list[int]] = {}
+        for j, k in enumerate(idx):
+            if one_node[k] is not None:
+                stages.setdefault(one_node[k], []).append(j)  # type: ignore[arg-type]
+        per_group.append((idx, _on_one_node(every, tuple(tuple(v) for v in stages.values()))))
     for choice in itertools.product(*(pls for _, pls in per_group)):
         out: list[tuple[Placement, ...]] = [()] * len(flat)
         for (idx, _), pls in zip(per_group, choice, strict=True):
@@ -467,8 +572,10 @@ def placements(instance: Instance, seq: Sequence[StageOption], space: str = "doc
 
 @cache
 def _on_one_node(pls: tuple[tuple[tuple[Placement, ...], ...], ...],
-                 held: tuple[int, ...]) -> tuple[tuple[tuple[Placement, ...], ...], ...]:
-    """The placements in which every item of `held` sits on one node.
+                 held: tuple[tuple[int, ...], ...]
+                 ) -> tuple[tuple[tuple[Placement, ...], ...], ...]:
+    """The placements in which the items of each tuple of `held` (a stage's replica groups:
+    one, or an uneven stage's two) sit together on one node.
 
     Formulations Sec. 1 and 1.3: a single-type stage of at most a node's GPUs is on one node
     (its data-parallel ring inside it) unless it may spread (`_may_spread`, so not in `held`):
@@ -476,7 +583,8 @@ def _on_one_node(pls: tuple[tuple[tuple[Placement, ...], ...], ...],
     may fill the holes a packing leaves (3 + 3 + 2 on two 4-GPU nodes, the 2 split 1 + 1). A
     larger stage and a mixed stage's part may spread freely: their rings cross the network
     anyway."""
-    return tuple(pl for pl in pls if all(len(pl[j]) == 1 for j in held))
+    return tuple(pl for pl in pls
+                 if all(len({x.node for j in stage for x in pl[j]}) == 1 for stage in held))
 
 
 def _may_spread(cm: CostModel, part: Part) -> bool:
@@ -660,11 +768,14 @@ def _stage_fits(cm: CostModel, option: StageOption, layers: int, index: int, p: 
 
 
 def _interleaving_allows(instance: Instance, p: int, m: int,
-                         split: tuple[int, ...]) -> bool:
+                         split: tuple[int, ...], space: str = "documented") -> bool:
     """The documented space's rule for "interleaved-1f1b" (module docstring): at least two
-    stages, m a multiple of p, every stage holding a positive multiple of v layers."""
+    stages, m a multiple of p, every stage holding a positive multiple of v layers. The
+    validator's (space="validator") lets an end stage hold none (0 is a multiple of v) where
+    the split has empty ends."""
     v = instance.training.virtual_stages
-    return p >= 2 and m % p == 0 and all(n > 0 and n % v == 0 for n in split)
+    return p >= 2 and m % p == 0 and all(
+        (n > 0 or space == "validator") and n % v == 0 for n in split)
 
 
 def _enumerate(instance: Instance, cm: CostModel, best: _Best, options: list[StageOption],
@@ -677,7 +788,7 @@ def _enumerate(instance: Instance, cm: CostModel, best: _Best, options: list[Sta
     budget = {g.name: g.num_gpus for g in instance.cluster.node_groups}
     splits = list(layer_splits(L, p, empty_ends=empty_end_stages))
     if schedule == "interleaved-1f1b":
-        splits = [s for s in splits if _interleaving_allows(instance, p, m, s)]
+        splits = [s for s in splits if _interleaving_allows(instance, p, m, s, space)]
     # The layer counts position k takes in some split: a stage that fits none is pruned.
     counts = [sorted({s[k] for s in splits}) for k in range(p)]
     memo: dict[tuple[StageOption, int, int], bool] = {}
@@ -719,9 +830,9 @@ def _cost_sequence(instance: Instance, cm: CostModel, best: _Best, seq: list[Sta
     if time.perf_counter() > best.deadline:
         best.timed_out = True
         return False
-    # An empty end stage is single-type (formulations Sec. 1.2).
+    # An empty end stage is single-type (formulations Sec. 1.2); the validator accepts any.
     fitting = [s for s in splits
-               if all(fits(o, n, k) and (n or len(o.parts) == 1)
+               if all(fits(o, n, k) and (n or o.single_type or space == "validator")
                       for k, (o, n) in enumerate(zip(seq, s, strict=True)))]
     if not fitting:
         return True

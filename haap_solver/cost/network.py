@@ -154,14 +154,26 @@ class Links:
 
     def dp_ring(self, replicas: tuple[ReplicaGroup, ...]) -> tuple[float, float]:
         """(GB/s per GPU, latency s) of the ring joining a stage's replicas: NVLink/PCIe on one
-        node, else the network among its node groups at each GPU's share of its node's NICs."""
+        node, else the network among its node groups at each GPU's share of its node's NICs.
+
+        A stage of at most a node's GPUs on one node group whose replicas sit on several nodes
+        is never costed faster than on one node (the slower bandwidth and latency of the two):
+        with two of its replicas on a node its ring has a hop over that node's NVLink/PCIe
+        anyway, and a cost that rewarded spreading (a PCIe box beside fast NICs) would be
+        invisible to the search, which places such a stage on one node unless the packing
+        needs it spread (formulations Sec. 1.3). Conservative only for one replica a node."""
         nodes = {(r.node_group, p.node) for r in replicas for p in r.placement}
+        dev = self.instance.device(replicas[0].device)
+        own = (dev.intra_node_gb_s * self.constants.intra_node_efficiency,
+               INTRA_NODE_LATENCY_US * 1e-6)
         if len(nodes) == 1:
-            dev = self.instance.device(replicas[0].device)
-            return (dev.intra_node_gb_s * self.constants.intra_node_efficiency,
-                    INTRA_NODE_LATENCY_US * 1e-6)
+            return own
         groups = self._groups_of(replicas)
-        return self._network_link(groups, groups)
+        net = self._network_link(groups, groups)
+        if len({r.node_group for r in replicas}) == 1 and \
+                sum(r.count * r.tp for r in replicas) <= groups[0].gpus_per_node:
+            return min(net[0], own[0]), max(net[1], own[1])
+        return net
 
     def p2p_side(self, replicas: tuple[ReplicaGroup, ...],
                  other: tuple[ReplicaGroup, ...]) -> float:

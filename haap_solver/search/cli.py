@@ -161,6 +161,11 @@ def cmd_solve(args: argparse.Namespace) -> int:
                 "parts, one split per skeleton), their full space having over "
                 f"{result.search_space['mixed_space']['full_candidates_budget']} candidates; "
                 "the proof covers that space there.")
+        outside = result.search_space.get("outside_space")
+        if outside:
+            console.print("valid plans outside the searched space (formulations/"
+                          "stage-assignment.md; the proof covers the searched space): "
+                          + "; ".join(outside) + ".")
         if result.message:
             console.print(result.message)
         if args.output:

@@ -20,6 +20,7 @@ import numpy as np
 from haap_solver.cost.evaluate import CostModel, ReplicaTerms
 from haap_solver.cost.memory import GIB, in_flight_micro_batches
 from haap_solver.errors import HaapError
+from haap_solver.parallelism import tp_candidates
 from haap_solver.plan import Placement, ReplicaGroup
 from haap_solver.search.space import (
     ReplicaPart,
@@ -28,6 +29,8 @@ from haap_solver.search.space import (
     mixed_config,
     mixed_shapes,
     mixed_space_full,
+    part_packs,
+    split_placement,
     stage_configs,
 )
 
@@ -256,9 +259,13 @@ class CoefficientCache:
         hit = self._misc.get(key)
         if hit is None:
             node_group = self.instance.cluster.group(group)
+            # (A mixed part of a TP degree the budget does not pack, TP 2 on 3-GPU nodes or TP
+            # 3, may be in the group at any micro-batch size: then never, conservatively.)
             hit = self._misc[key] = all(
                 budget_packs(node_group, c.gpus, c.tp, spread=c.spread)
-                for c in stage_configs(self.instance, micro_batch) if c.node_group == group)
+                for c in stage_configs(self.instance, micro_batch) if c.node_group == group) \
+                and all(part_packs(node_group, t)
+                        for t in tp_candidates(self.instance, node_group))
         return bool(hit)
 
     # -- helpers ---------------------------------------------------------------------------------
@@ -268,6 +275,17 @@ class CoefficientCache:
         hit = self._misc.get(key)
         if hit is not None:
             return hit  # type: ignore[return-value]
+        if c.uneven:  # (placed as one group, then cut in two where it sits: build_plan)
+            whole = self.replicas(replace(c, uneven=False), micro_batch)[0]
+            parts = c.replica_parts(micro_batch)
+            result = tuple(
+                ReplicaGroup(node_group=r.node_group, device=r.device, count=r.count, tp=r.tp,
+                             micro_batch_share=r.share, placement=pl)
+                for r, pl in zip(parts, split_placement(whole.placement,
+                                                        tuple(r.count for r in parts)),
+                                 strict=True))
+            self._misc[key] = result
+            return result
         out = []
         for r in c.replica_parts(micro_batch):
             if c.spread:  # (on two nodes: what it costs, wherever its replicas sit, Sec. 1.3)

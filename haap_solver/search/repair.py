@@ -72,6 +72,18 @@ def stage_config_of(instance: Instance, stage: Stage, micro_batch: int) -> Stage
             return None
         parts.append(ReplicaPart(node_group=g.name, device=g.device, tp=r.tp, count=r.count,
                                  share=r.micro_batch_share, gpus_per_node=g.gpus_per_node))
+    if len(parts) == 2 and parts[0].node_group == parts[1].node_group \
+            and parts[0].tp == parts[1].tp:
+        # An uneven stage (Sec. 1) where its shares are those the space gives its replicas.
+        dp = parts[0].count + parts[1].count
+        uneven = StageConfig(node_group=parts[0].node_group, device=parts[0].device,
+                             tp=parts[0].tp, dp=dp, recompute=stage.recompute,
+                             gpus_per_node=parts[0].gpus_per_node, uneven=True,
+                             spread=sum(x.gpus for x in parts) <= parts[0].gpus_per_node
+                             and len({pl.node for r in stage.replicas
+                                      for pl in r.placement}) > 1)
+        if micro_batch % dp and sorted(uneven.replica_parts(micro_batch)) == sorted(parts):
+            return uneven
     if len(parts) == 1:
         (p,) = parts
         if p.share * p.count != micro_batch:

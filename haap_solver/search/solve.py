@@ -27,6 +27,7 @@ from haap_solver.result import SolveResult
 from haap_solver.search import branch_and_bound, tuning
 from haap_solver.search.branch_and_bound import Progress
 from haap_solver.search.formulation import SubProblem
+from haap_solver.search.outside import outside_space
 from haap_solver.search.phases import _then_mixed, _within, collector_paused
 from haap_solver.search.second_process import _MixedHelper, _solve_beside
 from haap_solver.search.space import StageConfig, mixed_space_summary
@@ -111,6 +112,8 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
                       "seed": seed, "mixed": mixed, "relative_gap": relative_gap}
     if mixed:  # (which micro-batch sizes the full mixed space covered: formulations Sec. 1.1)
         result.search_space["mixed_space"] = mixed_space_summary(instance)
+    # (valid plans the search does not search: "optimal" is over the space, Sec. 1)
+    result.search_space["outside_space"] = outside_space(instance, mixed=mixed)
     if relative_gap > 0 and result.plan is not None and result.status == "feasible" \
             and _within(result, relative_gap):
         within = (f"proven within {result.gap:.2%} of the optimum, which meets the requested "

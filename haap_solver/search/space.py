@@ -30,7 +30,7 @@ import numpy as np
 
 from haap_solver.cluster import NodeGroup
 from haap_solver.instance import Instance
-from haap_solver.parallelism import divisors, node_aligned_tps, tp_candidates
+from haap_solver.parallelism import divisors, tp_candidates
 from haap_solver.plan import Placement, Plan, ReplicaGroup, Stage
 from haap_solver.training import Recompute, Schedule
 
@@ -119,6 +119,11 @@ class StageConfig(_Cached):
     """A single-type stage of at most a node whose replicas sit on two nodes or more (its
     data-parallel ring over the network), filling holes the stages on one node leave
     (formulations Sec. 1.3, `spread_allowed`). False: on one node, or larger than a node."""
+    uneven: bool = False
+    """A single-type stage whose `dp` replicas do not divide the micro-batch evenly: b mod dp
+    of them take ceil(b / dp) sequences and the others floor(b / dp), written as two replica
+    groups of the node group (formulations Sec. 1, *Uneven shares*). The fastest split of
+    b over dp replicas of one TP degree on one node group, so no other split of it is needed."""
 
     __hash__ = _Cached._cached_hash  # (in the class body, or dataclass writes its own)
 
@@ -159,15 +164,45 @@ class StageConfig(_Cached):
         """The stage's replica groups (one for a single-type stage)."""
         if self.parts:
             return self.parts
+        low, more = divmod(micro_batch, self.dp)
+        if self.uneven and more:
+            return (ReplicaPart(node_group=self.node_group, device=self.device, tp=self.tp,
+                                count=more, share=low + 1, gpus_per_node=self.gpus_per_node),
+                    ReplicaPart(node_group=self.node_group, device=self.device, tp=self.tp,
+                                count=self.dp - more, share=low,
+                                gpus_per_node=self.gpus_per_node))
         return (ReplicaPart(node_group=self.node_group, device=self.device, tp=self.tp,
-                            count=self.dp, share=micro_batch // self.dp,
-                            gpus_per_node=self.gpus_per_node),)
+                            count=self.dp, share=low, gpus_per_node=self.gpus_per_node),)
 
     def label(self) -> str:
         if self.parts:
             return "+".join(p.label() for p in self.parts) + f":{self.recompute}"
         spread = ":spread" if self.spread else ""
-        return f"{self.node_group}:tp{self.tp}xdp{self.dp}{spread}:{self.recompute}"
+        uneven = ":uneven" if self.uneven else ""
+        return f"{self.node_group}:tp{self.tp}xdp{self.dp}{spread}{uneven}:{self.recompute}"
+
+
+def split_placement(placement: tuple[Placement, ...],
+                    counts: tuple[int, ...]) -> tuple[tuple[Placement, ...], ...]:
+    """One replica group's placement cut into consecutive replica groups of `counts` replicas
+    (an uneven stage's two groups, `StageConfig.uneven`): replicas taken node by node in order,
+    so together they sit exactly where the whole group sat."""
+    out: list[tuple[Placement, ...]] = []
+    slots = [(pl.node, pl.replicas) for pl in placement]
+    k = 0
+    for want in counts:
+        mine: list[Placement] = []
+        while want:
+            node, left = slots[k]
+            take = min(left, want)
+            mine.append(Placement(node=node, replicas=take))
+            want -= take
+            if take == left:
+                k += 1
+            else:
+                slots[k] = (node, left - take)
+        out.append(tuple(mine))
+    return tuple(out)
 
 
 def mixed_config(parts: tuple[ReplicaPart, ...], recompute: Recompute) -> StageConfig:
@@ -215,8 +250,8 @@ def full_mixed_count(instance: Instance, micro_batch: int, *,
     ways[0, 0] = 1.0
     for g in instance.cluster.node_groups:
         opts = np.zeros(b + 1)
-        for tp in node_aligned_tps(instance, g):
-            for count in range(1, min(b, g.num_gpus // tp) + 1):
+        for tp in tp_candidates(instance, g):
+            for count in range(1, min(b, part_replicas_max(g, tp)) + 1):
                 opts[count: min(b, count * cap) + 1: count] += 1.0
         new = ways.copy()
         for k in range(3):
@@ -260,10 +295,11 @@ def _full_mixed_shapes(instance: Instance,
     b = micro_batch
     lo = -(-b // instance.training.max_micro_batch_share)
     groups = instance.cluster.node_groups
-    # (A part's TP degree is node-aligned: its replicas are chain items the GPU budget packs;
-    # a part of TP 2 on 3-GPU nodes or of TP 3 stays outside the space, Sec. 1.1.)
-    per_group = [[(g.name, tp, count) for tp in node_aligned_tps(instance, g)
-                  for count in range(1, min(b, g.num_gpus // tp) + 1)] for g in groups]
+    # (A part's TP degree is any of its group's: its replicas are chain items, or pattern items
+    # for TP 3, and a degree not dividing the node leaves holes; the packing rows of Sec. 1.3
+    # see them.)
+    per_group = [[(g.name, tp, count) for tp in tp_candidates(instance, g)
+                  for count in range(1, min(b, part_replicas_max(g, tp)) + 1)] for g in groups]
     out: list[tuple[tuple[str, int, int], ...]] = []
     for k in range(2, len(groups) + 1):
         for chosen in itertools.combinations(range(len(groups)), k):
@@ -283,9 +319,10 @@ def _cut_mixed_shapes(instance: Instance,
     per_group: list[list[tuple[str, int, int]]] = []
     for g in groups:
         opts = []
-        for tp in node_aligned_tps(instance, g):
+        for tp in tp_candidates(instance, g):
             most = min(g.num_gpus, MIXED_MAX_PART_NODES * g.gpus_per_node)
-            for count in range(1, min(micro_batch - 1, most // tp) + 1):
+            for count in range(1, min(micro_batch - 1, most // tp,
+                                      part_replicas_max(g, tp)) + 1):
                 if mixed_part_allowed(g, tp * count):
                     opts.append((g.name, tp, count))
         per_group.append(opts)
@@ -303,6 +340,19 @@ def _cut_mixed_shapes(instance: Instance,
 
 def _is_pow2(n: int) -> bool:
     return n >= 1 and (n & (n - 1)) == 0
+
+
+def part_replicas_max(group: NodeGroup, tp: int) -> int:
+    """The most replicas of TP `tp` node group `group` holds, each TP group on one node (TP 2
+    on 3-GPU nodes: one a node)."""
+    return group.num_nodes * (group.gpus_per_node // tp)
+
+
+def part_packs(group: NodeGroup, tp: int) -> bool:
+    """A mixed stage's part of TP `tp` is chain items that the GPU budget alone packs (Sec.
+    1.3's lemma): a power of two dividing the node size. Other degrees (TP 2 on 3-GPU nodes,
+    TP 3) need the group's packing rows."""
+    return _is_pow2(tp) and group.gpus_per_node % tp == 0
 
 
 def shape_allowed(group: NodeGroup, gpus: int) -> bool:
@@ -353,7 +403,8 @@ def packing_items(c: StageConfig, group: NodeGroup) -> tuple[tuple[int, ...], tu
     item of its size when that is not a power of two, else one *chain* item of its size; a
     larger stage, a spread one (`StageConfig.spread`), or a mixed stage's part, may spread its
     replicas over any nodes (its ring crosses the network): one item of its TP degree per
-    replica, a chain item for a power of two, a pattern item otherwise (TP 3)."""
+    replica, a chain item for a power of two, a pattern item otherwise (TP 3; a mixed part's
+    too since 2026-12-02)."""
     gpn = group.gpus_per_node
     if not c.parts:
         if c.node_group != group.name:
@@ -361,8 +412,9 @@ def packing_items(c: StageConfig, group: NodeGroup) -> tuple[tuple[int, ...], tu
         if c.gpus <= gpn and not c.spread:
             return ((), (c.gpus,)) if _is_pow2(c.gpus) else ((c.gpus,), ())
         return ((), (c.tp,) * c.dp) if _is_pow2(c.tp) else ((c.tp,) * c.dp, ())
-    return (), tuple(p.tp for p in c.parts if p.node_group == group.name
-                     for _ in range(p.count))
+    mine = [p for p in c.parts if p.node_group == group.name]
+    return (tuple(p.tp for p in mine if not _is_pow2(p.tp) for _ in range(p.count)),
+            tuple(p.tp for p in mine if _is_pow2(p.tp) for _ in range(p.count)))
 
 
 def node_patterns(sizes: list[int], gpus_per_node: int) -> list[tuple[int, ...]]:
@@ -398,18 +450,23 @@ def stage_configs(instance: Instance, micro_batch: int) -> list[StageConfig]:
     out: list[StageConfig] = []
     for group in instance.cluster.node_groups:
         own: list[StageConfig] = []
-        for tp in tp_candidates(instance, group):
-            for dp in divisors(micro_batch):
-                if micro_batch // dp > t.max_micro_batch_share:
-                    continue
-                if not shape_allowed(group, tp * dp):
-                    continue
-                if dp > group.num_nodes * (group.gpus_per_node // tp):
-                    continue  # (TP 2 on 3-GPU nodes: one replica a node)
-                for rc in t.recompute:
-                    own.append(StageConfig(node_group=group.name, device=group.device, tp=tp,
-                                           dp=dp, recompute=rc,
-                                           gpus_per_node=group.gpus_per_node))
+        for uneven in (False, True):  # (the even ones first, in the order they always had)
+            for tp in tp_candidates(instance, group):
+                # (DP from the fewest replicas that keep each share within the limit to the
+                # most the group holds, TP 2 on 3-GPU nodes one a node; at most one per
+                # sequence. The divisors alone where even: the global batch may be 2^20.)
+                lo = -(-micro_batch // t.max_micro_batch_share)
+                hi = min(micro_batch, group.num_nodes * (group.gpus_per_node // tp))
+                dps = [d for d in divisors(micro_batch) if lo <= d <= hi] if not uneven \
+                    else [d for d in range(lo, hi + 1) if micro_batch % d]
+                for dp in dps:
+                    if not shape_allowed(group, tp * dp):
+                        continue
+                    for rc in t.recompute:
+                        own.append(StageConfig(node_group=group.name, device=group.device,
+                                               tp=tp, dp=dp, recompute=rc,
+                                               gpus_per_node=group.gpus_per_node,
+                                               uneven=uneven))
         out.extend(own)
         if spread_useful(group, own):
             out.extend(replace(c, spread=True)
@@ -424,7 +481,10 @@ def spread_useful(group: NodeGroup, configs: list[StageConfig]) -> bool:
     a node on one node, and there its ring is no slower than over the network (the search
     keeps a spread twin only where it is, `CoefficientCache.spread_allowed`), so the twin on
     one node is as fast and as easy to place."""
-    return group.num_nodes >= 2 and any(not budget_packs(group, c.gpus, c.tp) for c in configs)
+    # (Also where a mixed part of the group may take a TP degree the budget does not pack,
+    # which brings the packing rows too, Sec. 1.1.)
+    return group.num_nodes >= 2 and any(not budget_packs(group, c.gpus, c.tp)
+                                        or not part_packs(group, c.tp) for c in configs)
 
 
 def micro_batch_candidates(instance: Instance) -> list[int]:
@@ -446,7 +506,9 @@ def canonical_placement(instance: Instance, configs: list[StageConfig]
     may_spread: list[bool] = []  # (mixed parts and spread stages: their replicas, anywhere)
     spread: list[bool] = []
     for i, c in enumerate(configs):
-        for j, part in enumerate(c.replica_parts(1)):  # (placement ignores the shares)
+        # (Placement ignores the shares; an uneven stage is placed as one replica group and
+        # cut into its two by `build_plan`.)
+        for j, part in enumerate(replace(c, uneven=False).replica_parts(1)):
             pieces.append(part)
             owner.append((i, j))
             may_spread.append(c.mixed or c.spread)
@@ -747,6 +809,8 @@ def build_plan(instance: Instance, configs: list[StageConfig], layers: list[int]
     stages = []
     first = 0
     for c, n, pls in zip(configs, layers, placements, strict=True):
+        if c.uneven:
+            pls = split_placement(pls[0], tuple(r.count for r in c.replica_parts(micro_batch)))
         stages.append(Stage(
             first_layer=first, num_layers=n, recompute=c.recompute,
             replicas=tuple(ReplicaGroup(node_group=r.node_group, device=r.device, count=r.count,

@@ -170,9 +170,11 @@ class SearchState:
                     continue
                 co = self.cache.coefficients(c, b, first, last, True)
                 own = min(co.tau(0), co.fwd(0) + co.bwd(0))
-                (part,) = self.cache.part_coefficients(c, b, False, False, True)
+                # (An uneven stage has two replica groups: the slower's slope, the fewer
+                # layers' worth, is the lower bound.)
+                parts = self.cache.part_coefficients(c, b, False, False, True)
                 least_time = min(least_time, own)
-                least_layers = min(least_layers, own / _layer_slope(part))
+                least_layers = min(least_layers, *(own / _layer_slope(p) for p in parts))
             hit = self._end_floors[key] = (least_time, least_layers)
         return hit
 

@@ -1,0 +1,41 @@
+"""What the validator accepts on an instance that the exact search does not search
+(formulations/stage-assignment.md Sec. 1, 1.1, 1.2, 1.4): said in every result
+(`search_space["outside_space"]`) and in `haap solve`'s summary, so that "optimal" is never read
+as "no valid plan is faster".
+
+Each kind is listed only where the instance allows such a plan at all; whether one would be
+faster is not known without enumerating them (benchmarks/gap_probe.py measures how often on
+random small instances: the counts are in formulations Sec. 1).
+"""
+
+from __future__ import annotations
+
+from haap_solver.instance import Instance
+from haap_solver.parallelism import tp_candidates
+
+
+def outside_space(instance: Instance, *, mixed: bool) -> list[str]:
+    """The kinds of valid plans of `instance` outside the searched space, one phrase each."""
+    t = instance.training
+    if t.target != "any":  # (an engine target's rules restrict the validator too)
+        return []
+    groups = instance.cluster.node_groups
+    out: list[str] = []
+    for g in groups:
+        tps = tp_candidates(instance, g)
+        if any(a + b <= g.num_gpus for a in tps for b in tps if a < b):
+            out.append("a stage with replica groups of two TP degrees on one node group "
+                       "(Sec. 1.1)")
+            break
+    if mixed and len(groups) >= 2 and any(g.num_gpus >= 2 for g in groups):
+        out.append("a mixed-type stage with two replica groups on one of its node groups "
+                   "(two shares or two TP degrees there; Sec. 1.1)")
+    if not t.empty_end_stages:
+        out.append("an embedding-only first or head-only last stage "
+                   "(training.empty_end_stages is off; Sec. 1.2)")
+    else:
+        if mixed and len(groups) >= 2:
+            out.append("an empty end stage of several replica groups (Sec. 1.2)")
+        if "interleaved-1f1b" in t.schedules:
+            out.append("an empty end stage under interleaved-1f1b (Sec. 1.4)")
+    return out
