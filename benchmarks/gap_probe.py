@@ -15,8 +15,9 @@ Gaps (the generators say what each aims at):
   possible only that way);
 * ``fast_nic``: spread stages where the ring over the network is faster than inside the node
   (PCIe devices beside fast NICs);
-* ``interleaved_empty``: interleaved 1F1B with empty end stages allowed (the validator accepts
-  an empty end stage there; the documented space does not);
+* ``interleaved_empty``: interleaved 1F1B with empty end stages allowed (the validator accepted
+  an empty end stage there, the documented space did not; since then the validator refuses it,
+  so this generator finds no valid plan outside the space there);
 * ``random``: ``tests/random_instances.random_instance`` (the agreement tests' generator).
 
 For each seed: both optima, and where the validator's is lower, by how much and what its plan
@@ -37,7 +38,8 @@ Measured on 2026-12-02 (seeds from 0; "beaten": a valid plan faster than the sea
   the space, formulations Sec. 1.4), 14 of them where the search found no plan at all;
 * empty end stages where ``training.empty_end_stages`` is off (not a generator here: the
   brute force with and without them on ``random_instance`` seeds 4000-4099): 12 of 100 beaten,
-  3 of them with no plan at all without them (1.05x median of the others, 2.07x max).
+  3 of them with no plan at all without them (1.05x median of the others, 2.07x max). Closed
+  since by the validator, which refuses them where the flag is off (and under interleaved 1F1B).
 
 What the widening costs (``haap solve --threads 1``, the commit before these changes and after,
 side by side on one loaded 2-core host, CPU s): gpt3-2.7b-a100-40gx8-v100x8 5.9 -> 10.1 (same

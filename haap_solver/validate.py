@@ -53,6 +53,13 @@ def plan_violations(instance: Instance, plan: Plan, *,
         elif stage.num_layers == 0 and 0 < i < p - 1:
             out.append(f"{where} holds no layers; only the first or last stage may be empty "
                        "(holding just the embedding or the head)")
+        elif stage.num_layers == 0 and not training.empty_end_stages:
+            out.append(f"{where} holds no layers (an embedding-only first or head-only last "
+                       "stage), which training.empty_end_stages = false does not allow")
+        elif stage.num_layers == 0 and plan.schedule == "interleaved-1f1b":
+            out.append(f"{where} holds no layers, which schedule 'interleaved-1f1b' does not "
+                       "allow: it splits every stage into training.virtual_stages equal model "
+                       "chunks, and an embedding-only or head-only stage has none")
         if stage.first_layer != expected_first:
             kind = "overlaps the previous stage" if stage.first_layer < expected_first else \
                 "leaves a gap after the previous stage"

@@ -135,7 +135,7 @@ def _gpt3_67b(schedule: Schedule, zero: int, dtype: str = "bf16") -> Callable[[]
     """Four stages on 4 DGX A100 nodes: empty first and last stages, DP over two nodes."""
     def build() -> tuple[CostModel, Plan]:
         inst = _with(load_instance(INSTANCES / "gpt3-6.7b-a100x32.toml"), zero_stage=zero,
-                     dtype=dtype, **ALL)
+                     dtype=dtype, empty_end_stages=True, **ALL)
         g, d = "dgx-a100", "A100-80G"
         plan = Plan(schedule=schedule, micro_batch_size=4, num_micro_batches=128, stages=(
             Stage(first_layer=0, num_layers=0, replicas=(_rg(g, d, 2, 1, 2),)),

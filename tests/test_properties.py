@@ -45,7 +45,8 @@ def make(*, zero_stage: int = 1, schedules: tuple[str, ...] = SCHEDULES,
     dev = replace(device or BASE_DEVICE, name=DEVICE)
     training = TrainingSpec(global_batch_size=global_batch, zero_stage=zero_stage,
                             schedules=schedules, recompute=recompute,  # type: ignore[arg-type]
-                            overlap_grad_reduce=overlap)
+                            overlap_grad_reduce=overlap,
+                            empty_end_stages=True)  # (the plans drawn may have empty ends)
     group = NodeGroup(name=GROUP, device=DEVICE, num_nodes=num_nodes,
                       gpus_per_node=gpus_per_node, nic_gbit_s=nic_gbit_s)
     return make_instance(model=model, training=training, node_groups=[group],

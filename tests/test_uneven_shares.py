@@ -112,3 +112,24 @@ def test_split_placement_keeps_every_replica_where_it_was() -> None:
     assert parts == ((Placement(node=0, replicas=2), Placement(node=1, replicas=1)),
                      (Placement(node=1, replicas=2),))
     assert split_placement(whole, (5,)) == (whole,)
+
+
+def test_uneven_shares_are_cut_above_32_gpus_and_the_result_says_so() -> None:
+    """The size cut (space.UNEVEN_MAX_GPUS): at 32 GPUs a DP degree of 3 at micro-batch 4 is in
+    the space, at 64 only the divisors, and the cut is listed in outside_space."""
+    from haap_solver.search.outside import outside_space
+    from haap_solver.search.space import UNEVEN_MAX_GPUS, stage_configs
+
+    def cluster(nodes: int) -> Instance:
+        return make_instance(
+            model=ModelSpec(name="m", num_layers=4, hidden_size=512, ffn_hidden_size=2048,
+                            num_attention_heads=8, vocab_size=8192, seq_length=512),
+            training=TrainingSpec(global_batch_size=64, recompute=("none",)),
+            node_groups=[NodeGroup(name="g", device="A100-80G", num_nodes=nodes,
+                                   gpus_per_node=8, nic_gbit_s=200.0)])
+
+    small, large = cluster(UNEVEN_MAX_GPUS // 8), cluster(2 * UNEVEN_MAX_GPUS // 8)
+    assert any(c.uneven and c.dp == 3 for c in stage_configs(small, 4))
+    assert not any(c.uneven for c in stage_configs(large, 4))
+    assert not any("uneven" in k for k in outside_space(small, mixed=True))
+    assert any("uneven" in k for k in outside_space(large, mixed=True))

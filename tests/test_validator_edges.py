@@ -64,3 +64,24 @@ def test_memory_one_part_in_a_million_over_capacity() -> None:
     assert plan_violations(instance(need_gib * (1 + 1e-6)), plan) == []
     over = plan_violations(instance(need_gib * (1 - 1e-6)), plan)
     assert len(over) == 1 and over[0].startswith("stages[0].replicas[0] needs ")
+
+
+def test_an_empty_end_stage_only_where_the_training_allows_it() -> None:
+    """An embedding-only first stage is valid with training.empty_end_stages and not without
+    it (as the recomputation modes and schedules, the flag says what a plan may use: the
+    search's space and the validator's agree), nor under interleaved 1F1B (its stages split
+    into equal model chunks, which an embedding-only stage has none of)."""
+    from dataclasses import replace
+
+    plan = Plan(micro_batch_size=4, num_micro_batches=2, stages=(
+        Stage(first_layer=0, num_layers=0, replicas=replicas(0, 4, 1)),
+        Stage(first_layer=0, num_layers=LAYERS, replicas=replicas(1, 4, 1))))
+    off = instance()
+    on = replace(off, training=replace(off.training, empty_end_stages=True))
+    assert plan_violations(on, plan) == []
+    assert any("empty_end_stages" in v for v in plan_violations(off, plan))
+    both = replace(on, training=replace(on.training, schedules=("1f1b", "interleaved-1f1b"),
+                                        virtual_stages=2))
+    assert plan_violations(both, plan) == []
+    woven = replace(plan, schedule="interleaved-1f1b")
+    assert any("interleaved" in v and "no layers" in v for v in plan_violations(both, woven))

@@ -223,11 +223,14 @@ def single_options(instance: Instance, b: int, space: str = "documented") -> lis
     group (the largest share at most max_micro_batch_share)."""
     t = instance.training
     out: list[StageOption] = []
+    # (The documented space takes uneven shares on clusters of at most 32 GPUs, Sec. 1; the
+    # validator's on any.)
+    uneven = space == "validator" or instance.cluster.num_gpus <= 32
     for g in instance.cluster.node_groups:
         for tp in tp_degrees(instance, g.gpus_per_node):
             for d in range(1, b + 1):
                 low, more = divmod(b, d)
-                if low + (more > 0) > t.max_micro_batch_share:
+                if low + (more > 0) > t.max_micro_batch_share or (more and not uneven):
                     continue
                 if not _single_gpus_allowed(tp * d, g.num_gpus):
                     continue

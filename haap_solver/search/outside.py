@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from haap_solver.instance import Instance
 from haap_solver.parallelism import tp_candidates
+from haap_solver.search.space import UNEVEN_MAX_GPUS, uneven_searched
 
 
 def outside_space(instance: Instance, *, mixed: bool) -> list[str]:
@@ -21,6 +22,10 @@ def outside_space(instance: Instance, *, mixed: bool) -> list[str]:
         return []
     groups = instance.cluster.node_groups
     out: list[str] = []
+    if not uneven_searched(instance):
+        out.append(f"a single-type stage whose DP degree does not divide the micro-batch "
+                   f"(uneven shares; searched on clusters of at most {UNEVEN_MAX_GPUS} GPUs, "
+                   "Sec. 1)")
     for g in groups:
         tps = tp_candidates(instance, g)
         if any(a + b <= g.num_gpus for a in tps for b in tps if a < b):
@@ -30,12 +35,8 @@ def outside_space(instance: Instance, *, mixed: bool) -> list[str]:
     if mixed and len(groups) >= 2 and any(g.num_gpus >= 2 for g in groups):
         out.append("a mixed-type stage with two replica groups on one of its node groups "
                    "(two shares or two TP degrees there; Sec. 1.1)")
-    if not t.empty_end_stages:
-        out.append("an embedding-only first or head-only last stage "
-                   "(training.empty_end_stages is off; Sec. 1.2)")
-    else:
-        if mixed and len(groups) >= 2:
-            out.append("an empty end stage of several replica groups (Sec. 1.2)")
-        if "interleaved-1f1b" in t.schedules:
-            out.append("an empty end stage under interleaved-1f1b (Sec. 1.4)")
+    # (Empty end stages: the validator takes them only where training.empty_end_stages allows
+    # them and not under interleaved-1f1b, as the search does.)
+    if t.empty_end_stages and mixed and len(groups) >= 2:
+        out.append("an empty end stage of several replica groups (Sec. 1.2)")
     return out
