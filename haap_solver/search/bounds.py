@@ -401,6 +401,9 @@ class PositionalBound:
         self._link_floor: np.ndarray | None = None
         self._sides: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | tuple[()] | None \
             = None  # _link_sides (() where none apply)
+        self.link_sides_on = True
+        """Whether holds_all_layers also asks the LPs per set of link sides (strong_lower_bound
+        walks without them first; either way the answers are valid)."""
         self._grid: list[float] | None = None
         """The candidate bottlenecks of the last bisection (bottleneck_floor, objective_floor:
         the capacity bound's t_values); holds_all_layers asks the LPs per set of link sides
@@ -680,7 +683,7 @@ class PositionalBound:
         (_holds_on_some_sides, Sec. 4.4 *Link sides*)."""
         if self.capacity(p, t, r) < self.L - 1e-6:
             return False
-        if p == 1 or self._grid is None or self._link_sides() is None:
+        if p == 1 or not self.link_sides_on or self._grid is None or self._link_sides() is None:
             return True
         # The callers' bisections treat a candidate t as every bottleneck up to the next one
         # (the capacity LP does not change in between); the LPs per set of sides do, so they are
@@ -735,17 +738,21 @@ class PositionalBound:
             return False
         mult = [count for count, _ in classes]
         cols: list[tuple[int, int, int, float, float]] = []  # class, config, edge, most, fewest
+        n_sides = int(side.max()) + 1
         for k, (_, per_variant) in enumerate(classes):
             for edge, (most, fewest) in enumerate(per_variant):
-                usable = self._undominated_by_room(most, fewest)
-                cols.extend((k, int(j), edge, float(most[j]), float(fewest[j])) for j in usable)
+                # Dominance side by side: a mixed configuration's dominator may be on another
+                # side (a single-type one using fewer GPUs), absent from some sets S.
+                for g in range(n_sides):
+                    usable = self._undominated_by_room(np.where(side == g, most, 0), fewest)
+                    cols.extend((k, int(j), edge, float(most[j]), float(fewest[j]))
+                                for j in usable)
         if not cols:
             return False
         arr = np.array(cols, dtype=float)
         col_class, col_cfg = arr[:, 0].astype(int), arr[:, 1].astype(int)
         col_edge, most, fewest = arr[:, 2] > 0, arr[:, 3], arr[:, 4]
         col_side = side[col_cfg]
-        n_sides = int(side.max()) + 1
         subsets = sorted((s for size in range(1, n_sides + 1)
                           for s in itertools.combinations(range(n_sides), size)),
                          key=lambda s: -len(s))
@@ -1153,18 +1160,19 @@ def link_floors(cache: CoefficientCache, configs: list[StageConfig], micro_batch
 
 def link_sides(cache: CoefficientCache, configs: list[StageConfig],
                micro_batch: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
-    """The link sides of Sec. 4.4 *Link sides*, where they apply (only single-type
-    configurations, of two to MAX_LINK_SIDES link keys; else None): per configuration its side
-    (index into the sorted link keys), and its least time of a link to a neighbour on its own side
-    (inner), on another side (edge), and on any side (the smaller of the two).
+    """The link sides of Sec. 4.4 *Link sides*, where they apply (two to MAX_LINK_SIDES link
+    keys, a mixed configuration's being its node-group set; else None): per configuration its
+    side (index into the link keys sorted by name), and its least time of a link to a neighbour
+    on its own side (inner), on another side (edge), and on any side (the smaller of the two).
 
     A link between c on side g and c' on side h is at least max(P(c, h), P(c', g)) (Sec. 5,
     (8)), so at least Q[c, h] = max(P(c, h), min over the configurations c'' of side h of
     P(c'', g)): inner(c) = Q[c, g], edge(c) = min over h != g of Q[c, h]."""
-    keys = sorted({str(c.link_key) for c in configs})
-    if any(c.mixed for c in configs) or not 2 <= len(keys) <= MAX_LINK_SIDES:
+    keys = sorted({c.link_key for c in configs}, key=str)
+    if not 2 <= len(keys) <= MAX_LINK_SIDES:
         return None
-    side = np.array([keys.index(str(c.link_key)) for c in configs], dtype=int)
+    where = {key: k for k, key in enumerate(keys)}
+    side = np.array([where[c.link_key] for c in configs], dtype=int)
     p2p = np.array([[cache.p2p_side(c, micro_batch, h) for h in keys] for c in configs],
                    dtype=float).reshape(len(configs), len(keys))
     # towards[h, g]: the least side time of a configuration of side h towards side g.
