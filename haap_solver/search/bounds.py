@@ -12,6 +12,8 @@ bound it sees that GPUs come in node-aligned blocks and that each stage pays fix
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -373,7 +375,7 @@ class PositionalBound:
         self._hull: dict[tuple[bool, bool, bool], tuple[np.ndarray, np.ndarray]] = {}
         self._lp_solver: Any = None  # one HiGHS object for all its LPs (new_bound_lp_solver)
         self._ip_solver: Any = None  # and one for its integer programs (new_bound_ip_solver)
-        self._counts: dict[tuple[tuple[bool, bool, bool], float], np.ndarray] = {}
+        self._counts: dict[tuple[tuple[bool, bool, bool], float, str], np.ndarray] = {}
         self._by_role: dict[int, list[tuple[tuple[bool, bool, bool], list[int], np.ndarray,
                                             np.ndarray]]] = {}
         self._faster: dict[tuple[bool, bool, bool],
@@ -397,6 +399,17 @@ class PositionalBound:
         self._bilinear: dict[tuple[bool, bool, bool], np.ndarray] = {}
         self._bracket: dict[int, tuple[int, int]] = {}
         self._link_floor: np.ndarray | None = None
+        self._sides: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | tuple[()] | None \
+            = None  # _link_sides (() where none apply)
+        self.link_sides_on = True
+        """Whether holds_all_layers also asks the LPs per set of link sides (strong_lower_bound
+        walks without them first; either way the answers are valid)."""
+        self._grid: list[float] | None = None
+        """The candidate bottlenecks of the last bisection (bottleneck_floor, objective_floor:
+        the capacity bound's t_values); holds_all_layers asks the LPs per set of link sides
+        just below the candidate after its t."""
+        self._side_rows: dict[tuple[tuple[bool, bool, bool], str],
+                              tuple[np.ndarray, np.ndarray]] = {}
 
     def link_floor(self) -> np.ndarray:
         """pi(c) of every configuration (`link_floors`): the objective's 2 sum_j c_j >=
@@ -523,9 +536,15 @@ class PositionalBound:
         dominated[second[beats]] = True
         return np.nonzero(usable & ~dominated)[0]
 
-    def _matrices(self, role: tuple[bool, bool, bool]) -> tuple[np.ndarray, np.ndarray]:
+    def _matrices(self, role: tuple[bool, bool, bool],
+                  variant: str = "any") -> tuple[np.ndarray, np.ndarray]:
         """Stage time (running max) and tail of every configuration at n = 1..W layers, one row
-        per configuration, inf beyond what fits with one micro-batch in flight."""
+        per configuration, inf beyond what fits with one micro-batch in flight. The stage time
+        charges the links of the `variant` (Sec. 4.4, *Link sides*): "any", each link at its
+        least side time towards any neighbour (link_floor); "inner", every neighbour on the
+        stage's own side; "edge", at least one neighbour on another side."""
+        if variant != "any":
+            return self._side_matrices(role, variant)
         hit = self._rows.get(role)
         if hit is None:
             taus = self.cache.stage_times_many(self.configs, self.b, *role)
@@ -575,20 +594,20 @@ class PositionalBound:
         return hit
 
     def _layer_table(self, role: tuple[bool, bool, bool], t: float,
-                     r: float) -> tuple[np.ndarray, np.ndarray]:
+                     r: float, variant: str = "any") -> tuple[np.ndarray, np.ndarray]:
         """What every position of one role shares at (t, r), whatever its micro-batches in
         flight: per configuration and layer count n, the largest n' <= n whose stage time is
         <= t and tail <= r (-1: none), and the smallest such n' at all (width: none); 0-based.
         With r = inf the qualifying counts are a prefix, and the table is their number per
         configuration (cached per (role, t): the bisections probe the same t for many p) and an
-        empty array."""
-        tau_m, tail_m = self._matrices(role)
+        empty array. `variant`: which links the stage time charges (_matrices)."""
+        tau_m, tail_m = self._matrices(role, variant)
         width = tau_m.shape[1]
         if math.isinf(r):  # rows do not decrease
-            counts = self._counts.get((role, t))
+            counts = self._counts.get((role, t, variant))
             if counts is None:
                 counts = (tau_m <= t).sum(axis=1)
-                self._counts[(role, t)] = counts
+                self._counts[(role, t, variant)] = counts
             return counts, np.empty(0)
         ok = (tau_m <= t) & (tail_m <= r)
         index = np.arange(width)[None, :]
@@ -659,7 +678,129 @@ class PositionalBound:
                 np.array(cols_most, dtype=float), np.array(cols_low, dtype=float))
 
     def holds_all_layers(self, p: int, t: float, r: float = math.inf) -> bool:
-        return self.capacity(p, t, r) >= self.L - 1e-6
+        """Whether some p-stage plan with bottleneck <= t and tail <= r may hold every layer:
+        the capacity LP holds L, and so does the LP of some set of link sides the plan may use
+        (_holds_on_some_sides, Sec. 4.4 *Link sides*)."""
+        if self.capacity(p, t, r) < self.L - 1e-6:
+            return False
+        if p == 1 or not self.link_sides_on or self._grid is None or self._link_sides() is None:
+            return True
+        # The callers' bisections treat a candidate t as every bottleneck up to the next one
+        # (the capacity LP does not change in between); the LPs per set of sides do, so they are
+        # asked just below the next candidate.
+        at = bisect.bisect_right(self._grid, t * (1 + 1e-12))
+        if at >= len(self._grid):
+            return True
+        return self._holds_on_some_sides(p, self._grid[at] * (1 - 1e-9), r)
+
+    def _link_sides(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+        """link_sides of this bound's configurations (cached; None where they do not apply)."""
+        if self._sides is None:
+            self._sides = link_sides(self.cache, self.configs, self.b) or ()
+        return self._sides or None
+
+    def _side_matrices(self, role: tuple[bool, bool, bool],
+                       variant: str) -> tuple[np.ndarray, np.ndarray]:
+        """_matrices for the "inner" and "edge" variants: the stage time without links, plus
+        (blocking sends: tau + c_{i-1} + c_i) or at least (overlapped: T >= 2 c_j) the links of
+        a stage whose neighbours are all on its side (inner), or one of them on another side
+        (edge: that link at least edge(c), any other at least any(c))."""
+        key = (role, variant)
+        hit = self._side_rows.get(key)
+        if hit is None:
+            sides = self._link_sides()
+            assert sides is not None
+            taus = self.cache.stage_times_many(self.configs, self.b, *role)
+            tau_m, tail_m = self._matrices(role)
+            bare = np.full(tau_m.shape, np.inf)
+            for k, row in enumerate(taus):
+                bare[k, : len(row)] = row
+            bare = side_stage_times(bare, role, variant, sides,
+                                    self.instance.training.blocks_p2p(self.schedule))
+            hit = (bare, tail_m)
+            self._side_rows[key] = hit
+        return hit
+
+    def _holds_on_some_sides(self, p: int, t: float, r: float) -> bool:
+        """Sec. 4.4 *Link sides*: whether, for some non-empty set S of link sides, the capacity
+        LP of the plans whose stages use exactly the sides of S holds every layer. Such a plan's
+        stages are on S's sides only; with one side, every link is inner; with two or more,
+        every side of S has a stage next to a stage of another side (an edge stage), and every
+        other stage has inner links only. So each stage is a column of its variant (inner or
+        edge), and each side of S gets the row: its edge columns >= 1."""
+        sides = self._link_sides()
+        assert sides is not None
+        side = sides[0]
+        t = t * (1 + 1e-12)
+        r = r * (1 + 1e-12)
+        classes = self._merged_sides(p, t, r)
+        if classes is None:
+            return False
+        mult = [count for count, _ in classes]
+        cols: list[tuple[int, int, int, float, float]] = []  # class, config, edge, most, fewest
+        n_sides = int(side.max()) + 1
+        for k, (_, per_variant) in enumerate(classes):
+            for edge, (most, fewest) in enumerate(per_variant):
+                # Dominance side by side: a mixed configuration's dominator may be on another
+                # side (a single-type one using fewer GPUs), absent from some sets S.
+                for g in range(n_sides):
+                    usable = self._undominated_by_room(np.where(side == g, most, 0), fewest)
+                    cols.extend((k, int(j), edge, float(most[j]), float(fewest[j]))
+                                for j in usable)
+        if not cols:
+            return False
+        arr = np.array(cols, dtype=float)
+        col_class, col_cfg = arr[:, 0].astype(int), arr[:, 1].astype(int)
+        col_edge, most, fewest = arr[:, 2] > 0, arr[:, 3], arr[:, 4]
+        col_side = side[col_cfg]
+        subsets = sorted((s for size in range(1, n_sides + 1)
+                          for s in itertools.combinations(range(n_sides), size)),
+                         key=lambda s: -len(s))
+        for subset in subsets:
+            keep = np.isin(col_side, subset)
+            if len(subset) == 1:
+                keep &= ~col_edge
+            if not keep.any():
+                continue
+            idx = np.nonzero(keep)[0]
+            edge_rows = [((col_edge[idx] & (col_side[idx] == g)).astype(float), 1.0,
+                          math.inf) for g in subset] if len(subset) > 1 else []
+            lower, upper, starts, rows_idx, vals = self._assignment_matrix(
+                mult, col_class[idx], col_cfg[idx],
+                [(fewest[idx], -math.inf, float(self.L)), *edge_rows])
+            if self._lp_solver is None:
+                self._lp_solver = new_bound_lp_solver()
+            status, value = _solve_lp(lower, upper, -most[idx], starts, rows_idx, vals,
+                                      self._lp_solver)
+            if status == "unknown" or (status == "optimal" and -value >= self.L - 1e-6):
+                return True  # (unknown: no proof either way, claim nothing)
+        return False
+
+    def _merged_sides(self, p: int, t: float, r: float) -> list[
+            tuple[int, tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]]] \
+            | None:
+        """The position classes of a p-stage pipeline for _holds_on_some_sides: per class its
+        multiplicity and (most, fewest) of the inner and of the edge variant at (t, r), classes
+        of one role whose four rows coincide merged (as _merged). None where a class has no
+        configuration in either variant."""
+        out: list[tuple[int, tuple[tuple[np.ndarray, np.ndarray],
+                                   tuple[np.ndarray, np.ndarray]]]] = []
+        for role, flights, mults, room in self._role_classes(p):
+            inner = self._layers(room, self._layer_table(role, t, r, "inner"))
+            edge = self._layers(room, self._layer_table(role, t, r, "edge"))
+            merged: dict[bytes, int] = {}
+            for k in range(len(flights)):
+                rows = ((inner[0][k], inner[1][k]), (edge[0][k], edge[1][k]))
+                if not (rows[0][0] >= 1).any() and not (rows[1][0] >= 1).any():
+                    return None
+                key = b"".join(a.tobytes() for pair in rows for a in pair)
+                at = merged.get(key)
+                if at is None:
+                    merged[key] = len(out)
+                    out.append((int(mults[k]), rows))
+                else:
+                    out[at] = (out[at][0] + int(mults[k]), out[at][1])
+        return out
 
     def integer_sequence(self, p: int, t: float, r: float = math.inf, *,
                          most_layers: bool = True) -> list[StageConfig] | None:
@@ -908,6 +1049,7 @@ class PositionalBound:
         With `integer`, "holds every layer" is asked of the program with integer stage counts
         (holds_all_layers_integer): the same walk, a larger R_min, integer programs instead of
         LPs where the LP holds."""
+        self._grid = t_values
         holds = self.holds_all_layers_integer if integer else self.holds_all_layers
         r_values = self.tail_values()
         if len(r_values) == 0 or not math.isfinite(t_floor):
@@ -946,8 +1088,19 @@ class PositionalBound:
             best = min(best, cost_of_interval(t, t_values[a - 1]) + r_here)
             t_idx = a
             r_known = lo - 1  # the bisection ended where the LP holds L at r_below
-        # Out of steps: every T from here on costs at least its cost + the smallest tail.
-        return min(best, cost_of_interval(t_values[t_idx], math.inf) + float(r_values[0]))
+        # Out of steps. The T from here on whose cost alone stays below the limit end at `top`;
+        # their tail is at least R_min there (R_min does not grow with T), and every larger T
+        # costs the limit alone (before 2026-12-02: the smallest tail of any configuration,
+        # which the finer steps of the LPs per set of link sides, Sec. 4.4, reached often).
+        limit = min(best, stop)
+        t = t_values[t_idx]
+        base = cost_of_interval(t, math.inf)
+        if base >= limit:
+            return min(best, base + float(r_values[0]))
+        top = _last_below(cost_of_interval, t_values, t_idx, limit)
+        r_top = float(r_values[first_true(lambda i: holds(p, t_values[top], float(r_values[i])),
+                                          0, r_known)])
+        return min(limit, cost_of_interval(t, t_values[top]) + r_top)
 
     def bottleneck_floor(self, p: int, t_values: list[float], start: float = 0.0,
                          stop: float = math.inf) -> float:
@@ -959,6 +1112,7 @@ class PositionalBound:
         may end early: when the LP fails at `stop`, the candidate just above `stop` is returned, a
         valid bound that is all a caller pruning at `stop` needs. What each test showed is kept,
         so later calls resume the bisection."""
+        self._grid = t_values
         n = len(t_values)
         lo, hi = self._bracket.get(p, (0, n))  # infeasible below lo; feasible at hi (n: unknown)
         lo = max(lo, int(np.searchsorted(t_values, start * (1 - 1e-12), side="left")))
@@ -1004,6 +1158,53 @@ def link_floors(cache: CoefficientCache, configs: list[StageConfig], micro_batch
                     dtype=float).reshape(len(configs))
 
 
+def link_sides(cache: CoefficientCache, configs: list[StageConfig],
+               micro_batch: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """The link sides of Sec. 4.4 *Link sides*, where they apply (two to MAX_LINK_SIDES link
+    keys, a mixed configuration's being its node-group set; else None): per configuration its
+    side (index into the link keys sorted by name), and its least time of a link to a neighbour
+    on its own side (inner), on another side (edge), and on any side (the smaller of the two).
+
+    A link between c on side g and c' on side h is at least max(P(c, h), P(c', g)) (Sec. 5,
+    (8)), so at least Q[c, h] = max(P(c, h), min over the configurations c'' of side h of
+    P(c'', g)): inner(c) = Q[c, g], edge(c) = min over h != g of Q[c, h]."""
+    keys = sorted({c.link_key for c in configs}, key=str)
+    if not 2 <= len(keys) <= MAX_LINK_SIDES:
+        return None
+    where = {key: k for k, key in enumerate(keys)}
+    side = np.array([where[c.link_key] for c in configs], dtype=int)
+    p2p = np.array([[cache.p2p_side(c, micro_batch, h) for h in keys] for c in configs],
+                   dtype=float).reshape(len(configs), len(keys))
+    # towards[h, g]: the least side time of a configuration of side h towards side g.
+    towards = np.array([p2p[side == h].min(axis=0) for h in range(len(keys))])
+    q = np.maximum(p2p, towards[:, side].T)  # q[c, h] = Q[c, h]
+    own = np.zeros(q.shape, dtype=bool)
+    own[np.arange(len(side)), side] = True
+    inner = q[own]
+    edge = np.where(own, np.inf, q).min(axis=1)
+    return side, inner, edge, np.minimum(inner, edge)
+
+
+def side_stage_times(bare: np.ndarray, role: tuple[bool, bool, bool], variant: str,
+                     sides: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+                     blocking: bool) -> np.ndarray:
+    """Stage times `bare` (rows: configurations; no links) with the links of a stage in `role`
+    whose neighbours are all on its side ("inner") or one of them on another side ("edge":
+    that link at least edge(c), any other at least the least of inner and edge): added (blocking
+    sends, tau + c_{i-1} + c_i) or as a floor (overlapped, T >= 2 c_j). Sec. 4.4 *Link sides*."""
+    _, inner, edge, anyside = sides
+    deg = _links_of(role)
+    if deg == 0:
+        return bare
+    if variant == "inner":
+        links = deg * inner if blocking else inner
+    else:
+        links = edge + (deg - 1) * anyside if blocking else edge
+    if blocking:
+        return bare + links[:, None]
+    return np.maximum(bare, 2.0 * links[:, None])
+
+
 def _links_of(role: tuple[bool, bool, bool]) -> int:
     """Pipeline links of a stage in `role` (first, last, multi-stage): 2 in the middle, 1 at an
     end, 0 for the only stage."""
@@ -1031,6 +1232,11 @@ def first_true(pred: Callable[[int], bool], lo: int, hi: int) -> int:
         else:
             lo = mid + 1
     return lo
+
+
+MAX_LINK_SIDES = 4
+"""The most link sides (node groups) for which the capacity LP is also asked per set of sides
+(PositionalBound._holds_on_some_sides: up to 2^sides - 1 more LPs a question)."""
 
 
 BOUND_LP_PRESOLVE = "off"
