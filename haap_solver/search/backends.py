@@ -220,6 +220,15 @@ minutes on a 0.5 s limit. Switching presolve rules off only moves the loop: with
 limit, and search times change by a few percent (docs/benchmarks.md)."""
 
 
+SUB_MIP_HEURISTICS = ("mip_heuristic_run_rens", "mip_heuristic_run_rins",
+                      "mip_heuristic_run_root_reduced_cost")
+"""HiGHS's heuristics that solve a sub-MIP, off for our models: a sub-MIP runs HiGHS's presolve
+whatever MIP_PRESOLVE says, and there the same loop in HPresolve::strengthenInequalities
+ignores the clock (seen 2026-12-02 on gpt3-2.7b-a100x8-v100x8-4gpu with uneven shares: a MIP
+given 0.05-30 s ran for over five minutes inside RENS -> rootReducedCost -> presolve, in about
+half of the runs). Without them that instance's 30-60 s solves stop at their limit every time."""
+
+
 HIGHS_THREADS = 1
 """Every HiGHS model of the package runs with this many threads, whatever `threads` asks. HiGHS's
 thread scheduler is one per process, set by the first model solved (a bound LP, one thread):
@@ -243,6 +252,8 @@ def new_highs(*, seed: int, time_limit_s: float | None = None, mip: bool = False
         h.setOptionValue("time_limit", time_limit_s)
     if mip:
         h.setOptionValue("presolve", MIP_PRESOLVE)
+        for heuristic in SUB_MIP_HEURISTICS:
+            h.setOptionValue(heuristic, False)
     return h
 
 
