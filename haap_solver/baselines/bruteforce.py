@@ -407,14 +407,23 @@ def _validator_mixed_options(instance: Instance, b: int, cm: CostModel) -> list[
                    and shares[i] > shares[j]
                    for i in range(len(skeleton)) for j in range(i + 1, len(skeleton))):
                 continue  # the same two groups in the other order
-            for r in instance.training.recompute:
-                if all(_unit(cm, dev, tp, x, dp, r)[2]
-                       for (_, dev, tp, _), x in zip(skeleton, shares, strict=True)):
-                    out.append(StageOption(parts=tuple(
-                        Part(node_group=g, device=dev, tp=tp, count=n, share=x)
-                        for (g, dev, tp, n), x in zip(skeleton, shares, strict=True)),
-                        recompute=r))
+            out.extend(_fitting_options(instance, cm, skeleton, shares, dp))
     return out
+
+
+def _fitting_options(instance: Instance, cm: CostModel,
+                     skeleton: tuple[tuple[str, str, int, int], ...], shares: tuple[int, ...],
+                     dp: int) -> list[StageOption]:
+    """The stage options of one skeleton ((node group, device, TP, count) per part) at one
+    split, one per recomputation mode under which every replica holds a layer as a middle stage
+    with one micro-batch in flight."""
+    return [StageOption(parts=tuple(Part(node_group=g, device=dev, tp=tp, count=n, share=x)
+                                    for (g, dev, tp, n), x in zip(skeleton, shares,
+                                                                  strict=True)),
+                        recompute=r)
+            for r in instance.training.recompute
+            if all(_unit(cm, dev, tp, x, dp, r)[2]
+                   for (_, dev, tp, _), x in zip(skeleton, shares, strict=True))]
 
 
 def _full_mixed_options(instance: Instance, b: int, cm: CostModel,
@@ -426,14 +435,11 @@ def _full_mixed_options(instance: Instance, b: int, cm: CostModel,
     for skeleton in _full_skeletons(instance, b, space):
         dp = sum(n for _, _, _, n in skeleton)
         splits = _full_splits(instance, skeleton, b)
-        for r in instance.training.recompute:
-            for shares in splits:
-                if all(_unit(cm, dev, tp, x, dp, r)[2]
-                       for (_, dev, tp, _), x in zip(skeleton, shares, strict=True)):
-                    out.append(StageOption(parts=tuple(
-                        Part(node_group=g, device=dev, tp=tp, count=n, share=x)
-                        for (g, dev, tp, n), x in zip(skeleton, shares, strict=True)),
-                        recompute=r))
+        by_mode: dict[str, list[StageOption]] = {}
+        for shares in splits:  # (options in recomputation-mode order, then split order)
+            for option in _fitting_options(instance, cm, skeleton, shares, dp):
+                by_mode.setdefault(option.recompute, []).append(option)
+        out.extend(o for r in instance.training.recompute for o in by_mode.get(r, []))
     return out
 
 
