@@ -119,6 +119,9 @@ MIXED_FULL_CANDIDATES = 200
 """Formulations Sec. 1.1: the most candidates (skeleton and split, before memory and
 recomputation) the full mixed space may have at a micro-batch size for the search to take it
 there (else the cut space)."""
+UNEVEN_MAX_GPUS = 32
+"""Formulations Sec. 1: the largest cluster (GPUs) whose documented space has uneven shares (a
+DP degree that does not divide the micro-batch); the validator's space has them on any."""
 
 
 @dataclass(frozen=True)
@@ -223,9 +226,7 @@ def single_options(instance: Instance, b: int, space: str = "documented") -> lis
     group (the largest share at most max_micro_batch_share)."""
     t = instance.training
     out: list[StageOption] = []
-    # (The documented space takes uneven shares on clusters of at most 32 GPUs, Sec. 1; the
-    # validator's on any.)
-    uneven = space == "validator" or instance.cluster.num_gpus <= 32
+    uneven = space == "validator" or instance.cluster.num_gpus <= UNEVEN_MAX_GPUS
     for g in instance.cluster.node_groups:
         for tp in tp_degrees(instance, g.gpus_per_node):
             for d in range(1, b + 1):
