@@ -13,6 +13,7 @@ import argparse
 import json
 import math
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -32,7 +33,7 @@ from haap_solver.cli import (
 )
 from haap_solver.errors import HaapError, InfeasibleError
 from haap_solver.instance import Instance
-from haap_solver.report import bench_docs
+from haap_solver.report import bench_docs, previous
 from haap_solver.report.bench import bench_report, machine_info
 from haap_solver.report.comparison import rows_csv, rows_table
 from haap_solver.report.plots import bench_plots, plot_gantt, plot_memory
@@ -193,6 +194,10 @@ def _cfg_bench(p: argparse.ArgumentParser) -> None:
     p.add_argument("--output", default="docs/benchmarks.md", help="Markdown report to write")
     p.add_argument("--img-dir", default="docs/img", help="where the plots go")
     p.add_argument("--csv", action="store_true", help="also print the rows as CSV on stdout")
+    p.add_argument("--previous", metavar="REF", default=None,
+                   help="also run the exact search of git revision REF of this repository (an "
+                        "earlier release) on the instances of nodes of at most 4 GPUs, right "
+                        "after this release's, and report the search-time ratio")
 
 
 @command("bench", "run the benchmark matrix and write docs/benchmarks.md with plots", _cfg_bench)
@@ -225,6 +230,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
     methods += [method_of(t) for t in targets if method_of(t) not in methods]
     instances = [load_instance(p) for p in paths]
     rows: list[dict[str, Any]] = []
+    earlier_rows: list[dict[str, Any]] = []
+    if args.previous is not None and "haap" not in methods:
+        raise HaapError("--previous compares with this release's exact search: keep the method "
+                        "haap in --methods")
+    scratch = tempfile.TemporaryDirectory(prefix="haap-previous-")
+    earlier = None if args.previous is None else previous.export_release(
+        args.previous, Path.cwd(), Path(scratch.name))
     started = time.perf_counter()
     with Progress(TextColumn("{task.description}", markup=False), BarColumn(),
                   MofNCompleteColumn(),
@@ -236,9 +248,16 @@ def cmd_bench(args: argparse.Namespace) -> int:
                            f"{row['status']}")
 
             bar.update(task, description=f"{inst.name}...")
-            rows.extend(compare_instance(inst, methods, time_limit_s=limit,
-                                         threads=args.threads, on_row=note,
-                                         limits={"bruteforce": max(limit, 120.0)}))
+            got = compare_instance(inst, methods, time_limit_s=limit, threads=args.threads,
+                                   on_row=note, limits={"bruteforce": max(limit, 120.0)})
+            rows.extend(got)
+            if earlier is not None and previous.small_node(inst):
+                bar.update(task, description=f"{inst.name}: haap of {earlier[1]}...")
+                answer = previous.run_release(earlier[0], paths[instances.index(inst)],
+                                              time_limit_s=limit, threads=args.threads, seed=0)
+                mine = next(r for r in got if r["method"] == "haap")
+                earlier_rows.append(previous.compare_row(inst, mine, answer, earlier[1]))
+    scratch.cleanup()
     traces = Path("instances/replan")  # (issue 22: warm against cold, the full matrix only)
     replan = [] if args.quick or args.instances or args.methods or not traces.is_dir() else [
         run_trace(traces, name, limit) for name in REPLAN_TRACES]
@@ -248,7 +267,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     plots = bench_plots(rows, instances, img)
     report = bench_report(rows, instances, methods=methods, limit=limit, quick=args.quick,
                           total_s=total, plots=plots, output=Path(args.output),
-                          threads=args.threads, replan=replan)
+                          threads=args.threads, replan=replan, previous=earlier_rows)
     Path(args.output).parent.mkdir(parents=True, exist_ok=True)
     Path(args.output).write_text(report)
     console.print(f"wrote {args.output} and {len(plots)} plot(s) in {img} ({total:.0f} s)")
@@ -259,6 +278,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
         rows, generated_utc=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         time_limit_s=limit, threads=args.threads, methods=methods, total_s=total,
         machine=machine_info())
+    if earlier_rows:
+        record["previous_release"] = [{k: bench_docs.json_number(v) for k, v in r.items()}
+                                      for r in earlier_rows]
     json_path = Path(args.output).with_suffix(".json")
     json_path.write_text(json.dumps(json_safe(record), indent=1) + "\n")
     console.print(f"wrote {json_path}")

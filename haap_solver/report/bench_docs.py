@@ -56,10 +56,10 @@ def bench_record(rows: Sequence[Mapping[str, Any]], *, generated_utc: str, time_
             "time_limit_s": time_limit_s, "threads": threads, "methods": list(methods),
             "total_s": total_s, "machine": dict(machine),
             "rows": [{k: (None if k == "plan" and r.get("gpus", 0) > LARGE_GPUS
-                          else _json_number(v)) for k, v in r.items()} for r in rows]}
+                          else json_number(v)) for k, v in r.items()} for r in rows]}
 
 
-def _json_number(v: Any) -> Any:
+def json_number(v: Any) -> Any:
     """JSON has no inf or nan: write them as strings, read back by _number."""
     if isinstance(v, float) and not math.isfinite(v):
         return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
