@@ -32,7 +32,8 @@ Measured on 2026-12-02 (seeds from 0; "beaten": a valid plan faster than the sea
   node group: 1.06x median, 1.71x max), 0 with them in the space (formulations Sec. 1.1,
   ``space.SAME_GROUP_MAX_GPUS``), ``--agree`` 0 disagreements;
 * tp, first ~90 seeds: 9 beaten by a mixed part of TP 2 on 3-GPU nodes or TP 3 (1.02x-1.31x)
-  before; after, none of those (the remaining beats use two replica groups on one group);
+  before; after, none of those (the remaining beats use two replica groups on one group: 1 of
+  90 seeds, 0 with them in the space);
 * fast_nic, 100 seeds: 16 beaten before the spread ring rule (14 by a fast-ring spread stage,
   1.055x median, 1.157x max), 5 after (4 an empty end stage of several replica groups, 3 two
   replica groups on one node group; 1.004x median, 1.039x max); ``--agree``: 0 disagreements;

@@ -129,3 +129,29 @@ def test_outside_lists_the_kinds_only_above_the_cap() -> None:
         replace(inst.cluster.node_groups[0], num_nodes=11),)))
     listed = outside_space(big, mixed=True)
     assert any("two TP degrees on one node group" in k for k in listed)
+
+
+def test_carried_mixed_bounds_are_dropped_where_the_space_widens() -> None:
+    """Losing nodes takes a 12-GPU cluster to 10, where stages with two replica groups on one
+    node group join the mixed space (SAME_GROUP_MAX_GPUS): the bounds on plans with a mixed
+    stage proven before no longer hold there and are not carried; the single-type ones are.
+    Planted: `carry_bounds` without the same_group_space test carries both."""
+    from haap_solver.search.carry import carry_bounds
+    from haap_solver.search.formulation import SubProblem
+    from haap_solver.search.space import same_group_space
+    from haap_solver.search.state import SearchState
+
+    def cluster(nodes: int) -> Instance:
+        training = TrainingSpec(global_batch_size=8, dtype="fp16", recompute=("none",),
+                                schedules=("1f1b",))
+        return make_instance(model=_model(2, 8, 4096), training=training, name="carry",
+                             node_groups=[NodeGroup(name="g0", device="A100-80G",
+                                                    num_nodes=nodes, gpus_per_node=2,
+                                                    nic_gbit_s=100.0)])
+
+    old, new = SearchState(cluster(6)), SearchState(cluster(5))
+    assert same_group_space(new.instance, 2) and not same_group_space(old.instance, 2)
+    sub = SubProblem(num_stages=2, micro_batch=2, schedule="1f1b")
+    old.sub_bounds = {("single", sub): 1.0, ("mixed", sub): 1.0}
+    kept, _ = carry_bounds(old, new)
+    assert kept == 1 and set(new.sub_bounds) == {("single", sub)}
