@@ -28,12 +28,17 @@ Measured on 2026-12-02 (seeds from 0; "beaten": a valid plan faster than the sea
 
 * same_group, 120 seeds: 47 beaten before uneven shares (1.41x median, 5.4x max), 10 after
   (9 two TP degrees on one node group, 1 a fast-ring spread stage since closed); ``--agree``:
-  the search equals the documented brute force on all 120;
+  the search equals the documented brute force on all 120. Then 9 (two replica groups on one
+  node group: 1.06x median, 1.71x max), 0 with them in the space (formulations Sec. 1.1,
+  ``space.SAME_GROUP_MAX_GPUS``), ``--agree`` 0 disagreements;
 * tp, first ~90 seeds: 9 beaten by a mixed part of TP 2 on 3-GPU nodes or TP 3 (1.02x-1.31x)
-  before; after, none of those (the remaining beats use two replica groups on one group);
+  before; after, none of those (the remaining beats use two replica groups on one group: 1 of
+  90 seeds, 0 with them in the space);
 * fast_nic, 100 seeds: 16 beaten before the spread ring rule (14 by a fast-ring spread stage,
   1.055x median, 1.157x max), 5 after (4 an empty end stage of several replica groups, 3 two
   replica groups on one node group; 1.004x median, 1.039x max); ``--agree``: 0 disagreements;
+  with two replica groups on one node group in the space, 4 (all an empty end stage of several
+  replica groups, outside the space, Sec. 1.2), ``--agree`` 0 disagreements;
 * interleaved_empty, 100 seeds: 17 beaten by an interleaved plan with an empty end stage (outside
   the space, formulations Sec. 1.4), 14 of them where the search found no plan at all;
 * empty end stages where ``training.empty_end_stages`` is off (not a generator here: the

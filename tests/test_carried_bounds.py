@@ -18,7 +18,7 @@ from haap_solver import changes as ch
 from haap_solver.cluster import NodeGroup
 from haap_solver.cost.evaluate import CostModel
 from haap_solver.result import SolveResult
-from haap_solver.search import carry
+from haap_solver.search import carry, space
 
 LIMIT_S = 60.0
 
@@ -47,10 +47,16 @@ def _used_nodes(result: SolveResult) -> set[tuple[str, int]]:
             for p in rg.placement}
 
 
-def test_a_loss_the_plan_does_not_feel_is_proven_by_the_carried_bounds() -> None:
+def test_a_loss_the_plan_does_not_feel_is_proven_by_the_carried_bounds(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """Nodes the plan does not use are lost, one group removed: every sub-problem closes on its
     carried bound, no model is solved, and the optimum is the cold solve's. Without the carry
-    the warm search solves the models again (the cutoff alone does not close them)."""
+    the warm search solves the models again (the cutoff alone does not close them). (The
+    changes take the cluster to 10 GPUs, where stages with two replica groups on one node group
+    join the mixed space, space.SAME_GROUP_MAX_GPUS: the space is no longer nested and the carry
+    rightly drops the mixed bounds, `carry.carry_bounds`; the cap is set below the cluster here
+    so that the space stays nested, as the test means.)"""
+    monkeypatch.setattr(space, "SAME_GROUP_MAX_GPUS", 0)
     planner = haap.Planner(_two_groups(2.7), time_limit_s=LIMIT_S)
     first = planner.solve().result
     assert _used_nodes(first) <= {("g0", 0), ("g0", 1)}

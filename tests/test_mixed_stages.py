@@ -22,6 +22,7 @@ from tiny_instances import tiny_instance
 from haap_solver.cli import main
 from haap_solver.cost.evaluate import CostModel
 from haap_solver.instance import Instance, load_instance
+from haap_solver.search import space
 from haap_solver.search.coefficients import MIXED_MIN_BUSY, _splits
 from haap_solver.search.formulation import SubProblem
 from haap_solver.search.solve import SearchState, solve
@@ -195,9 +196,14 @@ def test_placement_packs_mixed_parts_within_budgets() -> None:
                           schedule="1f1b") is None
 
 
-def test_mixed_search_on_one_device_type_is_the_single_type_search() -> None:
+def test_mixed_search_on_one_device_type_is_the_single_type_search(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """On one node group the mixed space holds only stages of two TP degrees there (Sec. 1.1),
+    and only on clusters of at most SAME_GROUP_MAX_GPUS GPUs: above it (the cap patched to 0
+    here) the mixed search generates nothing and is the single-type search."""
     inst = load_instance(ROOT / "instances" / "gpt3-1.3b-a100x8.toml")
     single = solve(inst, time_limit_s=30, mixed=False)
+    monkeypatch.setattr(space, "SAME_GROUP_MAX_GPUS", 0)
     both = solve(inst, time_limit_s=30)
     assert both.search_space["mixed_stage_configs"]["generated"] == 0
     assert both.iteration_time_s == single.iteration_time_s

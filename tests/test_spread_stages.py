@@ -344,3 +344,29 @@ def test_search_optimal_over_every_valid_plan_with_fast_nics(backend: str) -> No
     wider = bruteforce(inst, mixed=True, space="validator")
     assert res.status == "optimal" and res.plan is not None
     assert res.iteration_time_s == pytest.approx(wider.iteration_time_s, rel=1e-9)
+
+
+def test_ring_cache_tells_a_spread_twin_from_a_larger_stage() -> None:
+    """The data-parallel ring of a spread twin (at most a node, on several: no faster than on one
+    node) and of a larger stage of the same group (the network) are cached apart, in either
+    order. Before, both had one cache key, so on L40S nodes of 3 GPUs with 3,200 Gbit/s NICs
+    (gap_probe --gap fast_nic seed 34) a TP-1 DP-4 stage asked after the DP-2 twin got the
+    twin's 22.4 GB/s ring instead of its own 93.5 GB/s (checked on the commit before)."""
+    l40s = replace(DEVICE_PRESETS["L40S"], name="l40s-small", memory_gib=0.7285594940185547)
+    inst = make_instance(
+        model=ModelSpec(name="m", num_layers=1, hidden_size=768, ffn_hidden_size=3072,
+                        num_attention_heads=12, vocab_size=8192, seq_length=4096,
+                        learned_position_embeddings=True, uses_dropout=True),
+        training=TrainingSpec(global_batch_size=8, recompute=("none",), zero_stage=2,
+                              max_micro_batch_share=12),
+        extra_devices={"l40s-small": l40s},
+        node_groups=[NodeGroup(name="g0", device="l40s-small", num_nodes=2, gpus_per_node=3,
+                               nic_gbit_s=3200.0)])
+    cm = CostModel(inst)
+    configs = stage_configs(inst, 4)
+    twin = next(c for c in configs if c.spread)
+    big = next(c for c in configs if not c.spread and c.gpus > c.gpus_per_node and c.dp > 1)
+    for order in ((twin, big), (big, twin)):
+        cache = CoefficientCache(cm)
+        for c in order:
+            assert cache.dp_link(c, 4) == cm.dp_link(cache.replicas(c, 4)), c.label()

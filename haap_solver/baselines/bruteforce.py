@@ -40,7 +40,13 @@ possible, a batch split it gets wrong) makes the two disagree.
   groups of any device types, any ``count_j`` the group holds (``N_g floor(q_g / t_j)``, each
   TP group on one node), every split with
   ``1 <= share_j <= max_micro_batch_share`` where every replica holds one layer as a middle stage
-  with one micro-batch in flight (``_full_mixed_options``). Elsewhere the *cut* space
+  with one micro-batch in flight (``_full_mixed_options``); there too, on clusters of at most
+  ``SAME_GROUP_MAX_GPUS`` GPUs where they number at most ``SAME_GROUP_CANDIDATES`` (skeleton and
+  split; ``_same_group_space_is_small``), stages with two parts on ONE node group
+  (``_same_group_skeletons``): the two alone when their TP degrees differ, or beside one part of
+  another group, the two differing in TP degree or share (``_same_group_split_ok``), placed
+  anywhere like any mixed part (a stage of one group then on one node or on several, its ring
+  costed as placed). Elsewhere the *cut* space
   (``_cut_mixed_options``): two parts on node groups of different device types; each part's
   ``t_j count_j`` GPUs a power of two dividing its node size or whole nodes, one or two
   (``_mixed_part_gpus_allowed``); the shares are the documented split (``_mixed_split``): among
@@ -146,10 +152,12 @@ class Part:
 
 @dataclass(frozen=True)
 class StageOption:
-    """What one stage runs on, before its layers and placement: one part, or two (mixed)."""
+    """What one stage runs on, before its layers and placement: one part, or several (an
+    uneven single-type stage's two, a mixed one's)."""
 
     parts: tuple[Part, ...]
-    """Replica groups (one for a single-type stage, two for a mixed one)."""
+    """Replica groups (one for a single-type stage, two for an uneven one, two or more for a
+    mixed one)."""
     recompute: str
     """Recomputation mode."""
 
@@ -159,7 +167,7 @@ class StageOption:
     @property
     def single_type(self) -> bool:
         """One replica group, or an uneven single-type stage's two (one node group, one TP
-        degree; in the documented space no other stage has two on one node group)."""
+        degree; a stage of two TP degrees on one node group is a mixed one, Sec. 1.1)."""
         return len({p.node_group for p in self.parts}) == 1 and \
             len({p.tp for p in self.parts}) == 1
 
@@ -324,6 +332,74 @@ def _full_skeletons(instance: Instance, b: int,
                     yield parts
 
 
+SAME_GROUP_MAX_GPUS = 10
+"""Formulations Sec. 1.1: the largest cluster (GPUs) whose full mixed space also has stages with
+two replica groups on one node group (``_same_group_skeletons``)."""
+
+
+def _same_group_skeletons(instance: Instance, b: int,
+                          space: str) -> Iterator[tuple[tuple[str, str, int, int], ...]]:
+    """Formulations Sec. 1.1, on clusters of at most SAME_GROUP_MAX_GPUS GPUs: two parts on one
+    node group (their GPUs at most the group's), alone when their TP degrees differ, or beside
+    one part of another node group (three in all); parts in instance order of their groups,
+    the two of one group as ``combinations_with_replacement`` gives them."""
+    if instance.cluster.num_gpus > SAME_GROUP_MAX_GPUS:
+        return
+    groups = instance.cluster.node_groups
+    per_group = [[(g.name, g.device, tp, n) for tp in _part_tps(instance, g.gpus_per_node, space)
+                  for n in range(1, b + 1)
+                  if n <= _part_replicas_max(g.num_nodes, g.gpus_per_node, tp)]
+                 for g in groups]
+    for i, g in enumerate(groups):
+        for x, y in itertools.combinations_with_replacement(per_group[i], 2):
+            if x[2] * x[3] + y[2] * y[3] > g.num_gpus or x[3] + y[3] > b:
+                continue
+            if x[2] != y[2]:
+                yield (x, y)
+            for j in range(len(groups)):
+                if j == i:
+                    continue
+                for z in per_group[j]:
+                    if x[3] + y[3] + z[3] <= b:
+                        yield (x, y, z) if i < j else (z, x, y)
+
+
+SAME_GROUP_CANDIDATES = 200
+"""Formulations Sec. 1.1: the most candidates with two replica groups on one node group
+(skeleton and split, before memory and recomputation) a micro-batch size may have for the full
+mixed space there to hold them."""
+
+
+def _same_group_space_is_small(instance: Instance, b: int, space: str) -> bool:
+    """Formulations Sec. 1.1: at most SAME_GROUP_CANDIDATES candidates with two replica groups on
+    one node group at `b` (every skeleton of ``_same_group_skeletons``, every split that
+    ``_same_group_split_ok`` keeps)."""
+    seen = 0
+    for skeleton in _same_group_skeletons(instance, b, space):
+        seen += sum(1 for s in _full_splits(instance, skeleton, b)
+                    if _same_group_split_ok(skeleton, s))
+        if seen > SAME_GROUP_CANDIDATES:
+            return False
+    return True
+
+
+def _same_group_split_ok(skeleton: tuple[tuple[str, str, int, int], ...],
+                         shares: tuple[int, ...]) -> bool:
+    """Two parts on one node group are two replica groups only when their TP degrees or shares
+    differ (else one group of their summed count), and two of one TP degree and count are
+    written with the smaller share first."""
+    for i in range(len(skeleton)):
+        for j in range(i + 1, len(skeleton)):
+            a, c = skeleton[i], skeleton[j]
+            if a[0] != c[0]:
+                continue
+            if a[2] == c[2] and shares[i] == shares[j]:
+                return False
+            if a[2:] == c[2:] and shares[i] > shares[j]:
+                return False
+    return True
+
+
 def _full_splits(instance: Instance, skeleton: tuple[tuple[str, str, int, int], ...],
                  b: int) -> list[tuple[int, ...]]:
     """Every split of a skeleton: shares in [1, max_micro_batch_share] with
@@ -433,9 +509,12 @@ def _full_mixed_options(instance: Instance, b: int, cm: CostModel,
     mode, every split (shares in [1, max_micro_batch_share], ``sum count x share = b``) where
     every replica holds one layer as a middle stage with one micro-batch in flight."""
     out: list[StageOption] = []
-    for skeleton in _full_skeletons(instance, b, space):
+    same_group = _same_group_skeletons(instance, b, space) \
+        if _same_group_space_is_small(instance, b, space) else iter(())
+    for skeleton in itertools.chain(_full_skeletons(instance, b, space), same_group):
         dp = sum(n for _, _, _, n in skeleton)
-        splits = _full_splits(instance, skeleton, b)
+        splits = [s for s in _full_splits(instance, skeleton, b)
+                  if _same_group_split_ok(skeleton, s)]
         by_mode: dict[str, list[StageOption]] = {}
         for shares in splits:  # (options in recomputation-mode order, then split order)
             for option in _fitting_options(instance, cm, skeleton, shares, dp):

@@ -385,14 +385,20 @@ class PositionalBound:
                         & ~np.eye(len(configs), dtype=bool))
         if require_mixed:  # a single-type stage cannot stand in for the required mixed one
             self._leaner &= ~(~self.is_mixed[:, None] & self.is_mixed[None, :])
-        # The same relation between the distinct GPU-use vectors (use classes; a single-type and
-        # a mixed configuration never share one): _class_leaner[u, v], u leaner than v, u != v.
-        uses, use_class = np.unique(self.use, axis=0, return_inverse=True)
+        # The same relation between the use classes (the distinct GPU-use vectors, single-type
+        # and mixed apart: a one-group mixed stage, Sec. 1.1, may use the GPUs a single-type
+        # one does): _class_leaner[u, v], u leaner than v, u != v; of two classes of one use
+        # vector, only the lower one is leaner (ties: the lower stays, as within a class).
+        keyed, use_class = np.unique(np.column_stack([self.use, self.is_mixed]), axis=0,
+                                     return_inverse=True)
+        uses = keyed[:, :-1]
         self._use_class = use_class.reshape(-1).astype(np.int64)
-        class_mixed = np.zeros(len(uses), dtype=bool)
-        class_mixed[self._use_class[self.is_mixed]] = True
+        class_mixed = keyed[:, -1].astype(bool)
+        same_use = (uses[:, None, :] == uses[None, :, :]).all(axis=2)
+        order = np.arange(len(uses))
         self._class_leaner = ((uses[:, None, :] <= uses[None, :, :]).all(axis=2)
-                              & ~np.eye(len(uses), dtype=bool))
+                              & ~np.eye(len(uses), dtype=bool)
+                              & ~(same_use & (order[:, None] > order[None, :])))
         if require_mixed:
             self._class_leaner &= ~(~class_mixed[:, None] & class_mixed[None, :])
         self._mem: dict[tuple[bool, bool, bool, int], np.ndarray] = {}

@@ -19,7 +19,9 @@ The sub-problem bounds a search proved (`SearchState.sub_bounds`) are carried wh
 only takes nodes away (`bounds_break` gives why not, else None): every plan of the new cluster
 is then a plan of the old one at the same cost, so each sub-problem's least time can only grow
 (formulations Sec. 8). The bounds on plans with a mixed-type stage are carried at a micro-batch
-size only where the new mixed space there is no wider (full before, or cut after: Sec. 1.1).
+size only where the new mixed space there is no wider (full before, or cut after; stages with
+two replica groups on one node group before, or none after: Sec. 1.1), and none where uneven
+shares join the space (the cluster drops to UNEVEN_MAX_GPUS GPUs or fewer, Sec. 1).
 
 Everything else of the state (the configurations of each micro-batch size after memory and
 dominance pruning, the mixed-stage candidates, the load-balance floors, the capacity and
@@ -36,7 +38,13 @@ from typing import Any
 from haap_solver.cost.evaluate import CostModel
 from haap_solver.instance import Instance
 from haap_solver.search.coefficients import CoefficientCache
-from haap_solver.search.space import StageConfig, mixed_space_full
+from haap_solver.search.space import (
+    UNEVEN_MAX_GPUS,
+    StageConfig,
+    mixed_space_full,
+    same_group_space,
+    uneven_searched,
+)
 from haap_solver.search.state import SearchState
 
 _BY_CONFIG = ("reps", "parts", "taus", "endonly", "mem")
@@ -163,8 +171,14 @@ def carry_bounds(old: SearchState, new: SearchState) -> tuple[int, str]:
     if why is not None:
         return 0, why
     a, b = old.instance, new.instance
+    if uneven_searched(b) and not uneven_searched(a):
+        # (Fewer GPUs may bring uneven shares into the space, Sec. 1: no longer nested.)
+        return 0, f"uneven shares join the space at {UNEVEN_MAX_GPUS} GPUs or fewer"
     sizes = {sub.micro_batch for space, sub in old.sub_bounds if space == "mixed"}
-    nested = {m: mixed_space_full(a, m) or not mixed_space_full(b, m) for m in sizes}
+    # (Fewer nodes may also bring stages with two replica groups on one node group into the
+    # mixed space at a size, Sec. 1.1: same_group_space is not monotone in the node counts.)
+    nested = {m: (mixed_space_full(a, m) or not mixed_space_full(b, m))
+              and (same_group_space(a, m) or not same_group_space(b, m)) for m in sizes}
     new.sub_bounds = {(space, sub): bound for (space, sub), bound in old.sub_bounds.items()
                       if space == "single" or nested[sub.micro_batch]}
     return len(new.sub_bounds), ""

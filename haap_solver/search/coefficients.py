@@ -30,6 +30,8 @@ from haap_solver.search.space import (
     mixed_shapes,
     mixed_space_full,
     part_packs,
+    same_group_searched,
+    same_group_split_ok,
     split_placement,
     stage_configs,
 )
@@ -241,15 +243,21 @@ class CoefficientCache:
         q = self.instance.cluster.group(group).gpus_per_node
 
         def spread_tp(c: StageConfig) -> int | None:
-            """TP of `c`'s replicas in `group` where they may spread, None where on one node."""
+            """TP of `c`'s replicas in `group` where they may spread, None where on one node;
+            0 for replicas of two TP degrees there (Sec. 1.1: no footprint test is made)."""
             if not c.parts:
                 return None if c.gpus <= q and not c.spread else c.tp
-            return next(p.tp for p in c.parts if p.node_group == group)
+            if c.packed_whole:
+                return None
+            tps = {p.tp for p in c.parts if p.node_group == group}
+            return tps.pop() if len(tps) == 1 else 0
 
         hole = spread_tp(b)
         if hole is None:
             return True
         own = spread_tp(a)
+        if hole == 0 or own == 0:
+            return False
         return a.gpus_in(group) <= hole if own is None else hole % own == 0
 
     def _budget_packs_at(self, group: str, micro_batch: int) -> bool:
@@ -261,11 +269,15 @@ class CoefficientCache:
             node_group = self.instance.cluster.group(group)
             # (A mixed part of a TP degree the budget does not pack, TP 2 on 3-GPU nodes or TP
             # 3, may be in the group at any micro-batch size: then never, conservatively.)
+            # (Nor where a one-group stage on one node may take a size the budget does not
+            # pack, 3 GPUs of a 4-GPU node, Sec. 1.1: then never either.)
             hit = self._misc[key] = all(
                 budget_packs(node_group, c.gpus, c.tp, spread=c.spread)
                 for c in stage_configs(self.instance, micro_batch) if c.node_group == group) \
                 and all(part_packs(node_group, t)
-                        for t in tp_candidates(self.instance, node_group))
+                        for t in tp_candidates(self.instance, node_group)) \
+                and not (same_group_searched(self.instance)
+                         and node_group.gpus_per_node >= 3)
         return bool(hit)
 
     # -- helpers ---------------------------------------------------------------------------------
@@ -284,6 +296,20 @@ class CoefficientCache:
                 for r, pl in zip(parts, split_placement(whole.placement,
                                                         tuple(r.count for r in parts)),
                                  strict=True))
+            self._misc[key] = result
+            return result
+        if c.one_group and not c.packed_whole:
+            # (A one-group stage on several nodes: its ring over the network, whichever they
+            # are, Sec. 1.1; the first replica on node 0, the others on node 1.)
+            parts = c.replica_parts(micro_batch)
+            result = tuple(
+                ReplicaGroup(node_group=r.node_group, device=r.device, count=r.count, tp=r.tp,
+                             micro_batch_share=r.share,
+                             placement=((Placement(node=0, replicas=1),)
+                                        + ((Placement(node=1, replicas=r.count - 1),)
+                                           if r.count > 1 else ())) if k == 0
+                             else (Placement(node=1, replicas=r.count),))
+                for k, r in enumerate(parts))
             self._misc[key] = result
             return result
         out = []
@@ -312,7 +338,7 @@ class CoefficientCache:
         coefficients say, and the search's optimum stays exact. Where the network ring is
         faster (a PCIe device beside fast NICs), a spread stage that cannot straddle would cost
         more than said; those placements stay outside the space. Other configurations: True."""
-        if not c.spread:
+        if not c.spread or c.parts:  # (a one-group stage's twin: the ring rule, Sec. 1.1)
             return True
         key = ("spread_ok", c.node_group, c.tp, c.dp, micro_batch)
         hit = self._misc.get(key)
@@ -335,7 +361,14 @@ class CoefficientCache:
         cost model still computes each distinct value."""
         if c.dp <= 1:
             return (1.0, 0.0)
-        key = ("link", c.groups, c.single_node, c.device if c.single_node else "")
+        # (On one node: the device's links. On several: the network among its node groups,
+        # but for a stage of at most a node on one group no faster than on one node, Sec. 1.3;
+        # a spread twin and a larger stage of one group differ there, as do a one-group
+        # stage on one node and its twin, Sec. 1.1.)
+        groups = c.groups
+        small = len(groups) == 1 and \
+            c.gpus <= self.instance.cluster.group(groups[0]).gpus_per_node
+        key = ("link", groups, c.single_node or c.packed_whole, small)
         hit = self._misc.get(key)
         if hit is None:
             hit = self.cm.dp_link(self.replicas(c, micro_batch))
@@ -510,8 +543,14 @@ class CoefficientCache:
         for shape in mixed_shapes(self.instance, micro_batch):
             for rc in self.instance.training.recompute:
                 if full:
-                    out.extend(mixed_config(parts, rc)
-                               for parts in self.mixed_splits(shape, micro_batch, rc))
+                    for parts in self.mixed_splits(shape, micro_batch, rc):
+                        c = mixed_config(parts, rc)
+                        out.append(c)
+                        # A one-group stage of at most a node on one node, and its twin whose
+                        # replicas may sit on several (Sec. 1.1, as the spread twins of 1.3).
+                        if c.packed_whole and \
+                                self.instance.cluster.group(parts[0].node_group).num_nodes >= 2:
+                            out.append(mixed_config(parts, rc, spread=True))
                     continue
                 one = self.mixed_split(shape, micro_batch, rc)
                 if one is not None:
@@ -530,13 +569,15 @@ class CoefficientCache:
         counts = [c for _, _, c in shape]
         dp = sum(counts)
         out: list[tuple[ReplicaPart, ...]] = []
+        repeats = len({g for g, _, _ in shape}) < len(shape)
         for shares in _splits(counts, micro_batch, t.max_micro_batch_share):
             if all(self._part_unit(g.device, tp, share, dp, recompute)[1] <= 1 + 1e-12
                    for g, (_, tp, _), share in zip(groups, shape, shares, strict=True)):
-                out.append(tuple(ReplicaPart(node_group=g.name, device=g.device, tp=tp, count=c,
-                                             share=share, gpus_per_node=g.gpus_per_node)
-                                 for g, (_, tp, c), share in zip(groups, shape, shares,
-                                                                 strict=True)))
+                parts = tuple(ReplicaPart(node_group=g.name, device=g.device, tp=tp, count=c,
+                                          share=share, gpus_per_node=g.gpus_per_node)
+                              for g, (_, tp, c), share in zip(groups, shape, shares, strict=True))
+                if not repeats or same_group_split_ok(parts):
+                    out.append(parts)
         return out
 
     def mixed_split(self, shape: tuple[tuple[str, int, int], ...], micro_batch: int,

@@ -15,12 +15,11 @@ from haap_solver.search.coefficients import Affine, CoefficientCache, StageCoeff
 from haap_solver.search.lp import LinearProgram
 from haap_solver.search.space import (
     StageConfig,
-    budget_packs,
     chain_capacity,
     chain_levels,
+    config_budget_packs,
     node_patterns,
     packing_items,
-    part_packs,
     stage_configs,
 )
 
@@ -264,8 +263,7 @@ def _add_packing_rows(lp: LinearProgram, group: NodeGroup, slots: list[Slot],
     (t floor(free_P / t) each) and the empty nodes (t floor(q_g / t) each)."""
     uses = [(x, c) for s, row in zip(slots, xs, strict=True)
             for x, c in zip(row, s.candidates, strict=True) if c.gpus_in(group.name)]
-    if all(all(part_packs(group, p.tp) for p in c.parts if p.node_group == group.name)
-           if c.mixed else budget_packs(group, c.gpus, c.tp, spread=c.spread) for _, c in uses):
+    if all(config_budget_packs(c, group) for _, c in uses):
         return
     items = [(x, packing_items(c, group)) for x, c in uses]
     sizes = sorted({size for _, (pattern, _) in items for size in pattern})

@@ -12,7 +12,15 @@ from __future__ import annotations
 
 from haap_solver.instance import Instance
 from haap_solver.parallelism import tp_candidates
-from haap_solver.search.space import UNEVEN_MAX_GPUS, uneven_searched
+from haap_solver.search.space import (
+    SAME_GROUP_CANDIDATES,
+    SAME_GROUP_MAX_GPUS,
+    UNEVEN_MAX_GPUS,
+    micro_batch_candidates,
+    same_group_searched,
+    same_group_space,
+    uneven_searched,
+)
 
 
 def outside_space(instance: Instance, *, mixed: bool) -> list[str]:
@@ -26,15 +34,27 @@ def outside_space(instance: Instance, *, mixed: bool) -> list[str]:
         out.append(f"a single-type stage whose DP degree does not divide the micro-batch "
                    f"(uneven shares; searched on clusters of at most {UNEVEN_MAX_GPUS} GPUs, "
                    "Sec. 1)")
-    for g in groups:
-        tps = tp_candidates(instance, g)
-        if any(a + b <= g.num_gpus for a in tps for b in tps if a < b):
-            out.append("a stage with replica groups of two TP degrees on one node group "
-                       "(Sec. 1.1)")
-            break
-    if mixed and len(groups) >= 2 and any(g.num_gpus >= 2 for g in groups):
+    # (Two replica groups on one node group: in the mixed space on clusters of at most
+    # SAME_GROUP_MAX_GPUS GPUs, at the micro-batch sizes `same_group_space` takes, Sec. 1.1;
+    # listed wherever some size does not take them.)
+    cap = (f"searched with mixed stages on clusters of at most {SAME_GROUP_MAX_GPUS} GPUs at "
+           f"micro-batch sizes with at most {SAME_GROUP_CANDIDATES} such candidates, Sec. 1.1")
+    if mixed and same_group_searched(instance):
+        left = [b for b in micro_batch_candidates(instance)
+                if not same_group_space(instance, b)]
+        where = f"; not searched at micro-batch sizes {left}" if left else ""
+    else:
+        left, where = [0], ""
+    if left:
+        for g in groups:
+            tps = tp_candidates(instance, g)
+            if any(a + b <= g.num_gpus for a in tps for b in tps if a < b):
+                out.append("a stage with replica groups of two TP degrees on one node group "
+                           f"({cap}{where})")
+                break
+    if left and mixed and len(groups) >= 2 and any(g.num_gpus >= 2 for g in groups):
         out.append("a mixed-type stage with two replica groups on one of its node groups "
-                   "(two shares or two TP degrees there; Sec. 1.1)")
+                   f"(two shares or two TP degrees there; {cap}{where})")
     # (Empty end stages: the validator takes them only where training.empty_end_stages allows
     # them and not under interleaved-1f1b, as the search does.)
     if t.empty_end_stages and mixed and len(groups) >= 2:

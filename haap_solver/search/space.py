@@ -13,8 +13,10 @@ on placement (is the data-parallel ring inside one node?) is a function of the c
 alone.
 
 A *mixed* stage configuration (formulations Sec. 1.1) combines replica groups (`ReplicaPart`), one
-on each of two or more node groups; its parts' replicas are chain items of their TP degree
-(Sec. 1.3), so they pack wherever the budget holds.
+on each of two or more node groups, or on small clusters two on one node group
+(`SAME_GROUP_MAX_GPUS`); its parts' replicas are chain items of their TP degree (Sec. 1.3), so
+they pack wherever the budget holds, but for a stage of one node group on one node
+(`StageConfig.packed_whole`), one item of its GPUs.
 """
 
 from __future__ import annotations
@@ -103,7 +105,8 @@ class StageConfig(_Cached):
     """How one stage is run: on which node group, with which TP and DP, and what it recomputes.
 
     A *mixed* stage (``parts`` not empty) combines replica groups of several node groups, each
-    with its own TP degree and per-replica share of the micro-batch (formulations Sec. 1.1); then
+    with its own TP degree and per-replica share of the micro-batch, or of two TP degrees on one
+    node group (formulations Sec. 1.1); then
     `node_group` and `device` are '+'-joined labels, `dp` is the total replica count and `tp`,
     `gpus_per_node` are 0: use `parts`, `groups` and `gpus_in`.
     """
@@ -118,7 +121,8 @@ class StageConfig(_Cached):
     spread: bool = False
     """A single-type stage of at most a node whose replicas sit on two nodes or more (its
     data-parallel ring over the network), filling holes the stages on one node leave
-    (formulations Sec. 1.3, `spread_allowed`). False: on one node, or larger than a node."""
+    (formulations Sec. 1.3, `spread_allowed`). False: on one node, or larger than a node. The
+    same for a mixed stage of one node group (`packed_whole`, Sec. 1.1)."""
     uneven: bool = False
     """A single-type stage whose `dp` replicas do not divide the micro-batch evenly: b mod dp
     of them take ceil(b / dp) sequences and the others floor(b / dp), written as two replica
@@ -160,6 +164,20 @@ class StageConfig(_Cached):
     def single_node(self) -> bool:
         return not self.parts and not self.spread and self.gpus <= self.gpus_per_node
 
+    @_once
+    def one_group(self) -> bool:
+        """A stage of several replica groups all on one node group (two TP degrees there,
+        Sec. 1.1, `SAME_GROUP_MAX_GPUS`)."""
+        return bool(self.parts) and len({p.node_group for p in self.parts}) == 1
+
+    @_once
+    def packed_whole(self) -> bool:
+        """A one-group stage (`one_group`) of at most a node that sits on one node, its ring
+        inside it: one packing item of its GPU count, like a single-type stage of that size
+        (its `spread` twin's replicas go anywhere, Sec. 1.1)."""
+        return self.one_group and not self.spread and \
+            self.gpus <= self.parts[0].gpus_per_node
+
     def replica_parts(self, micro_batch: int) -> tuple[ReplicaPart, ...]:
         """The stage's replica groups (one for a single-type stage)."""
         if self.parts:
@@ -176,7 +194,8 @@ class StageConfig(_Cached):
 
     def label(self) -> str:
         if self.parts:
-            return "+".join(p.label() for p in self.parts) + f":{self.recompute}"
+            spread = ":spread" if self.spread else ""
+            return "+".join(p.label() for p in self.parts) + f"{spread}:{self.recompute}"
         spread = ":spread" if self.spread else ""
         uneven = ":uneven" if self.uneven else ""
         return f"{self.node_group}:tp{self.tp}xdp{self.dp}{spread}{uneven}:{self.recompute}"
@@ -205,12 +224,14 @@ def split_placement(placement: tuple[Placement, ...],
     return tuple(out)
 
 
-def mixed_config(parts: tuple[ReplicaPart, ...], recompute: Recompute) -> StageConfig:
-    """The StageConfig of a mixed stage made of `parts`."""
+def mixed_config(parts: tuple[ReplicaPart, ...], recompute: Recompute, *,
+                 spread: bool = False) -> StageConfig:
+    """The StageConfig of a mixed stage made of `parts` (`spread`: a one-group stage of at most
+    a node whose replicas may sit on several nodes, `StageConfig.packed_whole`)."""
     return StageConfig(node_group="+".join(p.node_group for p in parts),
                        device="+".join(p.device for p in parts), tp=0,
                        dp=sum(p.count for p in parts), recompute=recompute, gpus_per_node=0,
-                       parts=parts)
+                       parts=parts, spread=spread)
 
 
 MIXED_MAX_PART_NODES = 2
@@ -306,7 +327,150 @@ def _full_mixed_shapes(instance: Instance,
             for parts in itertools.product(*(per_group[i] for i in chosen)):
                 if lo <= sum(p[2] for p in parts) <= b:
                     out.append(parts)
+    if same_group_space(instance, micro_batch):
+        out.extend(_same_group_shapes(instance, micro_batch, per_group))
     return out
+
+
+SAME_GROUP_MAX_GPUS = 10
+"""Largest cluster (GPUs) on which the full mixed space (Sec. 1.1) also holds stages with two
+replica groups on one node group (`_same_group_shapes`): two TP degrees there (a stage of that
+group alone, e.g. one TP-2 and two TP-1 replicas on a 4-GPU node), or two TP degrees or two
+shares there beside one replica group on another node group (at most SAME_GROUP_MAX_PARTS replica
+groups); at each micro-batch size also capped by SAME_GROUP_CANDIDATES. Above it such stages stay
+outside the space (`search/outside.py` lists them). The size of the random instances of the
+agreement tests and of benchmarks/gap_probe.py (at most 10 GPUs). They pay there: on 120 of
+gap_probe --gap same_group a valid plan with one beat the search's optimum on 9 (by up to
+1.71x), on none with them; --gap fast_nic 5 -> 4 of 100 (the 4 left: empty end stages of
+several replica groups, Sec. 1.2). Larger clusters lose proofs to them: their candidates make
+sub-problem models larger than a dive solves (tuning.DIVE_FULL_MAX_VARS), which then stay
+open (`haap solve --threads 1 --time-limit 60`, before -> after, idle host): at 12 GPUs
+llama3.2-1b-rtx4090-a10 proven in 11.1 s -> unproven at 15.0 s (bound 13.504 s against
+13.621 s; 1,105 -> 1,420 mixed candidates); at 16 GPUs tests/data/multi-node-mixed-part.toml
+proven in 8.8 s -> unproven at 7.8 s (1,707 -> 2,331). At 10 GPUs and below: llama3.2-1b-
+h100x4-l40sx4 4.4 -> 4.1 s CPU (1,004 -> 1,154), small/toy-gpt-6l-a100x2-t4x2 1.2 -> 1.6 s
+(192 -> 330), the same proven optima."""
+
+SAME_GROUP_MAX_PARTS = 3
+"""The most replica groups of a stage with two on one node group (`_same_group_shapes`): the
+validator's space of the brute force (`VALIDATOR_MAX_PARTS`) has the same limit."""
+
+
+SAME_GROUP_CANDIDATES = 200
+"""Largest number of candidates with two replica groups on one node group (`same_group_count`:
+skeleton and split, before memory and recomputation) at one micro-batch size for which the full
+mixed space there holds them (Sec. 1.1). The micro-batch sizes of every plan that beat the
+search before (gap_probe same_group 9 seeds, tp 1, fast_nic 1) have at most 176, so none is
+beaten under this cap either; larger sizes (up to 1,065 on the gap_probe instances, thousands on
+the 16-GPU ones) cost more than they pay. Measured with other caps (and SAME_GROUP_MAX_GPUS at
+32): without one, the micro-batch
+128 of gpt3-2.7b-a100-40gx8-v100x8 alone had 12,778 (40,291 mixed candidates in all, 1,399
+before) and the 60 s search no longer proved its optimum (67 s CPU, bound 7.70 s against
+8.8231 s; proven in 4.7 s before); at 1,200, tests/data/multi-node-mixed-part.toml went from
+1,707 to 4,593 mixed candidates and its 60 s search from proven (7.0 s CPU) to unproven (bound
+0.339 s against 0.5073 s, on a loaded host)."""
+
+
+def same_group_searched(instance: Instance) -> bool:
+    """Whether the full mixed space may hold two replica groups on one node group
+    (SAME_GROUP_MAX_GPUS; at each micro-batch size `same_group_space` decides)."""
+    return instance.cluster.num_gpus <= SAME_GROUP_MAX_GPUS
+
+
+def same_group_space(instance: Instance, micro_batch: int) -> bool:
+    """Whether the mixed space at `micro_batch` holds stages with two replica groups on one node
+    group (Sec. 1.1): a cluster of at most SAME_GROUP_MAX_GPUS GPUs, the full mixed space there
+    (`mixed_space_full`), and at most SAME_GROUP_CANDIDATES such candidates."""
+    return same_group_searched(instance) and mixed_space_full(instance, micro_batch) and \
+        same_group_count(instance, micro_batch,
+                         stop_above=SAME_GROUP_CANDIDATES) <= SAME_GROUP_CANDIDATES
+
+
+def same_group_count(instance: Instance, micro_batch: int, *,
+                     stop_above: float = math.inf) -> int:
+    """Candidates with two replica groups on one node group at `micro_batch`: every skeleton of
+    `_same_group_shapes` with every split (shares in [1, max_micro_batch_share] adding up to
+    the micro-batch) that `same_group_split_ok` keeps, before memory and recomputation; once
+    past `stop_above`, that partial count."""
+    b = micro_batch
+    cap = instance.training.max_micro_batch_share
+    groups = instance.cluster.node_groups
+    per_group = [[(g.name, tp, count) for tp in tp_candidates(instance, g)
+                  for count in range(1, min(b, part_replicas_max(g, tp)) + 1)] for g in groups]
+    seen = 0
+    for shape in _same_group_shapes(instance, b, per_group):
+        counts = [c for _, _, c in shape]
+        for shares in share_splits(counts, b, cap):
+            if _split_distinct(shape, shares):
+                seen += 1
+        if seen > stop_above:
+            break
+    return seen
+
+
+def share_splits(counts: list[int], total: int, cap: int) -> list[tuple[int, ...]]:
+    """Every tuple of integer shares in [1, cap] with sum(count * share) == total, in
+    lexicographic order."""
+    if len(counts) == 1:
+        share, rest = divmod(total, counts[0])
+        return [(share,)] if not rest and 1 <= share <= cap else []
+    out: list[tuple[int, ...]] = []
+    for s in range(1, cap + 1):
+        left = total - counts[0] * s
+        if left < sum(counts[1:]):
+            break
+        out.extend((s, *tail) for tail in share_splits(counts[1:], left, cap))
+    return out
+
+
+def _split_distinct(shape: tuple[tuple[str, int, int], ...], shares: tuple[int, ...]) -> bool:
+    """`same_group_split_ok` on a skeleton and its shares."""
+    for i in range(len(shape)):
+        for j in range(i + 1, len(shape)):
+            a, c = shape[i], shape[j]
+            if a[0] != c[0]:
+                continue
+            if a[1] == c[1] and shares[i] == shares[j]:
+                return False
+            if a[1:] == c[1:] and shares[i] > shares[j]:
+                return False
+    return True
+
+
+def _same_group_shapes(instance: Instance, micro_batch: int,
+                       per_group: list[list[tuple[str, int, int]]]
+                       ) -> list[tuple[tuple[str, int, int], ...]]:
+    """Skeletons with two parts on one node group (Sec. 1.1, SAME_GROUP_MAX_GPUS): the pair
+    alone when its TP degrees differ (with one degree it is a single-type stage, even or uneven,
+    whose floor/ceiling split is the fastest, Sec. 1), or the pair beside one part of another
+    group (SAME_GROUP_MAX_PARTS = 3). The pair's GPUs at most the group's; its two parts
+    ordered, and `same_group_split_ok` drops the splits that are another writing of a stage."""
+    b = micro_batch
+    lo = -(-b // instance.training.max_micro_batch_share)
+    groups = instance.cluster.node_groups
+    out: list[tuple[tuple[str, int, int], ...]] = []
+    for i, g in enumerate(groups):
+        pairs = [(x, y) for x, y in itertools.combinations_with_replacement(per_group[i], 2)
+                 if x[1] * x[2] + y[1] * y[2] <= g.num_gpus and x[2] + y[2] <= b]
+        for x, y in pairs:
+            if x[1] != y[1] and lo <= x[2] + y[2]:
+                out.append((x, y))
+            for j in range(len(groups)):
+                if j == i:
+                    continue
+                for z in per_group[j]:
+                    if lo <= x[2] + y[2] + z[2] <= b:
+                        out.append((x, y, z) if i < j else (z, x, y))
+    return out
+
+
+def same_group_split_ok(parts: tuple[ReplicaPart, ...]) -> bool:
+    """A split of a skeleton with two parts on one node group that is not another writing of a
+    stage of the space: the two parts differ in TP degree or share (else they are one replica
+    group of their summed count), and two parts of one TP degree and replica count come with
+    the smaller share first (else the same stage in the other order)."""
+    return _split_distinct(tuple((p.node_group, p.tp, p.count) for p in parts),
+                           tuple(p.share for p in parts))
 
 
 def _cut_mixed_shapes(instance: Instance,
@@ -389,6 +553,18 @@ def budget_packs(group: NodeGroup, gpus: int, tp: int, *, spread: bool = False) 
     return spread or gpus % gpn == 0 or gpus > gpn or (_is_pow2(gpus) and gpn % gpus == 0)
 
 
+def config_budget_packs(c: StageConfig, group: NodeGroup) -> bool:
+    """Whether `c`'s items in `group` are ones the GPU budget alone packs (Sec. 1.3): a
+    single-type stage's shape (`budget_packs`), a mixed stage's parts of TP degrees
+    `part_packs` takes, a one-group stage on one node (`StageConfig.packed_whole`) of a power
+    of two dividing the node size."""
+    if not c.mixed:
+        return budget_packs(group, c.gpus, c.tp, spread=c.spread)
+    if c.packed_whole:
+        return _is_pow2(c.gpus) and group.gpus_per_node % c.gpus == 0
+    return all(part_packs(group, p.tp) for p in c.parts if p.node_group == group.name)
+
+
 def first_fit_packs(group: NodeGroup, gpus: int, tp: int) -> bool:
     """A shape that `_first_fit` places whenever the budget holds (Sec. 1): whole nodes in
     replicas whose TP degree divides the node size, or a power of two dividing the node size.
@@ -413,6 +589,8 @@ def packing_items(c: StageConfig, group: NodeGroup) -> tuple[tuple[int, ...], tu
             return ((), (c.gpus,)) if _is_pow2(c.gpus) else ((c.gpus,), ())
         return ((), (c.tp,) * c.dp) if _is_pow2(c.tp) else ((c.tp,) * c.dp, ())
     mine = [p for p in c.parts if p.node_group == group.name]
+    if mine and c.packed_whole:  # (on one node, as a single-type stage of its size)
+        return ((), (c.gpus,)) if _is_pow2(c.gpus) else ((c.gpus,), ())
     return (tuple(p.tp for p in mine if not _is_pow2(p.tp) for _ in range(p.count)),
             tuple(p.tp for p in mine if _is_pow2(p.tp) for _ in range(p.count)))
 
@@ -523,6 +701,14 @@ def canonical_placement(instance: Instance, configs: list[StageConfig]
     may_spread: list[bool] = []  # (mixed parts and spread stages: their replicas, anywhere)
     spread: list[bool] = []
     for i, c in enumerate(configs):
+        if c.packed_whole:  # (one piece of its GPUs on one node, cut into its parts below)
+            pieces.append(ReplicaPart(node_group=c.parts[0].node_group, device=c.parts[0].device,
+                                      tp=1, count=c.gpus,
+                                      gpus_per_node=c.parts[0].gpus_per_node, share=1))
+            owner.append((i, -1))
+            may_spread.append(False)
+            spread.append(False)
+            continue
         # (Placement ignores the shares; an uneven stage is placed as one replica group and
         # cut into its two by `build_plan`.)
         for j, part in enumerate(replace(c, uneven=False).replica_parts(1)):
@@ -534,8 +720,12 @@ def canonical_placement(instance: Instance, configs: list[StageConfig]
     if placed is None:
         return None
     out: list[list[tuple[Placement, ...]]] = [[] for _ in configs]
-    for (i, _), pl in zip(owner, placed, strict=True):
-        out[i].append(pl)
+    for (i, j), pl in zip(owner, placed, strict=True):
+        if j < 0:
+            out[i].extend((Placement(node=pl[0].node, replicas=p.count),)
+                          for p in configs[i].parts)
+        else:
+            out[i].append(pl)
     return [tuple(x) for x in out]
 
 
