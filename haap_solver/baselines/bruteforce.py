@@ -410,14 +410,22 @@ def _full_splits(instance: Instance, skeleton: tuple[tuple[str, str, int, int], 
             if sum(c * x for c, x in zip(counts, s, strict=True)) == b]
 
 
+MIXED_FULL_SMALL_GPUS = 10
+MIXED_FULL_CANDIDATES_SMALL = 1000
+"""Formulations Sec. 1.1: on clusters of at most MIXED_FULL_SMALL_GPUS GPUs the full mixed space
+is taken at a size of up to this many candidates (MIXED_FULL_CANDIDATES elsewhere)."""
+
+
 def mixed_space_is_full(instance: Instance, b: int) -> bool:
     """Formulations Sec. 1.1: the full mixed space at `b` where it has at most
-    MIXED_FULL_CANDIDATES candidates (skeleton and split; documented TP degrees), else the cut
-    one."""
+    MIXED_FULL_CANDIDATES candidates (MIXED_FULL_CANDIDATES_SMALL on small clusters; skeleton and
+    split; documented TP degrees), else the cut one."""
+    budget = (MIXED_FULL_CANDIDATES_SMALL if instance.cluster.num_gpus <= MIXED_FULL_SMALL_GPUS
+              else MIXED_FULL_CANDIDATES)
     seen = 0
     for skeleton in _full_skeletons(instance, b, "documented"):
         seen += len(_full_splits(instance, skeleton, b))
-        if seen > MIXED_FULL_CANDIDATES:
+        if seen > budget:
             return False
     return True
 

@@ -17,6 +17,8 @@ from haap_solver.search.space import (
     SAME_GROUP_MAX_GPUS,
     UNEVEN_MAX_GPUS,
     micro_batch_candidates,
+    mixed_full_budget,
+    mixed_space_summary,
     same_group_searched,
     same_group_space,
     uneven_searched,
@@ -55,6 +57,13 @@ def outside_space(instance: Instance, *, mixed: bool) -> list[str]:
     if left and mixed and len(groups) >= 2 and any(g.num_gpus >= 2 for g in groups):
         out.append("a mixed-type stage with two replica groups on one of its node groups "
                    f"(two shares or two TP degrees there; {cap}{where})")
+    if mixed and len(groups) >= 2:
+        cut = mixed_space_summary(instance)["cut_micro_batches"]
+        if cut:
+            out.append(f"a mixed-type stage at micro-batch sizes {cut} beyond the cut mixed "
+                       "space searched there (two node groups of different device types, "
+                       "node-aligned parts, the balanced split; the full space is searched at a "
+                       f"size of at most {mixed_full_budget(instance)} candidates, Sec. 1.1)")
     # (Empty end stages: the validator takes them only where training.empty_end_stages allows
     # them and not under interleaved-1f1b, as the search does.)
     if t.empty_end_stages and mixed and len(groups) >= 2:
