@@ -1030,14 +1030,7 @@ def test_mixed_bounds_are_the_same_without_the_dominance_filter() -> None:
                             strong_lower_bound(state, sub, floors, p_cap),
                             strong_lower_bound(state, sub, floors, p_cap, 3.6) >= 3.6)
     assert sizes[False] > sizes[True]  # (the filter drops some here)
-    assert bounds[True] and bounds[True].keys() == bounds[False].keys()
-    for sub, (cheap, strong, pruned) in bounds[True].items():
-        other = bounds[False][sub]
-        assert cheap == other[0] and pruned == other[2]
-        # The strong bound walks a grid of candidate bottlenecks that the dropped configurations
-        # refine: equal on the cut mixed space, within 1e-4 on the full one (micro-batches 16 and
-        # 32 here since the small-cluster budget, formulations Sec. 1.1).
-        assert math.isclose(strong, other[1], rel_tol=1e-4), sub
+    assert bounds[True] and bounds[True] == bounds[False]
     assert any(pruned for _, _, pruned in bounds[True].values())
 
 

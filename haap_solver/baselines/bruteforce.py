@@ -410,7 +410,7 @@ def _full_splits(instance: Instance, skeleton: tuple[tuple[str, str, int, int], 
             if sum(c * x for c, x in zip(counts, s, strict=True)) == b]
 
 
-MIXED_FULL_SMALL_GPUS = 10
+MIXED_FULL_SMALL_GPUS = 6
 MIXED_FULL_CANDIDATES_SMALL = 1000
 """Formulations Sec. 1.1: on clusters of at most MIXED_FULL_SMALL_GPUS GPUs the full mixed space
 is taken at a size of up to this many candidates (MIXED_FULL_CANDIDATES elsewhere)."""
