@@ -161,7 +161,7 @@ def _with_p2p(instance: Instance, p2p: str) -> Instance:
     return replace(instance, training=replace(instance.training, pipeline_p2p=p2p))
 
 
-@settings(max_examples=25, deadline=None, derandomize=True,
+@settings(max_examples=12, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(memory_bound_instances(), st.sampled_from(P2P_MODES))
 def test_bounds_never_exceed_the_sub_problem_optimum(instance: Instance, p2p: str) -> None:
@@ -184,7 +184,7 @@ def mixed_memory_bound_instances(draw: st.DrawFn) -> Instance:
                          zero=draw(st.sampled_from([0, 1])), overlap=draw(st.booleans()))
 
 
-@settings(max_examples=20, deadline=None, derandomize=True,
+@settings(max_examples=10, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(mixed_memory_bound_instances(), st.sampled_from(P2P_MODES))
 def test_bounds_stay_valid_with_mixed_stages(instance: Instance, p2p: str) -> None:
@@ -631,7 +631,7 @@ def test_undominated_by_room_matches_the_pairwise_test(data: st.DataObject,
     assert positional._undominated_by_room(most, fewest).tolist() == expected.tolist()
 
 
-@settings(max_examples=40, deadline=None, derandomize=True)
+@settings(max_examples=20, deadline=None, derandomize=True)
 @given(st.data(), st.booleans(), st.sampled_from([(True, False, True), (False, False, True),
                                                    (False, True, True), (True, True, False)]))
 def test_undominated_at_matches_the_pairwise_test(data: st.DataObject, require_mixed: bool,
