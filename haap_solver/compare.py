@@ -234,15 +234,16 @@ def cmd_bench(args: argparse.Namespace) -> int:
     if args.previous is not None and "haap" not in methods:
         raise HaapError("--previous compares with this release's exact search: keep the method "
                         "haap in --methods")
-    scratch = tempfile.TemporaryDirectory(prefix="haap-previous-")
-    earlier = None if args.previous is None else previous.export_release(
+    scratch = None if args.previous is None else tempfile.TemporaryDirectory(
+        prefix="haap-previous-")
+    earlier = None if scratch is None else previous.export_release(
         args.previous, Path.cwd(), Path(scratch.name))
     started = time.perf_counter()
     with Progress(TextColumn("{task.description}", markup=False), BarColumn(),
                   MofNCompleteColumn(),
                   TimeElapsedColumn(), console=console) as bar:
         task = bar.add_task("bench", total=len(instances) * len(methods))
-        for inst in instances:
+        for path, inst in zip(paths, instances, strict=True):
             def note(row: dict[str, Any], inst: Instance = inst) -> None:
                 bar.update(task, advance=1, description=f"{inst.name}: {row['method']} "
                            f"{row['status']}")
@@ -253,11 +254,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
             rows.extend(got)
             if earlier is not None and previous.small_node(inst):
                 bar.update(task, description=f"{inst.name}: haap of {earlier[1]}...")
-                answer = previous.run_release(earlier[0], paths[instances.index(inst)],
+                answer = previous.run_release(earlier[0], path,
                                               time_limit_s=limit, threads=args.threads, seed=0)
                 mine = next(r for r in got if r["method"] == "haap")
                 earlier_rows.append(previous.compare_row(inst, mine, answer, earlier[1]))
-    scratch.cleanup()
+    if scratch is not None:
+        scratch.cleanup()
     traces = Path("instances/replan")  # (issue 22: warm against cold, the full matrix only)
     replan = [] if args.quick or args.instances or args.methods or not traces.is_dir() else [
         run_trace(traces, name, limit) for name in REPLAN_TRACES]
