@@ -7,6 +7,8 @@ page in ``haap_solver.report.calibration``.
 from __future__ import annotations
 
 import argparse
+import os
+from pathlib import Path
 from typing import Any
 
 from haap_solver.calibration import (
@@ -54,9 +56,24 @@ def _cfg_calibrate(p: argparse.ArgumentParser) -> None:
                    help="calibration runs CSV (default: the one shipped in the package)")
 
 
+def _refuse_unwritable(path: str) -> None:
+    """Fail before the calibration's work (~15 s) where `--write PATH` cannot be written: a
+    directory, or a parent that is a file or not writable."""
+    target = Path(path)
+    if target.is_dir():
+        raise InputError("cannot write: Is a directory", source=path)
+    parent = next((p for p in target.parents if p.exists()), Path("."))
+    if not parent.is_dir():
+        raise InputError(f"cannot write: {parent} is not a directory", source=path)
+    if not os.access(parent if not target.exists() else target, os.W_OK):
+        raise InputError("cannot write: Permission denied", source=path)
+
+
 @command("calibrate", "predicted vs measured iteration time on published runs; refit constants",
          _cfg_calibrate)
 def cmd_calibrate(args: argparse.Namespace) -> int:
+    if args.write:
+        _refuse_unwritable(args.write)
     console = _console(min_width=160)
     prepared = prepare_all(load_runs(args.runs) if args.runs else None)
     constants = DEFAULT_CONSTANTS

@@ -212,6 +212,18 @@ def test_calibrate_write_to_a_directory(capsys: pytest.CaptureFixture[str],
     assert err.splitlines()[-1] == f"haap: error: {tmp_path}: cannot write: Is a directory"
 
 
+def test_calibrate_write_under_a_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """Refused before the calibration runs, naming the file that stands where a directory
+    must."""
+    blocker = tmp_path / "docs"
+    blocker.write_text("")
+    target = blocker / "validation.md"
+    code, out, err = run(capsys, "calibrate", "--write", str(target))
+    assert code == 2 and out == ""
+    assert err.splitlines()[-1] == (f"haap: error: {target}: cannot write: {blocker} is not a "
+                                    "directory")
+
+
 def test_internal_errors_are_one_line(capsys: pytest.CaptureFixture[str],
                                       monkeypatch: pytest.MonkeyPatch, plan_file: str) -> None:
     def broken(self: CostModel, plan: Any) -> Any:

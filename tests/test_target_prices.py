@@ -110,7 +110,9 @@ def test_bench_targets_option(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
 # The shipped instances the target searches prove within seconds (benchmarks/target_prices.py:
 # the rest). Each: the unrestricted search and each target's, as `haap bench --targets` runs them.
 # On llama3.2-1b-h100x4-l40sx4 the unrestricted optimum has a mixed stage no engine runs.
-CI_INSTANCES = ["small/toy-gpt-6l-a100x2-t4x2", "gpt3-1.3b-a100x8", "llama3.2-1b-h100x4-l40sx4"]
+CI_INSTANCES = ["small/toy-gpt-6l-a100x2-t4x2",
+                pytest.param("gpt3-1.3b-a100x8", marks=pytest.mark.slow),  # (~15 s of CPU)
+                "llama3.2-1b-h100x4-l40sx4"]
 
 
 @pytest.mark.parametrize("name", CI_INSTANCES)
