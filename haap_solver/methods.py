@@ -78,6 +78,7 @@ METHODS: dict[str, Method] = {
     "uniform": _lazy("haap_solver.baselines.uniform", "uniform"),
     "proportional": _lazy("haap_solver.baselines.proportional", "proportional"),
     "metis": _lazy("haap_solver.baselines.metis", "metis"),
+    "balanced": _lazy("haap_solver.baselines.balanced", "balanced"),
     "bruteforce": _lazy("haap_solver.baselines.bruteforce", "bruteforce"),
     # The exact search over each engine target's space: `haap bench --targets` (megatron and
     # deepspeed by default) runs them beside haap for the price of each target (docs/targets.md).

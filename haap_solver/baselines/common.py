@@ -242,6 +242,13 @@ class Best:
             self.info = dict(info)
         return ev
 
+    def keep(self, plan: Plan, ev: Evaluation, **info: object) -> None:
+        """Keep a plan costed elsewhere (by `offer` of another Best, or a move that kept memory
+        and the schedule's rules) if it is the fastest so far."""
+        if ev.memory_ok and ev.iteration_time_s < self.time:
+            self.time, self.plan, self.evaluation = ev.iteration_time_s, plan, ev
+            self.info = dict(info)
+
     def result(self, instance: Instance, method: str, *, exact: bool = False,
                message: str = "") -> SolveResult:
         wall = time.perf_counter() - self.start
