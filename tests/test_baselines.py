@@ -60,7 +60,7 @@ def test_baseline_plans_pass_the_validator(path: Path) -> None:
     big = inst.cluster.num_gpus > 256
     found = {}
     for name, limit in (("uniform", 30.0), ("proportional", 30.0),
-                        ("metis", 1.0 if big else 0.5)):
+                        ("metis", 1.0 if big else 0.5), ("balanced", 1.0 if big else 2.0)):
         res = METHODS[name](inst, time_limit_s=limit, threads=1, seed=0, cost_model=cm)
         assert res.method == name
         _check(res, path)
@@ -102,7 +102,7 @@ def test_metis_group_sizes_are_low_variance_powers_of_two() -> None:
 
 def test_registry_has_every_method() -> None:
     assert {"haap", "haap-cpsat", "haap-1pct", "uniform", "proportional", "metis",
-            "bruteforce"} <= set(METHODS)
+            "balanced", "bruteforce"} <= set(METHODS)
 
 
 def test_bench_report_states_the_time_to_a_proven_gap(tmp_path: Path) -> None:

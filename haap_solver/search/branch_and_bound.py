@@ -6,7 +6,8 @@ of the single-type space, or of the whole space with mixed-type stages, as the s
    schedule, empty ends) with its cheap load-balance bound, best first.
 2. `warm_start`: heuristic plans (seeds, restricted models) for the most promising sub-problems,
    so that the incumbent makes the stage-time cap of Sec. 4.2 bite from the start; then the
-   uniform-grid baseline as a seed (`run_seed`; the Metis-style one later, if the search
+   uniform-grid baseline as a seed (`run_seed`), and on clusters of 64 GPUs or more the
+   balanced grids (tuning.BALANCED_SEED_EARLY_GPUS; the Metis-style one later, if the search
    lingers: tuning.SEED_AFTER_SHARE).
 3. `first_pass`: best bound first with lazy strengthening: the sub-problem with the least bound is
    strengthened (`strengthen`, Sec. 4.3-4.6) and goes back in the queue; once the least bound in
@@ -183,10 +184,14 @@ class BranchAndBound:
     def run(self) -> SolveResult:
         """The search: warm start, seeds, first pass, follow-up passes, result."""
         self.warm_start()
-        if self.seed_with_baselines:  # uniform now (cheap); Metis-style only if the search lingers
-            self.pending_seeds = [("uniform", 0.10), ("metis", 0.25)]
+        # Uniform now (cheap), balanced grids now on clusters of BALANCED_SEED_EARLY_GPUS or
+        # more, else (and Metis-style) only if the search lingers.
+        if self.seed_with_baselines:
+            self.pending_seeds = [("uniform", 0.10), ("balanced", 0.20), ("metis", 0.25)]
         if self.pending_seeds and not self.large:  # (on large clusters: SEED_AFTER_SHARE)
             self.run_seed(*self.pending_seeds.pop(0))
+            if self.total_gpus >= tuning.BALANCED_SEED_EARLY_GPUS:
+                self.run_seed(*self.pending_seeds.pop(0))
         still_open = self.first_pass()
         open_list = self.follow_up_passes(still_open)
         return self.result(open_list)
@@ -474,10 +479,11 @@ class BranchAndBound:
     def run_seed(self, name: str, share: float) -> None:
         """A baseline's best plan as a seed (`share` of the seed time base), kept where it beats
         the incumbent."""
+        from haap_solver.baselines.balanced import balanced
         from haap_solver.baselines.metis import metis
         from haap_solver.baselines.uniform import uniform
 
-        method = {"uniform": uniform, "metis": metis}[name]
+        method = {"uniform": uniform, "balanced": balanced, "metis": metis}[name]
         budget = min(share * (self.seed_time_base_s or self.time_limit_s),
                      self.deadline - time.perf_counter())
         if budget <= 0:

@@ -113,6 +113,15 @@ given 2 s returned after 6.3 s, an 18,002-variable one (plans with a mixed stage
 after 147 s, so that a 120 s run with two threads lost its second process's answer. No model of
 the instances up to 64 GPUs is that large."""
 
+BALANCED_SEED_EARLY_GPUS = 64
+"""From this many GPUs (up to WARM_START_LARGE_GPUS) the balanced-grids seed
+(haap_solver/baselines/balanced.py, 20% of the time limit at most) runs right after the uniform
+one, before the first pass; below, where the passes usually prove the optimum in about a second,
+it waits for SEED_AFTER_SHARE like the Metis-style seed (it costs 0.05-0.4 s there). Measured
+(2026-12-02, 30 s, two threads): on gpt3-2.7b-a100x32-v100x96-4gpu the search returned the
+uniform grid's 5.128 s without it and 4.663 s with it (the best plan known); on
+gpt3-6.7b-a100x128-v100x256-a10x128-4gpu (large: after SEED_AFTER_SHARE) 4.719 s -> 4.077 s."""
+
 SEED_AFTER_SHARE = 0.5
 """The Metis-style seed costs seconds on 64 GPUs, more than the exact passes need where they close
 quickly: it runs only once this share of the time limit has passed without a proof, and only if
