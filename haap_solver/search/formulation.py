@@ -127,15 +127,16 @@ def build_slots(instance: Instance, cache: CoefficientCache, sub: SubProblem,
     """Memory-aware initialization for one sub-problem (Sec. 2): per position, the configurations
     that hold at least one layer, with their layer bounds. None when some position has none, or the
     positions together cannot hold every layer. An empty end stage (Sec. 1.2) takes the
-    single-type configurations that fit it without a layer (one recomputation mode: without a
-    layer they all cost the same), with layer bound 0.
+    configurations of `end_configs` that fit it without a layer (one recomputation mode:
+    without a layer they all cost the same), with layer bound 0.
 
     `stage_time_cap_s` is an upper bound on every stage's time per micro-batch in any plan still
     worth finding (from the best plan so far, Sec. 4.2): layer counts whose stage time exceeds it
     are cut as well, which tightens y <= bound * x where it matters most. (It caps the stages
     that hold layers; an empty stage has no layer count to cut.) `end_configs`: the
     configurations an empty end stage may take (default: every single-type one of Sec. 1;
-    SearchState.end_configs applies a restricted space's filter)."""
+    SearchState.end_configs adds the mixed-type ones in a search with mixed stages and applies a
+    restricted space's filter)."""
     p, b = sub.num_stages, sub.micro_batch
     m = sub.num_micro_batches(instance)
     if not sub.schedulable(instance):
@@ -204,8 +205,10 @@ def _too_slow_to_send(instance: Instance, cache: CoefficientCache, configs: list
 
 def _empty_slot(instance: Instance, cache: CoefficientCache, sub: SubProblem, index: int,
                 in_flight: int, end_configs: list[StageConfig] | None) -> Slot | None:
-    """The slot of an end stage that holds no decoder layer (Sec. 1.2): every single-type
-    configuration of the first allowed recomputation mode that fits it; None if none does."""
+    """The slot of an end stage that holds no decoder layer (Sec. 1.2): every configuration of
+    `end_configs` (default: the single-type ones) of the first allowed recomputation mode that
+    fits it; None if none does. In the search over plans with a mixed stage, a mixed-type one
+    here satisfies row (M) like any other stage's."""
     p, b = sub.num_stages, sub.micro_batch
     first, last = index == 0, index == p - 1
     mode = instance.training.recompute[0]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -74,8 +75,9 @@ class SearchState:
         self._smallest: dict[tuple[int, bool], int] = {}
         self._without_ends: dict[tuple[bool, bool], SearchState] = {}
         self._floors: dict[tuple[int, bool], tuple[float, float, float] | None] = {}
-        self._end_floors: dict[tuple[int, bool], tuple[float, float]] = {}
-        """`_end_minima` per (micro-batch, empty end is the first)."""
+        self._end_floors: dict[tuple[int, bool, bool], tuple[float, float, bool]] = {}
+        """`_end_minima` per (micro-batch, empty end is the first, mixed)."""
+        self._end_configs: dict[tuple[int, bool], list[StageConfig]] = {}
         self.sub_bounds: dict[tuple[str, SubProblem], float] = {}
         """A lower bound on each sub-problem's least time that a search has proven, by (space,
         sub-problem): "single" bounds its single-type plans, "mixed" its plans with a mixed-type
@@ -135,47 +137,86 @@ class SearchState:
         return self._floors[key]
 
     def end_configs(self, micro_batch: int) -> list[StageConfig]:
-        """The single-type configurations an empty end stage may take (Sec. 1.2), through the
-        restricted space's `stage_filter` where one is set."""
-        return [c for c in stage_configs(self.instance, micro_batch)
-                if (self.stage_filter is None or self.stage_filter(c))
-                and self.cache.spread_allowed(c, micro_batch)]
+        """The configurations an empty end stage may take (Sec. 1.2), each in the first allowed
+        recomputation mode (without a layer every mode costs and weighs the same): the
+        single-type ones and, when `self.mixed`, the mixed-type ones of the space
+        (`mixed_space`, one per replica split whatever the mode it came with), through the
+        restricted space's `stage_filter` where one is set. Cached."""
+        key = (micro_batch, self.mixed)
+        hit = self._end_configs.get(key)
+        if hit is None:
+            mode = self.instance.training.recompute[0]
+            hit = [c for c in stage_configs(self.instance, micro_batch)
+                   if c.recompute == mode and (self.stage_filter is None or self.stage_filter(c))
+                   and self.cache.spread_allowed(c, micro_batch)]
+            if self.mixed:
+                seen: set[tuple[Any, ...]] = set()
+                for c in self.mixed_space(micro_batch):
+                    if (c.parts, c.spread) not in seen:
+                        seen.add((c.parts, c.spread))
+                        hit.append(c if c.recompute == mode else replace(c, recompute=mode))
+            self._end_configs[key] = hit
+        return hit
+
+    def mixed_end_possible(self, sub: SubProblem) -> bool:
+        """Whether an empty end stage of `sub` may take a mixed-type configuration (one that
+        holds that end with one micro-batch in flight, the fewest there can be): then a plan of
+        `sub` has a mixed stage (row (M), Sec. 1.1) even where its decoder stages have none."""
+        return any(self._end_minima(sub.micro_batch, first)[2] for first in _empty_ends(sub))
+
+    def decoder_state(self, sub: SubProblem) -> SearchState:
+        """`without_ends` for the decoder stages of `sub` (a sub-problem with empty end stages,
+        Sec. 1.2), whose bounds bound `sub`'s: with require_mixed only where no empty end of
+        `sub` may be a mixed-type stage (`mixed_end_possible`), since a plan whose only mixed
+        stage is an empty end has single-type decoder stages."""
+        bare = self.without_ends(sub.empty_first, sub.empty_last)
+        if bare.require_mixed and self.mixed_end_possible(sub):
+            bare.require_mixed = False
+        return bare
 
     def end_stage_layers(self, sub: SubProblem) -> float:
         """The least the empty end stages of `sub` weigh in layers (Sec. 1.2): per empty end,
-        the least over the configurations h that fit it of tau_h(0) / s(h), its time per
-        micro-batch over its compute time per layer (`_end_work_bound`)."""
+        the least over the configurations h that fit it of tau_h(0) sum_g rho_g gpus_g(h), the
+        layers its GPUs could have advanced at the rates of Sec. 4.1 while busy with its own
+        time per micro-batch (`_end_work_bound`)."""
         return sum(self._end_minima(sub.micro_batch, first)[1] for first in _empty_ends(sub))
 
     def end_stage_floor(self, sub: SubProblem) -> float:
         """The least that the empty end stages of `sub` (Sec. 1.2) add to its objective: each
         adds its own time per micro-batch to the fill and drain of the pipeline, at least the
-        least over the single-type configurations that fit it (with one micro-batch in flight,
-        the fewest there can be); inf where none fits."""
+        least over the configurations that fit it (`end_configs`; with one micro-batch in
+        flight, the fewest there can be); inf where none fits."""
         return sum(self._end_minima(sub.micro_batch, first)[0] for first in _empty_ends(sub))
 
-    def _end_minima(self, micro_batch: int, first: bool) -> tuple[float, float]:
-        """(least time per micro-batch, least weight in layers) over the configurations that fit
-        an empty first (`first`) or last stage at `micro_batch` with one micro-batch in flight;
-        (inf, inf) where none fits. Cached."""
-        key = (micro_batch, first)
+    def _end_minima(self, micro_batch: int, first: bool) -> tuple[float, float, bool]:
+        """(least time per micro-batch, least weight in layers, whether a mixed-type one is
+        among them) over the configurations that fit an empty first (`first`) or last stage at
+        `micro_batch` with one micro-batch in flight; (inf, inf, False) where none fits.
+        Cached.
+
+        The weight of configuration h: its GPUs are busy tau_h(0) of every bottleneck period
+        T, and a GPU of node group g advances at most rho_g layers per second (Sec. 4.1, over
+        the configurations the decoder stages take), so the layers the other stages advance
+        are at most T C - tau_h(0) sum_g rho_g gpus_g(h): r_h = tau_h(0) sum_g rho_g gpus_g(h),
+        valid for a configuration of any kind whatever its own per-layer rate."""
+        key = (micro_batch, first, self.mixed)
         hit = self._end_floors.get(key)
         if hit is None:
             b, last = micro_batch, not first
-            mode = self.instance.training.recompute[0]
+            configs = self.configs(b)
+            rho = group_layer_rates(self, b, configs)[0] if configs else {}
             least_time = least_layers = math.inf
+            mixed = False
             for c in self.end_configs(b):
-                if c.recompute != mode or not self.cache.holds_end_only(
-                        c, b, first, last, True, 1):
+                if not self.cache.holds_end_only(c, b, first, last, True, 1):
                     continue
                 co = self.cache.coefficients(c, b, first, last, True)
                 own = min(co.tau(0), co.fwd(0) + co.bwd(0))
-                # (An uneven stage has two replica groups: the slower's slope, the fewer
-                # layers' worth, is the lower bound.)
-                parts = self.cache.part_coefficients(c, b, False, False, True)
                 least_time = min(least_time, own)
-                least_layers = min(least_layers, *(own / _layer_slope(p) for p in parts))
-            hit = self._end_floors[key] = (least_time, least_layers)
+                least_layers = min(least_layers, own * sum(
+                    rho.get(g, 0.0) * c.gpus_in(g) for g in c.groups))
+                mixed = mixed or c.mixed
+            hit = self._end_floors[key] = (least_time, least_layers, mixed)
         return hit
 
     def capacity_bound(self, micro_batch: int, p_max: int,
@@ -222,8 +263,7 @@ class SearchState:
         may end as soon as it proves the floor exceeds `stop`. With empty end stages (Sec. 1.2)
         the floor of the decoder stages (`without_ends`): the bottleneck is at least that."""
         if sub.empty_ends:
-            return self.without_ends(sub.empty_first, sub.empty_last).bottleneck_floor(
-                sub.decoder(), p_max, stop)
+            return self.decoder_state(sub).bottleneck_floor(sub.decoder(), p_max, stop)
         capacity = self.capacity_bound(sub.micro_batch, p_max, sub.schedule)
         floor = self.granular_floor(sub, p_max)
         if not math.isfinite(floor):

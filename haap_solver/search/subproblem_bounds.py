@@ -223,7 +223,7 @@ def _empty_ends_bound(state: SearchState, sub: SubProblem, p_max: int, incumbent
     if not math.isfinite(extra) or real_floors is None:
         return math.inf
     work = _end_work_bound(state, sub, real_floors)
-    bare = state.without_ends(sub.empty_first, sub.empty_last)
+    bare = state.decoder_state(sub)  # (row (M) there only where no empty end can be mixed)
     floors = bare.floors(sub.micro_batch)
     if floors is None:
         return math.inf
@@ -237,11 +237,13 @@ def _empty_ends_bound(state: SearchState, sub: SubProblem, p_max: int, incumbent
 def _end_work_bound(state: SearchState, sub: SubProblem,
                     floors: tuple[float, float, float]) -> float:
     """The load balance of Sec. 4.1 with the empty end stages' work (Sec. 1.2): an empty stage
-    of configuration h takes tau_h(0) per micro-batch, which is r_h = tau_h(0) / s(h) layers'
-    worth of its per-layer time s(h), so r_h <= T rho(h) gpus(h) like any stage's n_i, and
-    summing over all stages L + sum of the r's <= T C: the bottleneck T is at least
-    (L + r) / C with r the least r_h of each empty end. The objective is at least the fill and
-    drain of the decoder stages plus the empty stages' own time, and (m - 1) T."""
+    of configuration h keeps its GPUs busy tau_h(0) <= T per micro-batch, in which they could
+    have advanced r_h = tau_h(0) sum_g rho_g gpus_g(h) layers at the rates of Sec. 4.1 (a
+    mixed-type h counts each replica group's GPUs in its own node group), so the decoder
+    stages, on the other GPUs, advance L <= T C - r_h: the bottleneck T is at least
+    (L + r) / C with r the least r_h of each empty end (`SearchState.end_stage_layers`). The
+    objective is at least the fill and drain of the decoder stages plus the empty stages' own
+    time, and (m - 1) T."""
     layers = state.instance.model.num_layers
     _, _, rate = floors
     r = state.end_stage_layers(sub)
