@@ -75,7 +75,8 @@ class SearchState:
         self._smallest: dict[tuple[int, bool], int] = {}
         self._without_ends: dict[tuple[bool, bool], SearchState] = {}
         self._floors: dict[tuple[int, bool], tuple[float, float, float] | None] = {}
-        self._end_floors: dict[tuple[int, bool, bool], tuple[float, float, bool]] = {}
+        self._end_floors: dict[tuple[int, bool, bool],
+                               tuple[float, float, float, float]] = {}
         """`_end_minima` per (micro-batch, empty end is the first, mixed)."""
         self._end_configs: dict[tuple[int, bool], list[StageConfig]] = {}
         self.sub_bounds: dict[tuple[str, SubProblem], float] = {}
@@ -158,21 +159,48 @@ class SearchState:
             self._end_configs[key] = hit
         return hit
 
-    def mixed_end_possible(self, sub: SubProblem) -> bool:
-        """Whether an empty end stage of `sub` may take a mixed-type configuration (one that
-        holds that end with one micro-batch in flight, the fewest there can be): then a plan of
-        `sub` has a mixed stage (row (M), Sec. 1.1) even where its decoder stages have none."""
-        return any(self._end_minima(sub.micro_batch, first)[2] for first in _empty_ends(sub))
+    def decoder_cases(self, sub: SubProblem) -> list[tuple[bool, float, float]]:
+        """The relaxations whose least bounds a sub-problem with empty end stages (Sec. 1.2),
+        as (`single`: its decoder stages single-type, what its empty ends add at least): one,
+        every plan of `sub` (its decoder stages as searched now, `end_stage_floor`), except in
+        the search over plans with a mixed stage (require_mixed) where an empty end may take a
+        mixed configuration. There a plan's mixed stage is a decoder stage (the decoder bound
+        with row (M), every end configuration) or it is not, and then its decoder stages are
+        single-type and some empty end is mixed (the single-type decoder bound, the least the
+        ends add with one of them mixed, `_mixed_end_floor`). Each case also gives the least
+        weight in layers of its empty ends (`end_stage_layers`, `_end_work_bound`)."""
+        every = (False, self.end_stage_floor(sub), self.end_stage_layers(sub))
+        if not self.require_mixed:
+            return [every]
+        floor, layers = self._mixed_end_floor(sub)
+        return [every] + ([(True, floor, layers)] if math.isfinite(floor) else [])
 
-    def decoder_state(self, sub: SubProblem) -> SearchState:
+    def decoder_state(self, sub: SubProblem, single: bool = False) -> SearchState:
         """`without_ends` for the decoder stages of `sub` (a sub-problem with empty end stages,
-        Sec. 1.2), whose bounds bound `sub`'s: with require_mixed only where no empty end of
-        `sub` may be a mixed-type stage (`mixed_end_possible`), since a plan whose only mixed
-        stage is an empty end has single-type decoder stages."""
+        Sec. 1.2), whose bounds plus what the empty ends add bound `sub`'s; with `single`, that
+        state over single-type stages only (no row (M)): one case of `decoder_cases`. (One
+        state object per kind of empty ends, its flags set at each call: use it before the
+        next.)"""
         bare = self.without_ends(sub.empty_first, sub.empty_last)
-        if bare.require_mixed and self.mixed_end_possible(sub):
-            bare.require_mixed = False
+        if single:
+            bare.mixed = bare.require_mixed = False
         return bare
+
+    def _mixed_end_floor(self, sub: SubProblem) -> tuple[float, float]:
+        """(least time per micro-batch, least weight in layers) the empty end stages of `sub`
+        add where one of them at least takes a mixed-type configuration (`_end_minima`, each
+        least taken apart: a bound); inf where none can."""
+        ends = _empty_ends(sub)
+        minima = {first: self._end_minima(sub.micro_batch, first) for first in ends}
+        floor = layers = math.inf
+        for first in ends:
+            mine = minima[first]
+            if not math.isfinite(mine[2]):
+                continue
+            others = [minima[o] for o in ends if o != first]
+            floor = min(floor, mine[2] + sum(o[0] for o in others))
+            layers = min(layers, mine[3] + sum(o[1] for o in others))
+        return floor, layers
 
     def end_stage_layers(self, sub: SubProblem) -> float:
         """The least the empty end stages of `sub` weigh in layers (Sec. 1.2): per empty end,
@@ -188,11 +216,10 @@ class SearchState:
         flight, the fewest there can be); inf where none fits."""
         return sum(self._end_minima(sub.micro_batch, first)[0] for first in _empty_ends(sub))
 
-    def _end_minima(self, micro_batch: int, first: bool) -> tuple[float, float, bool]:
-        """(least time per micro-batch, least weight in layers, whether a mixed-type one is
-        among them) over the configurations that fit an empty first (`first`) or last stage at
-        `micro_batch` with one micro-batch in flight; (inf, inf, False) where none fits.
-        Cached.
+    def _end_minima(self, micro_batch: int, first: bool) -> tuple[float, float, float, float]:
+        """(least time per micro-batch, least weight in layers, the same two over the mixed-type
+        ones) over the configurations that fit an empty first (`first`) or last
+        stage at `micro_batch` with one micro-batch in flight; inf where none fits. Cached.
 
         The weight of configuration h: its GPUs are busy tau_h(0) of every bottleneck period
         T, and a GPU of node group g advances at most rho_g layers per second (Sec. 4.1, over
@@ -205,18 +232,19 @@ class SearchState:
             b, last = micro_batch, not first
             configs = self.configs(b)
             rho = group_layer_rates(self, b, configs)[0] if configs else {}
-            least_time = least_layers = math.inf
-            mixed = False
+            least_time = least_layers = least_mixed = mixed_layers = math.inf
             for c in self.end_configs(b):
                 if not self.cache.holds_end_only(c, b, first, last, True, 1):
                     continue
                 co = self.cache.coefficients(c, b, first, last, True)
                 own = min(co.tau(0), co.fwd(0) + co.bwd(0))
                 least_time = min(least_time, own)
-                least_layers = min(least_layers, own * sum(
-                    rho.get(g, 0.0) * c.gpus_in(g) for g in c.groups))
-                mixed = mixed or c.mixed
-            hit = self._end_floors[key] = (least_time, least_layers, mixed)
+                weight = own * sum(rho.get(g, 0.0) * c.gpus_in(g) for g in c.groups)
+                least_layers = min(least_layers, weight)
+                if c.mixed:
+                    least_mixed = min(least_mixed, own)
+                    mixed_layers = min(mixed_layers, weight)
+            hit = self._end_floors[key] = (least_time, least_layers, least_mixed, mixed_layers)
         return hit
 
     def capacity_bound(self, micro_batch: int, p_max: int,
@@ -262,8 +290,10 @@ class SearchState:
         With a finite `stop` (the largest bottleneck still worth finding) the positional search
         may end as soon as it proves the floor exceeds `stop`. With empty end stages (Sec. 1.2)
         the floor of the decoder stages (`without_ends`): the bottleneck is at least that."""
-        if sub.empty_ends:
-            return self.decoder_state(sub).bottleneck_floor(sub.decoder(), p_max, stop)
+        if sub.empty_ends:  # (the least over the cases of `decoder_cases`)
+            return min(self.decoder_state(sub, single).bottleneck_floor(sub.decoder(), p_max,
+                                                                        stop)
+                       for single, _, _ in self.decoder_cases(sub))
         capacity = self.capacity_bound(sub.micro_batch, p_max, sub.schedule)
         floor = self.granular_floor(sub, p_max)
         if not math.isfinite(floor):
