@@ -235,8 +235,9 @@ def _undominated_ends(cache: CoefficientCache, fit: tuple[StageConfig, ...], mic
     neighbour's link towards either costs the same, and row (M) counts both alike), no more
     GPUs in any node group and fits where `c` sat (`_fits_in_footprint`), no larger time at
     n = 0 (stage, forward, backward, tail), and no slower point-to-point side towards any of
-    `sides`: swapping `c` for `a` in a plan keeps it valid and no slower. With mixed stages the
-    slot has up to ~200 candidates, most of them dominated (Sec. 1.2). Cached."""
+    `sides`: swapping `c` for `a` in a plan keeps it valid and no slower. With mixed stages a
+    head-only slot of gpt3-2.7b-a100-40gx8-v100x8 at b = 128 has 187 fitting candidates, 58
+    undominated (Sec. 1.2). Cached."""
     key = ("enddom", fit, micro_batch, first, last, multi_stage, sides)
     hit = cache._misc.get(key)
     if hit is not None:
