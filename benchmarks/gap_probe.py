@@ -38,7 +38,9 @@ Measured on 2026-12-02 (seeds from 0; "beaten": a valid plan faster than the sea
   1.055x median, 1.157x max), 5 after (4 an empty end stage of several replica groups, 3 two
   replica groups on one node group; 1.004x median, 1.039x max); ``--agree``: 0 disagreements;
   with two replica groups on one node group in the space, 4 (all an empty end stage of several
-  replica groups, outside the space, Sec. 1.2), ``--agree`` 0 disagreements;
+  replica groups, outside the space then, Sec. 1.2: seeds 16, 36, 55, 62, 1.0012x-1.0392x),
+  ``--agree`` 0 disagreements; 0 with mixed empty end stages in the space (Sec. 1.2),
+  ``--agree`` 0 disagreements;
 * interleaved_empty, 100 seeds: 17 beaten by an interleaved plan with an empty end stage (outside
   the space, formulations Sec. 1.4), 14 of them where the search found no plan at all;
 * empty end stages where ``training.empty_end_stages`` is off (not a generator here: the

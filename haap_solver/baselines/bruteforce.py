@@ -17,8 +17,8 @@ possible, a batch split it gets wrong) makes the two disagree.
 * ``p >= 1`` stages with contiguous layer ranges covering the ``L`` decoder layers in order; every
   stage holds at least one layer, except that with ``p >= 2`` the first stage may hold none (the
   embedding only) and the last may hold none (the LM head only) (``empty_end_stages``, the
-  instance's ``training.empty_end_stages``; formulations Sec. 1.2), such an empty stage being a
-  single-type one;
+  instance's ``training.empty_end_stages``; formulations Sec. 1.2), such an empty stage taking
+  any stage option below, single-type or (with ``mixed=True``) mixed;
 * each stage has one recomputation mode of ``training.recompute``;
 * a **single-type stage** is one replica group on one node group ``g`` (``q_g`` GPUs per node):
   TP ``t <= min(q_g, training.max_tp)`` dividing the attention heads, the KV heads and
@@ -85,7 +85,7 @@ skips that and leaves memory to the validator alone (a diagnostic: the same answ
 several replica groups (``_validator_mixed_options``) up to VALIDATOR_MAX_PARTS of them, two on
 one node group allowed (two TP degrees or two shares in a group), of any TP degree and GPU count
 a group can place (TP 3, TP 2 on 3-GPU nodes), with every split at every micro-batch size (no cut
-space), an empty end stage of several (a split fitting one layer), and under "interleaved-1f1b"
+space; as empty end stages too, where the split fits one layer), and under "interleaved-1f1b"
 empty end stages where ``empty_end_stages`` allows them; ``training.max_tp`` and
 ``max_micro_batch_share`` still bound it (they are the user's limits on the planner; the validator
 does not read them). It measures what the documented space leaves out
@@ -927,10 +927,9 @@ def _cost_sequence(instance: Instance, cm: CostModel, best: _Best, seq: list[Sta
     if time.perf_counter() > best.deadline:
         best.timed_out = True
         return False
-    # An empty end stage is single-type (formulations Sec. 1.2); the validator accepts any.
+    # An empty end stage takes any option, mixed ones too (formulations Sec. 1.2).
     fitting = [s for s in splits
-               if all(fits(o, n, k) and (n or o.single_type or space == "validator")
-                      for k, (o, n) in enumerate(zip(seq, s, strict=True)))]
+               if all(fits(o, n, k) for k, (o, n) in enumerate(zip(seq, s, strict=True)))]
     if not fitting:
         return True
     for placed in placements(instance, seq, space, cm):

@@ -65,7 +65,10 @@ def outside_space(instance: Instance, *, mixed: bool) -> list[str]:
                        "node-aligned parts, the balanced split; the full space is searched at a "
                        f"size of at most {mixed_full_budget(instance)} candidates, Sec. 1.1)")
     # (Empty end stages: the validator takes them only where training.empty_end_stages allows
-    # them and not under interleaved-1f1b, as the search does.)
+    # them and not under interleaved-1f1b, as the search does; mixed ones are in the mixed space
+    # as any mixed stage, with its caps above, but only at splits where every replica holds a
+    # layer, Sec. 1.2.)
     if t.empty_end_stages and mixed and len(groups) >= 2:
-        out.append("an empty end stage of several replica groups (Sec. 1.2)")
+        out.append("an empty end stage of several replica groups at a split where some replica "
+                   "holds no decoder layer (Sec. 1.2)")
     return out

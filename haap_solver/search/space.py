@@ -369,8 +369,9 @@ outside the space (`search/outside.py` lists them). The size of the random insta
 agreement tests and of benchmarks/gap_probe.py (at most 10 GPUs). They pay there: on 120 of
 gap_probe --gap same_group a valid plan with one beat the search's optimum on 9 (by up to
 1.71x), on none with them; --gap fast_nic 5 -> 4 of 100 (the 4 left: empty end stages of
-several replica groups, Sec. 1.2). Larger clusters lose proofs to them: their candidates make
-sub-problem models larger than a dive solves (tuning.DIVE_FULL_MAX_VARS), which then stay
+several replica groups, Sec. 1.2, in the space since). Larger clusters lose proofs to them:
+their candidates make sub-problem models larger than a dive solves (tuning.DIVE_FULL_MAX_VARS),
+which then stay
 open (`haap solve --threads 1 --time-limit 60`, before -> after, idle host): at 12 GPUs
 llama3.2-1b-rtx4090-a10 proven in 11.1 s -> unproven at 15.0 s (bound 13.504 s against
 13.621 s; 1,105 -> 1,420 mixed candidates); at 16 GPUs tests/data/multi-node-mixed-part.toml

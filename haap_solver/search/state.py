@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -74,8 +75,10 @@ class SearchState:
         self._smallest: dict[tuple[int, bool], int] = {}
         self._without_ends: dict[tuple[bool, bool], SearchState] = {}
         self._floors: dict[tuple[int, bool], tuple[float, float, float] | None] = {}
-        self._end_floors: dict[tuple[int, bool], tuple[float, float]] = {}
-        """`_end_minima` per (micro-batch, empty end is the first)."""
+        self._end_floors: dict[tuple[int, bool, bool],
+                               tuple[float, float, float, float]] = {}
+        """`_end_minima` per (micro-batch, empty end is the first, mixed)."""
+        self._end_configs: dict[tuple[int, bool], list[StageConfig]] = {}
         self.sub_bounds: dict[tuple[str, SubProblem], float] = {}
         """A lower bound on each sub-problem's least time that a search has proven, by (space,
         sub-problem): "single" bounds its single-type plans, "mixed" its plans with a mixed-type
@@ -135,47 +138,113 @@ class SearchState:
         return self._floors[key]
 
     def end_configs(self, micro_batch: int) -> list[StageConfig]:
-        """The single-type configurations an empty end stage may take (Sec. 1.2), through the
-        restricted space's `stage_filter` where one is set."""
-        return [c for c in stage_configs(self.instance, micro_batch)
-                if (self.stage_filter is None or self.stage_filter(c))
-                and self.cache.spread_allowed(c, micro_batch)]
+        """The configurations an empty end stage may take (Sec. 1.2), each in the first allowed
+        recomputation mode (without a layer every mode costs and weighs the same): the
+        single-type ones and, when `self.mixed`, the mixed-type ones of the space
+        (`mixed_space`, one per replica split whatever the mode it came with), through the
+        restricted space's `stage_filter` where one is set. Cached."""
+        key = (micro_batch, self.mixed)
+        hit = self._end_configs.get(key)
+        if hit is None:
+            mode = self.instance.training.recompute[0]
+            hit = [c for c in stage_configs(self.instance, micro_batch)
+                   if c.recompute == mode and (self.stage_filter is None or self.stage_filter(c))
+                   and self.cache.spread_allowed(c, micro_batch)]
+            if self.mixed:
+                seen: set[tuple[Any, ...]] = set()
+                for c in self.mixed_space(micro_batch):
+                    if (c.parts, c.spread) not in seen:
+                        seen.add((c.parts, c.spread))
+                        hit.append(c if c.recompute == mode else replace(c, recompute=mode))
+            self._end_configs[key] = hit
+        return hit
+
+    def decoder_cases(self, sub: SubProblem) -> list[tuple[bool, float, float]]:
+        """The relaxations whose least bounds a sub-problem with empty end stages (Sec. 1.2),
+        as (`single`: its decoder stages single-type, what its empty ends add at least): one,
+        every plan of `sub` (its decoder stages as searched now, `end_stage_floor`), except in
+        the search over plans with a mixed stage (require_mixed) where an empty end may take a
+        mixed configuration. There a plan's mixed stage is a decoder stage (the decoder bound
+        with row (M), every end configuration) or it is not, and then its decoder stages are
+        single-type and some empty end is mixed (the single-type decoder bound, the least the
+        ends add with one of them mixed, `_mixed_end_floor`). Each case also gives the least
+        weight in layers of its empty ends (`end_stage_layers`, `_end_work_bound`)."""
+        every = (False, self.end_stage_floor(sub), self.end_stage_layers(sub))
+        if not self.require_mixed:
+            return [every]
+        floor, layers = self._mixed_end_floor(sub)
+        return [every] + ([(True, floor, layers)] if math.isfinite(floor) else [])
+
+    def decoder_state(self, sub: SubProblem, single: bool = False) -> SearchState:
+        """`without_ends` for the decoder stages of `sub` (a sub-problem with empty end stages,
+        Sec. 1.2), whose bounds plus what the empty ends add bound `sub`'s; with `single`, that
+        state over single-type stages only (no row (M)): one case of `decoder_cases`. (One
+        state object per kind of empty ends, its flags set at each call: use it before the
+        next.)"""
+        bare = self.without_ends(sub.empty_first, sub.empty_last)
+        if single:
+            bare.mixed = bare.require_mixed = False
+        return bare
+
+    def _mixed_end_floor(self, sub: SubProblem) -> tuple[float, float]:
+        """(least time per micro-batch, least weight in layers) the empty end stages of `sub`
+        add where one of them at least takes a mixed-type configuration (`_end_minima`, each
+        least taken apart: a bound); inf where none can."""
+        ends = _empty_ends(sub)
+        minima = {first: self._end_minima(sub.micro_batch, first) for first in ends}
+        floor = layers = math.inf
+        for first in ends:
+            mine = minima[first]
+            if not math.isfinite(mine[2]):
+                continue
+            others = [minima[o] for o in ends if o != first]
+            floor = min(floor, mine[2] + sum(o[0] for o in others))
+            layers = min(layers, mine[3] + sum(o[1] for o in others))
+        return floor, layers
 
     def end_stage_layers(self, sub: SubProblem) -> float:
         """The least the empty end stages of `sub` weigh in layers (Sec. 1.2): per empty end,
-        the least over the configurations h that fit it of tau_h(0) / s(h), its time per
-        micro-batch over its compute time per layer (`_end_work_bound`)."""
+        the least over the configurations h that fit it of tau_h(0) sum_g rho_g gpus_g(h), the
+        layers its GPUs could have advanced at the rates of Sec. 4.1 while busy with its own
+        time per micro-batch (`_end_work_bound`)."""
         return sum(self._end_minima(sub.micro_batch, first)[1] for first in _empty_ends(sub))
 
     def end_stage_floor(self, sub: SubProblem) -> float:
         """The least that the empty end stages of `sub` (Sec. 1.2) add to its objective: each
         adds its own time per micro-batch to the fill and drain of the pipeline, at least the
-        least over the single-type configurations that fit it (with one micro-batch in flight,
-        the fewest there can be); inf where none fits."""
+        least over the configurations that fit it (`end_configs`; with one micro-batch in
+        flight, the fewest there can be); inf where none fits."""
         return sum(self._end_minima(sub.micro_batch, first)[0] for first in _empty_ends(sub))
 
-    def _end_minima(self, micro_batch: int, first: bool) -> tuple[float, float]:
-        """(least time per micro-batch, least weight in layers) over the configurations that fit
-        an empty first (`first`) or last stage at `micro_batch` with one micro-batch in flight;
-        (inf, inf) where none fits. Cached."""
-        key = (micro_batch, first)
+    def _end_minima(self, micro_batch: int, first: bool) -> tuple[float, float, float, float]:
+        """(least time per micro-batch, least weight in layers, the same two over the mixed-type
+        ones) over the configurations that fit an empty first (`first`) or last
+        stage at `micro_batch` with one micro-batch in flight; inf where none fits. Cached.
+
+        The weight of configuration h: its GPUs are busy tau_h(0) of every bottleneck period
+        T, and a GPU of node group g advances at most rho_g layers per second (Sec. 4.1, over
+        the configurations the decoder stages take), so the layers the other stages advance
+        are at most T C - tau_h(0) sum_g rho_g gpus_g(h): r_h = tau_h(0) sum_g rho_g gpus_g(h),
+        valid for a configuration of any kind whatever its own per-layer rate."""
+        key = (micro_batch, first, self.mixed)
         hit = self._end_floors.get(key)
         if hit is None:
             b, last = micro_batch, not first
-            mode = self.instance.training.recompute[0]
-            least_time = least_layers = math.inf
+            configs = self.configs(b)
+            rho = group_layer_rates(self, b, configs)[0] if configs else {}
+            least_time = least_layers = least_mixed = mixed_layers = math.inf
             for c in self.end_configs(b):
-                if c.recompute != mode or not self.cache.holds_end_only(
-                        c, b, first, last, True, 1):
+                if not self.cache.holds_end_only(c, b, first, last, True, 1):
                     continue
                 co = self.cache.coefficients(c, b, first, last, True)
                 own = min(co.tau(0), co.fwd(0) + co.bwd(0))
-                # (An uneven stage has two replica groups: the slower's slope, the fewer
-                # layers' worth, is the lower bound.)
-                parts = self.cache.part_coefficients(c, b, False, False, True)
                 least_time = min(least_time, own)
-                least_layers = min(least_layers, *(own / _layer_slope(p) for p in parts))
-            hit = self._end_floors[key] = (least_time, least_layers)
+                weight = own * sum(rho.get(g, 0.0) * c.gpus_in(g) for g in c.groups)
+                least_layers = min(least_layers, weight)
+                if c.mixed:
+                    least_mixed = min(least_mixed, own)
+                    mixed_layers = min(mixed_layers, weight)
+            hit = self._end_floors[key] = (least_time, least_layers, least_mixed, mixed_layers)
         return hit
 
     def capacity_bound(self, micro_batch: int, p_max: int,
@@ -221,9 +290,10 @@ class SearchState:
         With a finite `stop` (the largest bottleneck still worth finding) the positional search
         may end as soon as it proves the floor exceeds `stop`. With empty end stages (Sec. 1.2)
         the floor of the decoder stages (`without_ends`): the bottleneck is at least that."""
-        if sub.empty_ends:
-            return self.without_ends(sub.empty_first, sub.empty_last).bottleneck_floor(
-                sub.decoder(), p_max, stop)
+        if sub.empty_ends:  # (the least over the cases of `decoder_cases`)
+            return min(self.decoder_state(sub, single).bottleneck_floor(sub.decoder(), p_max,
+                                                                        stop)
+                       for single, _, _ in self.decoder_cases(sub))
         capacity = self.capacity_bound(sub.micro_batch, p_max, sub.schedule)
         floor = self.granular_floor(sub, p_max)
         if not math.isfinite(floor):

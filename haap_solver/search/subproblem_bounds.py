@@ -218,38 +218,50 @@ def _empty_ends_bound(state: SearchState, sub: SubProblem, p_max: int, incumbent
     head, plus the least the empty stages add (`SearchState.end_stage_floor`). Valid: dropping
     the empty stages, the embedding and the head, and micro-batches in flight only lowers every
     stage time, fill, bottleneck, link and tail, and widens what fits."""
-    extra = state.end_stage_floor(sub)
     real_floors = state.floors(sub.micro_batch)
-    if not math.isfinite(extra) or real_floors is None:
+    if not math.isfinite(state.end_stage_floor(sub)) or real_floors is None:
         return math.inf
     work = _end_work_bound(state, sub, real_floors)
-    bare = state.without_ends(sub.empty_first, sub.empty_last)
-    floors = bare.floors(sub.micro_batch)
-    if floors is None:
-        return math.inf
     decoder = sub.decoder()
-    if strong:
-        return max(work, extra + strong_lower_bound(bare, decoder, floors, p_max,
-                                                    incumbent_s - extra, integer=integer))
-    return max(work, extra + granular_lower_bound(bare, decoder, floors, p_max))
+    best = math.inf
+    # (In the search over plans with a mixed stage, where an empty end may be the mixed one,
+    # the lesser of two cases: SearchState.decoder_cases.)
+    for single, extra, weight in state.decoder_cases(sub):
+        bare = state.decoder_state(sub, single)
+        floors = bare.floors(sub.micro_batch)
+        if floors is None:
+            continue
+        if strong:
+            value = extra + strong_lower_bound(bare, decoder, floors, p_max,
+                                               incumbent_s - extra, integer=integer)
+        else:
+            value = extra + granular_lower_bound(bare, decoder, floors, p_max)
+        if single:  # (the work bound of this case: its ends' own floor and weight)
+            value = max(value, _end_work_bound(state, sub, real_floors, extra, weight))
+        best = min(best, value)
+    return max(work, best)
 
 
-def _end_work_bound(state: SearchState, sub: SubProblem,
-                    floors: tuple[float, float, float]) -> float:
+def _end_work_bound(state: SearchState, sub: SubProblem, floors: tuple[float, float, float],
+                    extra: float | None = None, weight: float | None = None) -> float:
     """The load balance of Sec. 4.1 with the empty end stages' work (Sec. 1.2): an empty stage
-    of configuration h takes tau_h(0) per micro-batch, which is r_h = tau_h(0) / s(h) layers'
-    worth of its per-layer time s(h), so r_h <= T rho(h) gpus(h) like any stage's n_i, and
-    summing over all stages L + sum of the r's <= T C: the bottleneck T is at least
-    (L + r) / C with r the least r_h of each empty end. The objective is at least the fill and
-    drain of the decoder stages plus the empty stages' own time, and (m - 1) T."""
+    of configuration h keeps its GPUs busy tau_h(0) <= T per micro-batch, in which they could
+    have advanced r_h = tau_h(0) sum_g rho_g gpus_g(h) layers at the rates of Sec. 4.1 (a
+    mixed-type h counts each replica group's GPUs in its own node group), so the decoder
+    stages, on the other GPUs, advance L <= T C - r_h: the bottleneck T is at least
+    (L + r) / C with r the least r_h of each empty end (`SearchState.end_stage_layers`). The
+    objective is at least the fill and drain of the decoder stages plus the empty stages' own
+    time (`extra`, default `SearchState.end_stage_floor`), and (m - 1) T. `extra` and `weight`
+    (r) of a case of `SearchState.decoder_cases` bound the plans of that case."""
     layers = state.instance.model.num_layers
     _, _, rate = floors
-    r = state.end_stage_layers(sub)
+    r = state.end_stage_layers(sub) if weight is None else weight
     if not math.isfinite(r) or rate <= 0:
         return math.inf
     t_full = (layers + r) / rate
     m = sub.num_micro_batches(state.instance)
-    fill = _fill_floor(state, sub.decoder(), floors) + state.end_stage_floor(sub)
+    fill = _fill_floor(state, sub.decoder(), floors) + (
+        state.end_stage_floor(sub) if extra is None else extra)
     return max(fill, t_full) + (m - 1) * t_full
 
 
