@@ -126,6 +126,17 @@ it runs right after the warm start): there it enumerates grids of thousands of G
 1,024 GPUs) and its plan was never the incumbent, the warm start's seeds being better by then
 (gpt3-175b-4types-x1024: 14.537 s at 5.8 s)."""
 
+EARLY_SEED_SHARE = 0.4
+EARLY_SEED_MAX_S = 1.0
+"""On clusters above WARM_START_LARGE_GPUS the single-type search starts with the uniform grids and
+the proportional split on the best of them (`BranchAndBound.early_seed`), for this share of the
+seed time base (the time limit) and at most EARLY_SEED_MAX_S, before its set-up: the set-up of
+every micro-batch size's configurations takes 2-5 s there (2 cores, shared), so that with a 3 s
+limit gpt3-175b-4types-x1024 returned no plan, and with 5 s only uniform's first grid (36.5 s).
+The grids are enumerated in their fixed order and the plans improve with time (1,024 GPUs: 36.5 s
+at 0.5 s, 34.5 s at 1 s, 27.4 s at 2 s, 26.3 s when all 3,153 are done, 4.8 s); the proportional
+split on the best grid so far costs a few plans and gave 17.5 s on the full enumeration's."""
+
 MIXED_SINGLE_SHARE = 0.75
 """With mixed-type stages, the share of the time limit the single-type space may take first. It
 only binds where that search is not proven sooner: on large clusters, where a mixed stage (one
