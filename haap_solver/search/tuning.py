@@ -135,7 +135,10 @@ every micro-batch size's configurations takes 2-5 s there (2 cores, shared), so 
 limit gpt3-175b-4types-x1024 returned no plan, and with 5 s only uniform's first grid (36.5 s).
 The grids are enumerated in their fixed order and the plans improve with time (1,024 GPUs: 36.5 s
 at 0.5 s, 34.5 s at 1 s, 27.4 s at 2 s, 26.3 s when all 3,153 are done, 4.8 s); the proportional
-split on the best grid so far costs a few plans and gave 17.5 s on the full enumeration's."""
+split on the best grid so far costs a few plans and gave 17.5 s on the full enumeration's. The
+cap is short: once the set-up is done the search's own seeds are far better (16.25 s there with a
+15 s limit), and a 3 s cap cost llama3-405b-6types-x16384 its 14.7 s plan at 15 s (20.0 s;
+1 s: 15.1 s; one run each on 2 shared cores)."""
 
 MIXED_SINGLE_SHARE = 0.75
 """With mixed-type stages, the share of the time limit the single-type space may take first. It
