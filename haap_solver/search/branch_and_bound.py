@@ -323,7 +323,8 @@ class BranchAndBound:
             return
         self.early_seeded, self.early_budget = True, budget
         started = time.perf_counter()
-        base = uniform(self.instance, time_limit_s=budget, cost_model=self.cm)
+        base = uniform(self.instance, time_limit_s=budget, cost_model=self.cm,
+                       largest_tp_first=True)
         # (Best.result says so where the time limit stopped the enumeration)
         self.early_cut = base.plan is None or "time limit reached" in base.message
         self.plans_costed += base.plans_costed
