@@ -181,7 +181,7 @@ def test_highs_mips_run_no_sub_mip_heuristic() -> None:
 
 def test_a_short_limit_on_a_large_cluster_returns_a_valid_plan_with_its_gap() -> None:
     """At 1,024 GPUs the set-up of the single-type search (every micro-batch size's
-    configurations) takes seconds: a 3 s limit used to end with no plan at all ("unknown"). The
+    configurations) takes seconds: a 2-3 s limit used to end with no plan at all ("unknown"). The
     uniform grids and the proportional split now run before it (`BranchAndBound.early_seed`), and
     the set-up stops at the deadline, the sizes it left bounded by the cluster's compute. Only
     what must hold whatever the machine's load: a valid plan, costed by evaluate(), with a
@@ -195,7 +195,7 @@ def test_a_short_limit_on_a_large_cluster_returns_a_valid_plan_with_its_gap() ->
 
     instance = load_instance(Path(__file__).resolve().parents[1] / "instances"
                              / "gpt3-175b-4types-x1024.toml")
-    result = solve(instance, time_limit_s=3.0, threads=1, mixed=False)
+    result = solve(instance, time_limit_s=2.0, threads=1, mixed=False)
     assert result.status == "feasible" and result.plan is not None, result.message
     check_plan(instance, result.plan)
     assert CostModel(instance).evaluate(result.plan).iteration_time_s \
