@@ -177,3 +177,30 @@ def test_highs_mips_run_no_sub_mip_heuristic() -> None:
     assert SUB_MIP_HEURISTICS
     for option in SUB_MIP_HEURISTICS:
         assert h.getOptionValue(option)[1] is False, option
+
+
+def test_a_short_limit_on_a_large_cluster_returns_a_valid_plan_with_its_gap() -> None:
+    """At 1,024 GPUs the set-up of the single-type search (every micro-batch size's
+    configurations) takes seconds: a 2-3 s limit used to end with no plan at all ("unknown"). The
+    uniform grids and the proportional split now run before it (`BranchAndBound.early_seed`), and
+    the set-up stops at the deadline, the sizes it left bounded by the cluster's compute. Only
+    what must hold whatever the machine's load: a valid plan, costed by evaluate(), with a
+    bound below it that no plan can beat (not the wall time, nor the plan's quality)."""
+    from haap_solver.cost.evaluate import CostModel
+    from haap_solver.instance import load_instance
+    from haap_solver.search.solve import solve
+    from haap_solver.search.state import SearchState
+    from haap_solver.search.subproblem_bounds import any_plan_floor
+    from haap_solver.validate import check_plan
+
+    instance = load_instance(Path(__file__).resolve().parents[1] / "instances"
+                             / "gpt3-175b-4types-x1024.toml")
+    result = solve(instance, time_limit_s=2.0, threads=1, mixed=False)
+    assert result.status == "feasible" and result.plan is not None, result.message
+    check_plan(instance, result.plan)
+    assert CostModel(instance).evaluate(result.plan).iteration_time_s \
+        == pytest.approx(result.iteration_time_s, rel=1e-12)
+    floor = any_plan_floor(SearchState(instance))
+    assert floor - 1e-9 <= result.best_bound_s <= result.iteration_time_s
+    assert result.gap == pytest.approx(
+        (result.iteration_time_s - result.best_bound_s) / result.iteration_time_s)

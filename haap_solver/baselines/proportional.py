@@ -15,6 +15,9 @@ recomputation) whose proportional split can be repaired to fit.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from haap_solver.baselines.common import (
     Best,
     gpu_line,
@@ -88,3 +91,17 @@ def proportional(instance: Instance, *, time_limit_s: float = 60.0, threads: int
             if _try_grid(instance, cm, best, tp, pp, dp, 1, schedule, modes):
                 break
     return best.result(instance, METHOD, message="textbook grid (no uniform grid fits)")
+
+
+def on_grid(instance: Instance, choice: Mapping[str, Any], *, cost_model: CostModel,
+            time_limit_s: float = 60.0) -> SolveResult:
+    """The proportional split (with memory repair) on one grid, a uniform result's
+    `options["choice"]`: one grid costs a few plans, so the exact search can take it as a seed
+    the moment a (possibly time-limited) uniform enumeration has a grid (its early seed,
+    branch_and_bound.BranchAndBound.early_seed). `proportional` does the same on the best grid
+    of the full enumeration."""
+    best = Best(cost_model, time_limit_s)
+    _try_grid(instance, cost_model, best, choice["tp"], choice["pp"], choice["dp"],
+              choice["micro_batch_per_replica"], choice["schedule"], recompute_order(instance))
+    return best.result(instance, METHOD, message="grid of the best uniform plan")
+

@@ -42,6 +42,7 @@ from haap_solver.search.space import StageConfig, build_plan, stage_configs
 from haap_solver.search.state import SearchState
 from haap_solver.search.subproblem_bounds import (
     _stage_time_cap,
+    any_plan_floor,
     compute_bound,
     granular_lower_bound,
     lower_bound,
@@ -153,7 +154,8 @@ class BranchAndBound:
         self.floors_by_b: dict[int, tuple[float, float, float]] = {}
         self.pruned_memory = 0
         self.space: dict[str, Any] = {}
-        self.build_queue()
+        self.unbuilt: list[int] = []
+        """Micro-batch sizes whose configurations the deadline left unbuilt (`build_queue`)."""
 
         self.best_plan: Plan | None = None
         self.best_eval: Evaluation | None = None
@@ -166,6 +168,15 @@ class BranchAndBound:
         self.solved = 0
         self.mismatch = 0.0
         self.plans_costed = 0
+        self.large = self.total_gpus > tuning.WARM_START_LARGE_GPUS
+        self.seeded = ""
+        self.seed_plans: list[Plan] = []
+        self.seed_times: dict[str, float] = {}  # each baseline seed's best time (inf: none)
+        self.pending_seeds: list[tuple[str, float]] = []
+        self.early_seeded, self.early_cut, self.early_budget = False, False, 0.0
+        self.early_s = 0.0  # (the early seed's time: the warm start's shares begin after it)
+        self.early_seed()
+        self.build_queue()
         self.opts_base = SolveOptions(time_limit_s=time_limit_s, threads=threads, seed=seed,
                                       relative_gap=max(relative_gap, SolveOptions.relative_gap))
         self.by_sub = {c.sub: c for c in self.candidates}
@@ -174,11 +185,6 @@ class BranchAndBound:
         self.model_sizes: dict[SubProblem, bool] = {}
         self.integer_walks = 0
         self.integer_strengthened: dict[SubProblem, float] = {}
-        self.large = self.total_gpus > tuning.WARM_START_LARGE_GPUS
-        self.seeded = ""
-        self.seed_plans: list[Plan] = []
-        self.seed_times: dict[str, float] = {}  # each baseline seed's best time (inf: none)
-        self.pending_seeds: list[tuple[str, float]] = []
         self.done = 0
 
     def run(self) -> SolveResult:
@@ -188,6 +194,12 @@ class BranchAndBound:
         # more, else (and Metis-style) only if the search lingers.
         if self.seed_with_baselines:
             self.pending_seeds = [("uniform", 0.10), ("balanced", 0.20), ("metis", 0.25)]
+            if self.early_seeded and not (
+                    self.early_cut and 0.10 * (self.seed_time_base_s or self.time_limit_s)
+                    > self.early_budget):
+                # The uniform grids ran before the set-up (early_seed): again only where they
+                # were cut short there and the later turn has more time (it starts over).
+                self.pending_seeds.pop(0)
         if self.pending_seeds and not self.large:  # (on large clusters: SEED_AFTER_SHARE)
             self.run_seed(*self.pending_seeds.pop(0))
             if self.total_gpus >= tuning.BALANCED_SEED_EARLY_GPUS:
@@ -205,7 +217,13 @@ class BranchAndBound:
         fitting_configs = 0
         candidates = self.candidates
         pruned_memory = 0
-        for b in state.micro_batches():
+        sizes = state.micro_batches()
+        for index, b in enumerate(sizes):
+            if time.perf_counter() >= self.deadline:
+                # The time limit came during the set-up (seconds at 1,024 GPUs and above): the
+                # sizes left unbuilt are bounded by `any_plan_floor` alone (`result`).
+                self.unbuilt = list(sizes[index:])
+                break
             raw = stage_configs(instance, b)
             configs = state.configs(b)
             raw_configs += len(raw)
@@ -246,6 +264,8 @@ class BranchAndBound:
             "subproblems_before_pruning": len(candidates) + pruned_memory,
             "subproblems_after_memory_pruning": len(candidates),
         }
+        if self.unbuilt:
+            self.space["micro_batch_sizes_not_set_up"] = len(self.unbuilt)
         if mixed:
             self.space["mixed_stage_configs"] = {
                 key: sum(v[i] for v in state.mixed_counts.values())
@@ -286,6 +306,50 @@ class BranchAndBound:
         self.plans_costed += 1
         if ev.iteration_time_s < self.best_time:
             self.improved(plan, ev)
+
+    def early_seed(self) -> None:
+        """On clusters above WARM_START_LARGE_GPUS, before the set-up: the uniform grids (at most
+        EARLY_SEED_SHARE of the seed time base, EARLY_SEED_MAX_S) and the proportional split on
+        the best grid they found, as seeds. There the set-up alone (every micro-batch size's
+        configurations, dominance-filtered) takes 2-5 s, and the warm start's plans come after
+        it: gpt3-175b-4types-x1024 with a 3 s limit and two threads ended with no plan at all.
+        The proportional split on the grid of uniform's best plan is one grid (a few plans
+        costed) and often much better: 17.5 s against uniform's 26.3 s there. Valid plans,
+        validated and costed by evaluate(); they prove nothing, the bound stays the search's."""
+        if not (self.seed_with_baselines and self.large and self.incumbent is None
+                and self.use_warm_start):
+            return
+        from haap_solver.baselines.proportional import on_grid
+        from haap_solver.baselines.uniform import uniform
+
+        budget = min(tuning.EARLY_SEED_SHARE * (self.seed_time_base_s or self.time_limit_s),
+                     tuning.EARLY_SEED_MAX_S, self.deadline - time.perf_counter())
+        if budget <= 0:
+            return
+        self.early_seeded, self.early_budget = True, budget
+        started = time.perf_counter()
+        base = uniform(self.instance, time_limit_s=budget, cost_model=self.cm,
+                       largest_tp_first=True)
+        # (Best.result says so where the time limit stopped the enumeration)
+        self.early_cut = base.plan is None or "time limit reached" in base.message
+        self.plans_costed += base.plans_costed
+        self.seed_times["uniform"] = base.iteration_time_s if base.plan is not None else math.inf
+        self.take_seed("uniform", base)
+        if base.plan is not None and time.perf_counter() < self.deadline:
+            split = on_grid(self.instance, base.options["choice"], cost_model=self.cm,
+                            time_limit_s=max(0.05, self.deadline - time.perf_counter()))
+            self.plans_costed += split.plans_costed
+            self.take_seed("proportional", split)
+        self.early_s = time.perf_counter() - started
+
+    def take_seed(self, name: str, base: SolveResult) -> None:
+        """A baseline's result as a seed, kept where its plan beats the incumbent."""
+        if base.plan is not None and base.evaluation is not None \
+                and base.iteration_time_s < self.best_time:
+            check_plan(self.instance, base.plan, cost_model=self.cm)
+            self.improved(base.plan, base.evaluation)
+            self.seeded = name
+            self.seed_plans.append(base.plan)
 
     # -- models ---------------------------------------------------------------------------------
     # Sub-problems are attacked in passes of growing per-sub-problem time budgets: easy ones close
@@ -454,7 +518,7 @@ class BranchAndBound:
     def warm_start(self) -> None:
         """The most promising sub-problems by their cheap bound give a good incumbent quickly,
         which makes the cap of Sec. 4.2 bite in the exact passes."""
-        start, candidates = self.start, self.candidates
+        start, candidates = self.start + self.early_s, self.candidates
         warm_until = start + (0.2 * self.time_limit_s
                               if self.incumbent is None and self.use_warm_start else 0.0)
         large = self.large
@@ -492,12 +556,7 @@ class BranchAndBound:
                       seed=self.seed, cost_model=self.cm)
         self.plans_costed += base.plans_costed
         self.seed_times[name] = base.iteration_time_s if base.plan is not None else math.inf
-        if base.plan is not None and base.evaluation is not None \
-                and base.iteration_time_s < self.best_time:
-            check_plan(self.instance, base.plan, cost_model=self.cm)
-            self.improved(base.plan, base.evaluation)
-            self.seeded = name
-            self.seed_plans.append(base.plan)
+        self.take_seed(name, base)
 
     def before_each(self, cand: _Candidate, done: int) -> None:
         """Before each sub-problem: what the search beside sent, a baseline seed whose turn has
@@ -664,6 +723,8 @@ class BranchAndBound:
         instance, state, candidates, space = self.instance, self.state, self.candidates, self.space
         open_bounds = self.open_bounds
         open_bounds.extend(c.lower_bound for c in open_list)
+        if self.unbuilt:  # (their sub-problems are in no list: the cluster's compute bounds them)
+            open_bounds.append(any_plan_floor(state))
         if self.relative_gap > 0:
             # A closed sub-problem's bound may lie between the threshold and the incumbent.
             open_bounds.extend(c.lower_bound for c in candidates)
@@ -702,7 +763,10 @@ class BranchAndBound:
                       closed_by_model=fates["model"], left_open=fates["open"],
                       pruned_by_memory=self.pruned_memory,
                       search_space=space, cache=cache_stats,
-                      compute_bound_s=compute_bound(state, self.floors_by_b), options=options,
+                      compute_bound_s=(min(compute_bound(state, self.floors_by_b),
+                                           any_plan_floor(state)) if self.unbuilt
+                                       else compute_bound(state, self.floors_by_b)),
+                      options=options,
                       model_mismatch_s=self.mismatch, plans_costed=self.plans_costed)
         best_plan, best_time = self.best_plan, self.best_time
         if best_plan is None:

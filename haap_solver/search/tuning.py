@@ -135,6 +135,21 @@ it runs right after the warm start): there it enumerates grids of thousands of G
 1,024 GPUs) and its plan was never the incumbent, the warm start's seeds being better by then
 (gpt3-175b-4types-x1024: 14.537 s at 5.8 s)."""
 
+EARLY_SEED_SHARE = 0.4
+EARLY_SEED_MAX_S = 1.0
+"""On clusters above WARM_START_LARGE_GPUS the single-type search starts with the uniform grids and
+the proportional split on the best of them (`BranchAndBound.early_seed`), for this share of the
+seed time base (the time limit) and at most EARLY_SEED_MAX_S, before its set-up: the set-up of
+every micro-batch size's configurations takes 2-5 s there (2 cores, shared), so that with a 3 s
+limit gpt3-175b-4types-x1024 returned no plan, and with 5 s only uniform's first grid (36.5 s).
+The grids go largest TP first (uniform(largest_tp_first=True)): in their default order, TP 1
+first, the plans came slowly there (1,024 GPUs: 36.5 s at 0.5 s, 27.4 s at 2 s, 26.3 s once all
+3,153 are done, 4.8 s); largest TP first, 26.6 s at 0.3 s, and the proportional split on that
+grid (a few plans, milliseconds) 18.4 s; 16,384 GPUs: 16.7 s, the best grid of all, at 0.5 s.
+The cap is short: once the set-up is done the search's own seeds are better (16.25 s there with
+a 15 s limit), and with the default order a 3 s cap cost llama3-405b-6types-x16384 its 14.7 s
+plan at 15 s (20.0 s; one run each on 2 shared cores)."""
+
 MIXED_SINGLE_SHARE = 0.75
 """With mixed-type stages, the share of the time limit the single-type space may take first. It
 only binds where that search is not proven sooner: on large clusters, where a mixed stage (one
