@@ -565,10 +565,13 @@ class BranchAndBound:
         if self.pending_seeds and time.perf_counter() - self.start \
                 >= tuning.SEED_AFTER_SHARE * self.time_limit_s:
             name, share = self.pending_seeds.pop(0)
-            if not (name == "metis" and self.best_time < self.seed_times.get("uniform", math.inf)):
+            beats_grid = self.best_time < self.seed_times.get("uniform", math.inf)
+            small = self.total_gpus < tuning.BALANCED_SEED_EARLY_GPUS
+            if not (beats_grid and (name == "metis" or (name == "balanced" and small))):
                 self.run_seed(name, share)
             # else: the search's own plan already beats the best uniform grid, which the
-            # Metis-style search refines: its share of the time goes to the proof instead.
+            # Metis-style search refines (and, on small clusters, whose models reach what the
+            # balanced grids do): its share of the time goes to the proof instead.
         if self.progress:
             self.progress(done, len(self.candidates),
                           f"p={cand.sub.num_stages} b={cand.sub.micro_batch} "

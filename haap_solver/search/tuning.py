@@ -120,7 +120,11 @@ one, before the first pass; below, where the passes usually prove the optimum in
 it waits for SEED_AFTER_SHARE like the Metis-style seed (it costs 0.05-0.4 s there). Measured
 (2026-12-02, 30 s, two threads): on gpt3-2.7b-a100x32-v100x96-4gpu the search returned the
 uniform grid's 5.128 s without it and 4.663 s with it (the best plan known); on
-gpt3-6.7b-a100x128-v100x256-a10x128-4gpu (large: after SEED_AFTER_SHARE) 4.719 s -> 4.077 s."""
+gpt3-6.7b-a100x128-v100x256-a10x128-4gpu (large: after SEED_AFTER_SHARE) 4.719 s -> 4.077 s.
+Below this many GPUs it is skipped, like the Metis-style seed, where the search's own plan
+already beats the uniform grid's: on llama3-8b-h100-a100-l40s (40 GPUs) it cost 1.4 s at its
+turn for a plan 8% slower than the search's, and the benchmark's proof there (27.6 s before)
+ran past 30 s."""
 
 SEED_AFTER_SHARE = 0.5
 """The Metis-style seed costs seconds on 64 GPUs, more than the exact passes need where they close
