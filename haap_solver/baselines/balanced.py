@@ -29,11 +29,11 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
-from haap_solver.baselines.common import Best, legal_tps, recompute_order
+from haap_solver.baselines.common import Best, recompute_order
 from haap_solver.baselines.proportional import _try_grid
+from haap_solver.baselines.uniform import uniform_grids
 from haap_solver.cost.evaluate import CostModel, Evaluation
 from haap_solver.instance import Instance
-from haap_solver.parallelism import divisors
 from haap_solver.plan import Plan
 from haap_solver.result import SolveResult
 
@@ -53,15 +53,9 @@ MAX_MOVES_TRIED = 200
 
 def balanced_grids(instance: Instance) -> list[tuple[str, int, int, int, int]]:
     """(schedule, tp, pp, dp, share) of every grid of step 1, most GPUs first."""
-    t, L = instance.training, instance.model.num_layers
-    n = instance.cluster.num_gpus
-    tps = sorted(set.intersection(*(set(v) for v in legal_tps(instance).values())))
-    grids = [(schedule, tp, pp, dp, share)
-             for schedule in t.schedules if schedule in ("1f1b", "gpipe")
-             for tp in tps for pp in range(1, min(L, n // tp) + 1)
-             for dp in divisors(t.global_batch_size) if tp * pp * dp <= n
-             for share in range(1, t.max_micro_batch_share + 1)
-             if t.global_batch_size % (dp * share) == 0]
+    grids = [(schedule, *grid) for schedule in instance.training.schedules
+             if schedule in ("1f1b", "gpipe")
+             for grid in uniform_grids(instance, every_depth=True)]
     return sorted(grids, key=lambda g: (-g[1] * g[2] * g[3], g[4], g[2]))
 
 

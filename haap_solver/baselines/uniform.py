@@ -32,14 +32,17 @@ from haap_solver.result import SolveResult
 METHOD = "uniform"
 
 
-def uniform_grids(instance: Instance) -> list[tuple[int, int, int, int]]:
-    """Every (tp, pp, dp, share) grid that fits the GPU count and divides the batch, cheap first."""
+def uniform_grids(instance: Instance, *,
+                  every_depth: bool = False) -> list[tuple[int, int, int, int]]:
+    """Every (tp, pp, dp, share) grid that fits the GPU count and divides the batch, cheap first.
+    The pipeline depth divides the layer count (an even split), or with `every_depth` is any
+    depth up to it (for uneven splits: the balanced grids)."""
     t, L = instance.training, instance.model.num_layers
     n = instance.cluster.num_gpus
     tps = sorted(set.intersection(*(set(v) for v in legal_tps(instance).values())))
     grids = []
     for tp in tps:
-        for pp in divisors(L):
+        for pp in (range(1, L + 1) if every_depth else divisors(L)):
             if tp * pp > n:
                 break
             for dp in divisors(t.global_batch_size):
