@@ -43,6 +43,15 @@ class DeviceType:
     """Per-GPU, per-direction bandwidth to other GPUs of the same node (NVLink, or PCIe), GB/s."""
     supports_bf16: bool = True
     """Whether bf16 is supported in hardware (V100 and T4 are fp16 only)."""
+    matmul_efficiency: Annotated[float | None, Range(0, 1, min_exclusive=True)] = None
+    """Measured fraction of `peak_tflops` that the device's best large, aligned 16-bit matmul
+    reaches: its maximum achievable matmul FLOP/s (MAMF) over the spec peak. Power and clock
+    limits, the memory hierarchy and the vendor's BLAS keep every device below its spec, by
+    different amounts (an H100 SXM reaches less of its peak than an A100 SXM). The cost model's
+    fitted efficiencies are fractions of this ceiling (docs/cost-model.md Sec. 4.2). None: not
+    measured, assumed `UNMEASURED_MATMUL_EFFICIENCY`."""
+    matmul_efficiency_fp8: Annotated[float | None, Range(0, 1, min_exclusive=True)] = None
+    """As `matmul_efficiency`, for fp8 matmuls over `peak_fp8_tflops`; None: the 16-bit value."""
     efficiency_family: str = "default"
     """Which calibrated compute-efficiency constants apply (see docs/cost-model.md)."""
     source: str = "user-defined"
@@ -57,6 +66,16 @@ class DeviceType:
                         and limits.MIN_TFLOPS <= value <= limits.MAX_TFLOPS, name,
                         f"must be a number in [{limits.MIN_TFLOPS:g}, {limits.MAX_TFLOPS:g}], "
                         f"got {value}")
+
+    def matmul_ceiling(self, dtype: str) -> float:
+        """Fraction of the `dtype` matmul peak that the device's best matmul reaches (measured,
+        `matmul_efficiency`; the fp8 figure for fp8 where there is one, the 16-bit figure for
+        every other precision: no fp32 or TF32 measurements exist for the presets)."""
+        if dtype == "fp8" and self.matmul_efficiency_fp8 is not None:
+            return self.matmul_efficiency_fp8
+        if self.matmul_efficiency is not None:
+            return self.matmul_efficiency
+        return UNMEASURED_MATMUL_EFFICIENCY
 
     def matmul_peak_tflops(self, dtype: str, fp32_matmul_precision: str = "highest") -> float:
         """Peak dense matmul TFLOP/s for the training precision (docs/cost-model.md Sec. 4.1).
@@ -80,19 +99,38 @@ class DeviceType:
 
 _SHEET = "shared/reference/gpu_specs.csv"
 
+MAMF_SOURCE = ("S. Bekman, ml-engineering, compute/accelerator/README.md, 'Maximum Achievable "
+               "Matmul FLOPS comparison table' (commit 744d01e, 2026-08): mamf-finder.py, the "
+               "mean of 100 timed matmuls after 50 warm-up ones, best shape of a brute-force "
+               "scan, BF16 and FP8 inputs")
+"""Where the presets' `matmul_efficiency` figures come from."""
+UNMEASURED_MATMUL_EFFICIENCY = 0.869
+"""`DeviceType.matmul_efficiency` of a device without a measurement (assumed): the A100 SXM's
+measured 271.2 of 312 TFLOP/s (`MAMF_SOURCE`), the device of most calibration runs, so an
+unmeasured device keeps the constants fitted there unchanged. Measured NVIDIA data-centre GPUs
+span 0.73-0.87 in the same table; older and consumer GPUs are not in it."""
+
 
 def _dev(name: str, tflops: float, mem: float, hbm: float, link: float, *, bf16: bool = True,
          source: str, fp32: float, tf32: float | None = None, fp8: float | None = None,
-         precision_source: str, family: str = "default") -> DeviceType:
+         precision_source: str, family: str = "default",
+         mamf: tuple[float | None, float | None, str] | None = None) -> DeviceType:
+    """A preset; `mamf` = (16-bit, fp8 `matmul_efficiency`, where measured)."""
+    measured = f"; matmul ceiling: {mamf[2]}" if mamf else ""
     return DeviceType(name=name, peak_tflops=tflops, memory_gib=mem, hbm_gb_s=hbm,
                       intra_node_gb_s=link, supports_bf16=bf16, peak_fp32_tflops=fp32,
                       peak_tf32_tflops=tf32, peak_fp8_tflops=fp8, efficiency_family=family,
-                      source=f"{_SHEET}: {source}; other precisions: {precision_source}")
+                      matmul_efficiency=mamf[0] if mamf else None,
+                      matmul_efficiency_fp8=mamf[1] if mamf else None,
+                      source=f"{_SHEET}: {source}; other precisions: {precision_source}"
+                             f"{measured}")
 
 
 # Sources of the fp32 / TF32 / fp8 peaks (gpu_specs.csv has the 16-bit and some fp8 figures only).
 _A100_DS = ("NVIDIA A100 datasheet (nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf) as "
             "tabulated at glennklockwood.com/garden/processors/A100: FP32 19.5, TF32 156 dense")
+_A100_MAMF = (0.869, None, "A100 SXM 271.2 of 312 BF16 (the 40 and 80 GB parts share the GA100 "
+                         "die and clocks): " + MAMF_SOURCE)
 _H100_WP = ("NVIDIA H100 whitepaper as tabulated at glennklockwood.com/garden/processors/h100: "
             "FP32 66.9, TF32 494.7 dense, FP8 1978.9 dense")
 
@@ -105,16 +143,20 @@ DEVICE_PRESETS: dict[str, DeviceType] = {
                               "no TF32, no fp8",
              source="V100-SXM2-32GB; 125 TF fp16 tensor, 900 GB/s; NVLink2 300 GB/s aggregate"),
         _dev("A100-40G", 312, 40, 1555, 300, fp32=19.5, tf32=156, precision_source=_A100_DS,
-             family="ampere",
+             family="ampere", mamf=_A100_MAMF,
              source="A100-SXM4-40GB; whitepaper Table 4; NVLink3 600 GB/s aggregate"),
         _dev("A100-80G", 312, 80, 2039, 300, fp32=19.5, tf32=156, precision_source=_A100_DS,
-             family="ampere",
+             family="ampere", mamf=_A100_MAMF,
              source="A100-SXM4-80GB; Narayanan SC'21 312 TF; NVLink3 600 GB/s aggregate"),
         _dev("H100", 989, 80, 3350, 450, fp32=66.9, tf32=494.7, fp8=1978.9,
              precision_source=_H100_WP, family="hopper",
+             mamf=(0.803, 0.709, "H100 SXM 794.5 of 989 BF16, 1402.6 of 1979 FP8: "
+                                 + MAMF_SOURCE),
              source="H100-SXM5-80GB; llm-analysis config; NVLink4 900 GB/s aggregate"),
         _dev("H200", 989, 141, 4800, 450, fp32=66.9, tf32=494.7, fp8=1978.9,
              precision_source="same GH100 compute as H100: " + _H100_WP, family="hopper",
+             mamf=(0.803, 0.734, "BF16 as the H100 SXM's (the table: 'H200 is the same'), "
+                                 "H200 SXM 1453.4 of 1979 FP8: " + MAMF_SOURCE),
              source="H200-SXM-141GB; third-party pages; NVLink4 900 GB/s aggregate"),
         _dev("L40S", 362.05, 48, 864, 32, fp32=91.6, tf32=183, fp8=733,
              precision_source="fp8 733 dense: gpu_specs.csv; FP32 91.6, TF32 183 dense: L40S "
@@ -139,11 +181,15 @@ DEVICE_PRESETS: dict[str, DeviceType] = {
         _dev("MI250X", 191.5, 64, 1600, 200, fp32=47.9,
              precision_source="MI250X FP32 matrix 95.7 per OAM, halved per GCD (UNVERIFIED, from "
                               "memory); no TF32, no fp8",
+             mamf=(0.768, None, "MI250X 147.0 of 191.5 BF16 per GCD, ROCm 6.2: the same table "
+                                "at commit 7376725 (2025-01; no longer listed at 744d01e)"),
              source="MI250X per GCD (framework device): half of the OAM's 383 TF, 128 GB, "
                     "3200 GB/s; Infinity Fabric 400 GB/s halved"),
         _dev("MI300X", 1307.4, 192, 5300, 448, fp32=163.4, tf32=653.7, fp8=2614.9,
              precision_source="fp8 2614.9: gpu_specs.csv (UNVERIFIED); FP32 163.4, TF32 653.7: "
                               "MI300X datasheet (UNVERIFIED, from memory)",
+             mamf=(0.514, None, "MI300X 668.4 of 1300 BF16, ROCm 6.3, TunableOp on: "
+                                + MAMF_SOURCE),
              source="MI300X 1307.4 TF (UNVERIFIED exact), 192 GB, 5.3 TB/s; xGMI 896 GB/s "
                     "aggregate"),
     )

@@ -1030,10 +1030,12 @@ def test_bounds_from_the_top_skip_what_the_second_process_bounded() -> None:
 def test_mixed_bounds_are_the_same_without_the_dominance_filter() -> None:
     """The first process bounds the plans with a mixed stage without the dominance filter of
     mixed configurations (SearchState.mixed_dominance, a third of the set-up): every cheap
-    bound and every strong bound without an incumbent equals the one with the filter, and
-    against an incumbent both prune the same sub-problems (above it the value returned is where
-    the search stopped, on a grid of candidate bottlenecks the dropped configurations
-    enlarge), here on the instance where a mixed stage wins."""
+    bound equals the one with the filter, every strong bound without an incumbent agrees with
+    it to the resolution of its walk over candidate bottlenecks (the candidates are the
+    configurations' stage times, so the dropped configurations add candidates: on this
+    instance one bound of 56 ends 0.02% higher without the filter, since the device matmul
+    ceilings), and against an incumbent both prune the same sub-problems (above it the value
+    returned is where the search stopped), here on the instance where a mixed stage wins."""
     instance = load_instance(INSTANCES / "llama3.2-1b-h100x4-l40sx4.toml")
     p_cap = min(instance.model.num_layers, instance.cluster.num_gpus)
     bounds: dict[bool, dict[SubProblem, tuple[float, float, bool]]] = {}
@@ -1055,7 +1057,12 @@ def test_mixed_bounds_are_the_same_without_the_dominance_filter() -> None:
                             strong_lower_bound(state, sub, floors, p_cap),
                             strong_lower_bound(state, sub, floors, p_cap, 3.6) >= 3.6)
     assert sizes[False] > sizes[True]  # (the filter drops some here)
-    assert bounds[True] and bounds[True] == bounds[False]
+    assert bounds[True] and bounds[True].keys() == bounds[False].keys()
+    for sub, (cheap, strong, prunes) in bounds[True].items():
+        other_cheap, other_strong, other_prunes = bounds[False][sub]
+        assert cheap == other_cheap, sub
+        assert strong == pytest.approx(other_strong, rel=1e-3), sub
+        assert prunes == other_prunes, sub
     assert any(pruned for _, _, pruned in bounds[True].values())
 
 

@@ -13,6 +13,7 @@ import pytest
 from haap_solver.cluster import NodeGroup
 from haap_solver.cost import compute
 from haap_solver.cost.evaluate import CostModel
+from haap_solver.devices import DEVICE_PRESETS, UNMEASURED_MATMUL_EFFICIENCY
 from haap_solver.instance import Instance, load_instance, make_instance
 from haap_solver.model import ModelSpec
 from haap_solver.plan import Placement, Plan, ReplicaGroup, Stage
@@ -299,3 +300,54 @@ def test_a_stage_split_into_identical_replica_groups_costs_the_same() -> None:
         check_plan(inst, plan)
         times.append(CostModel(inst).evaluate(plan).iteration_time_s)
     assert times[1] == pytest.approx(times[0], rel=1e-12)
+
+
+def test_a_device_whose_matmuls_reach_less_of_its_peak_runs_its_gemms_slower() -> None:
+    """Two devices with the same spec peak: the one whose best matmul reaches less of it (its
+    measured ceiling, `matmul_efficiency`) takes longer for the same GEMMs, by the ratio of the
+    ceilings, while its memory-bound work (same HBM) costs the same."""
+    inst = _instance()
+    a100 = DEVICE_PRESETS["A100-80G"]
+    weak = replace(a100, name="weak", matmul_efficiency=0.5)
+    model, training = inst.model, inst.training
+    c = CostModel(inst).constants
+    strong_gemm = compute.weight_gemms_s(model, training, a100, c, 1, 2)
+    weak_gemm = compute.weight_gemms_s(model, training, weak, c, 1, 2)
+    assert weak_gemm.fwd_s / strong_gemm.fwd_s == pytest.approx(a100.matmul_efficiency / 0.5)
+    assert compute.elementwise_bytes(model, training, 1, 2) > 0
+    assert compute.optimizer_step_s(1e9, weak, c) == compute.optimizer_step_s(1e9, a100, c)
+
+
+def test_the_matmul_ceilings_are_the_published_measurements() -> None:
+    """Each preset's ceiling is its MAMF over the spec peak as the source prints them
+    (ml-engineering's table: measured TFLOP/s, theoretical TFLOP/s)."""
+    printed = {  # device: (16-bit MAMF, theory, fp8 MAMF, fp8 theory)
+        "A100-80G": (271.2, 312, None, None), "A100-40G": (271.2, 312, None, None),
+        "H100": (794.5, 989, 1402.6, 1979), "H200": (794.5, 989, 1453.4, 1979),
+        "MI300X": (668.4, 1300, None, None), "MI250X": (147.0, 191.5, None, None),
+    }
+    for name, (mamf, theory, mamf8, theory8) in printed.items():
+        device = DEVICE_PRESETS[name]
+        assert device.matmul_ceiling("bf16") == pytest.approx(mamf / theory, abs=6e-4), name
+        if mamf8 is not None:
+            assert device.matmul_ceiling("fp8") == pytest.approx(mamf8 / theory8, abs=6e-4)
+        else:
+            assert device.matmul_ceiling("fp8") == device.matmul_ceiling("bf16")
+    assert DEVICE_PRESETS["V100-32G"].matmul_ceiling("fp16") == UNMEASURED_MATMUL_EFFICIENCY
+    assert UNMEASURED_MATMUL_EFFICIENCY == DEVICE_PRESETS["A100-80G"].matmul_ceiling("bf16")
+
+
+def test_a_custom_device_reads_its_matmul_ceiling(tmp_path: Path) -> None:
+    """`matmul_efficiency` in a [devices.NAME] table reaches the cost model."""
+    text = (ROOT / "instances" / "gpt3-1.3b-a100x8.toml").read_text()
+    assert "[devices." not in text
+    slow = text + '\n[devices.A100-80G-capped]\nbase = "A100-80G"\nmatmul_efficiency = 0.4\n'
+    slow = slow.replace('device = "A100-80G"', 'device = "A100-80G-capped"')
+    path = tmp_path / "capped.toml"
+    path.write_text(slow)
+    capped = load_instance(path)
+    assert capped.device("A100-80G-capped").matmul_efficiency == 0.4
+    base = load_instance(ROOT / "instances" / "gpt3-1.3b-a100x8.toml")
+    fast = CostModel(base).layer_cost("A100-80G", 1, 1, "none")
+    slowed = CostModel(capped).layer_cost("A100-80G-capped", 1, 1, "none")
+    assert slowed.fwd_s > 1.5 * fast.fwd_s

@@ -102,7 +102,8 @@ def test_cross_entropy_moves_the_bytes_megatrons_kernels_move() -> None:
     head = compute.head_compute(model, bf16, device, c, tp, batch)
     n = batch * model.seq_length
     gemm = flops.head_forward_flops(model, batch) / tp / (
-        device.peak_tflops * 1e12 * compute.gemm_efficiency(c, n, 2048))
+        device.peak_tflops * 1e12 * device.matmul_ceiling("bf16")
+        * compute.gemm_efficiency(c, n, 2048))
     bandwidth = device.hbm_gb_s * 1e9 * c.hbm_efficiency
     logits = n * model.vocab_size / tp
     assert head.fwd_s == pytest.approx(gemm + logits * 38 / bandwidth, rel=1e-12)

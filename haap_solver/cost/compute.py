@@ -63,9 +63,18 @@ def matmul_flops_per_s(device: DeviceType, training: TrainingSpec) -> float:
     return device.matmul_peak_tflops(training.dtype, training.fp32_matmul_precision) * 1e12
 
 
+def achievable_matmul_flops_per_s(device: DeviceType, training: TrainingSpec) -> float:
+    """The matmul FLOP/s `device` can reach in the training precision: its peak times its
+    measured matmul ceiling (`DeviceType.matmul_ceiling`, Sec. 4.2). Every compute efficiency
+    of this module is a fraction of this rate, so one fitted `max_efficiency` serves devices
+    whose best matmuls reach different shares of their spec peaks."""
+    return matmul_flops_per_s(device, training) * device.matmul_ceiling(training.dtype)
+
+
 def gemm_efficiency(c: CostConstants, rows: float, width: float) -> float:
-    """Fraction of peak of a GEMM with `rows` rows (tokens) whose narrowest other dimension is
-    `width` (Sec. 4.2): both saturate, at `width_half` and `tokens_half`."""
+    """Fraction of the achievable matmul rate of a GEMM with `rows` rows (tokens) whose
+    narrowest other dimension is `width` (Sec. 4.2): both saturate, at `width_half` and
+    `tokens_half`."""
     return c.max_efficiency * width / (width + c.width_half) * rows / (rows + c.tokens_half)
 
 
@@ -88,9 +97,10 @@ def attention_bmm_s(model: ModelSpec, training: TrainingSpec, device: DeviceType
     """
     s, d = model.seq_length, model.head_dim
     work = flops.attention_core_forward_flops(model, batch) / tp
-    peak = matmul_flops_per_s(device, training)
+    peak = achievable_matmul_flops_per_s(device, training)
     tensor = work / (peak * gemm_efficiency(c, s, d))
-    simt_peak = device.matmul_peak_tflops("fp32", "highest") * 1e12
+    simt_peak = (device.matmul_peak_tflops("fp32", "highest") * 1e12
+                 * device.matmul_ceiling("fp32"))
     if head_dim_tensor_core_aligned(model, training) or simt_peak >= peak:
         return tensor
     simt = work / (simt_peak * c.max_efficiency * s / (s + c.tokens_half))
@@ -112,7 +122,7 @@ def weight_gemms_s(model: ModelSpec, training: TrainingSpec, device: DeviceType,
     """
     h, f, kv = model.hidden_size, model.ffn_hidden_size, model.kv_size
     n = batch * model.seq_length
-    peak = matmul_flops_per_s(device, training)
+    peak = achievable_matmul_flops_per_s(device, training)
     mlp_matrices = 3 if model.gated_mlp else 2
     shapes = (
         (2.0 * n * h * (h + 2 * kv) / tp, min(h, (h + 2 * kv) / tp)),    # QKV (column-parallel)
@@ -149,7 +159,7 @@ def attention_core_s(model: ModelSpec, training: TrainingSpec, device: DeviceTyp
     s, d = model.seq_length, model.head_dim
     if training.flash_attention:
         work = flops.attention_core_forward_flops(model, batch) / tp
-        peak = matmul_flops_per_s(device, training)
+        peak = achievable_matmul_flops_per_s(device, training)
         eff = c.flash_efficiency * d / (d + c.flash_head_dim_half)
         fwd = FLASH_CAUSAL_WORK * work / (peak * eff)
         return PassTimes(fwd, FLASH_BACKWARD_TO_FORWARD * fwd)
@@ -272,7 +282,7 @@ def head_compute(model: ModelSpec, training: TrainingSpec, device: DeviceType,
     (`cross_entropy_bytes_per_logit`; Sec. 4.6)."""
     n = batch * model.seq_length
     h, v = model.hidden_size, model.vocab_size
-    peak = matmul_flops_per_s(device, training)
+    peak = achievable_matmul_flops_per_s(device, training)
     gemm = flops.head_forward_flops(model, batch) / tp / (
         peak * gemm_efficiency(c, n, min(h, v / tp)))
     fwd_bytes, bwd_bytes = cross_entropy_bytes_per_logit(training)

@@ -1,14 +1,16 @@
 """The constants of the cost model: fitted ones, and assumed ones with where they come from.
 
 A GEMM's efficiency rises with its rows (tokens of the micro-batch) and its narrowest per-GPU
-dimension (``haap_solver.cost.compute.gemm_efficiency``), saturating at `max_efficiency`.
-`max_efficiency` (Ampere, and the extrapolation for families without runs), the Hopper family's
-own value, `network_efficiency` and `zero3_overlap` are fitted once, jointly, on the calibration
-runs shipped in ``haap_solver/data/`` (copies of ``shared/reference/calibration_runs.csv`` and
-``more_runs.csv``): least squares on log(predicted / measured) time, rounded to 3 significant
-digits (``haap calibrate --fit``; docs/validation.md gives the method, every row's error, the
-leave-one-source-out cross-validation and the known biases). One set of constants per device
-family, never a per-row fit; a measured profile overrides the analytical times entirely.
+dimension (``haap_solver.cost.compute.gemm_efficiency``), saturating at `max_efficiency` of the
+device's achievable matmul rate: its peak times its measured matmul ceiling
+(`DeviceType.matmul_efficiency`, a published measurement per device, not a fit).
+`max_efficiency`, `network_efficiency` and `zero3_overlap` are fitted once, jointly, on the
+calibration runs shipped in ``haap_solver/data/`` (copies of
+``shared/reference/calibration_runs.csv`` and ``more_runs.csv``): least squares on
+log(predicted / measured) time, rounded to 3 significant digits (``haap calibrate --fit``;
+docs/validation.md gives the method, every row's error, the leave-one-source-out
+cross-validation and the known biases). One set of constants for every device, never a per-row
+fit; a measured profile overrides the analytical times entirely.
 """
 
 from __future__ import annotations
@@ -20,11 +22,11 @@ from dataclasses import dataclass, replace
 class CostConstants:
     """Constants of the cost model. Fitted ones say so; the others say where they come from."""
 
-    max_efficiency: float = 0.728
+    max_efficiency: float = 0.838
     """Fitted (``haap calibrate --fit`` on the calibration runs, see docs/validation.md): the
-    fraction of the 16-bit peak reached by large GEMMs on Ampere (A100) GPUs, and the
-    documented extrapolation for device families without runs of their own. Absorbs unmodelled
-    end-to-end overheads and part of the interleaved-schedule bias of the SC'21 runs."""
+    fraction of the device's achievable matmul rate (peak x `DeviceType.matmul_ceiling`) that
+    large GEMMs reach in training. Absorbs unmodelled end-to-end overheads (data loading,
+    logging, the loss scaler, framework gaps between kernels)."""
     width_half: float = 64.0
     """Narrowest per-GPU GEMM dimension at which efficiency is half its maximum (assumed: half of
     a 128-wide tensor-core tile). Fitted freely it runs to its lower bound (1): the runs' weight
@@ -32,10 +34,10 @@ class CostConstants:
     head-dimension (64-160) GEMMs, whose cost the fit then sets through `max_efficiency`."""
     tokens_half: float = 128.0
     """Tokens per micro-batch at which efficiency halves: one 128-row tensor-core tile (assumed)."""
-    network_efficiency: float = 0.701
+    network_efficiency: float = 0.702
     """Fitted (as `max_efficiency`): fraction of NIC line rate that NCCL collectives reach across
     nodes. Set almost entirely by the DeepSpeed ZeRO-3 runs, so an effective value."""
-    zero3_overlap: float = 0.687
+    zero3_overlap: float = 0.686
     """Fitted (as `max_efficiency`): share of ZeRO-3 parameter traffic hidden behind compute by
     prefetching (a compromise over the ZeRO-3 runs, see docs/validation.md)."""
     intra_node_efficiency: float = 0.7
@@ -54,20 +56,20 @@ class CostConstants:
     calibration row is host-bound, so none constrains it). With about 20 (Megatron) to 30
     (DeepSpeed) kernels per layer forward and twice as many backward this floors a layer at
     2-3 ms forward + backward, whatever its width or TP degree (docs/cost-model.md Sec. 4.5)."""
-    flash_efficiency: float = 0.75
-    """Fraction of the matmul peak a flash-attention kernel reaches with wide heads, before the
-    head-dimension factor (assumed from Dao 2023, FlashAttention-2, Fig. 4-5: 50-73% of A100
-    peak forward at head dimension 64-128 for long sequences)."""
+    flash_efficiency: float = 0.863
+    """Fraction of the achievable matmul rate a flash-attention kernel reaches with wide heads,
+    before the head-dimension factor (assumed from Dao 2023, FlashAttention-2, Fig. 4-5: 50-73%
+    of A100 peak forward at head dimension 64-128 for long sequences; 0.75 of peak over the
+    A100's measured matmul ceiling 0.869)."""
     flash_head_dim_half: float = 32.0
     """Head dimension at which flash attention reaches half of `flash_efficiency` (assumed: gives
-    0.50 of peak at d = 64 and 0.60 at d = 128, the FlashAttention-2 figures)."""
-    family_constants: tuple[tuple[str, str, float], ...] = (
-        ("hopper", "max_efficiency", 0.671),
-    )
-    """Constants fitted on a device family's own runs, as (family, constant, value): they replace
-    the constant for devices of that `DeviceType.efficiency_family`. A family not listed uses the
-    values above (`max_efficiency` fitted on Ampere: for the others an extrapolation,
-    docs/validation.md)."""
+    0.50 of A100 peak at d = 64 and 0.60 at d = 128, the FlashAttention-2 figures)."""
+    family_constants: tuple[tuple[str, str, float], ...] = ()
+    """Constants for one device family, as (family, constant, value): they replace the constant
+    for devices of that `DeviceType.efficiency_family` (for a user with measured runs of their
+    own). None ship: the devices' measured matmul ceilings carry what separated the Ampere and
+    Hopper runs (a separately fitted Hopper `max_efficiency` was 0.922 of the Ampere one; the
+    measured ceilings' ratio, H100 SXM over A100 SXM, is 0.924)."""
 
     def with_(self, **changes: float) -> CostConstants:
         return replace(self, **changes)  # type: ignore[arg-type]

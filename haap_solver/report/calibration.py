@@ -36,8 +36,13 @@ from haap_solver.calibration import (
     uncertainty,
 )
 from haap_solver.cost.efficiency import DEFAULT_CONSTANTS, CostConstants
+from haap_solver.devices import DEVICE_PRESETS, MAMF_SOURCE, UNMEASURED_MATMUL_EFFICIENCY
 from haap_solver.report.tables import styled
 
+
+def _ceiling(device: str) -> str:
+    """A preset's measured 16-bit matmul ceiling, as printed."""
+    return f"{DEVICE_PRESETS[device].matmul_ceiling('bf16'):g}"
 
 def row_group(run: CalibrationRun) -> str:
     if run.source != "SC'21":
@@ -190,16 +195,18 @@ def render_validation_doc(constants: CostConstants = DEFAULT_CONSTANTS,
         "",
         "The predicted iteration time is `CostModel(instance, constants=...).evaluate(plan)"
         ".iteration_time_s`. `scipy.optimize.least_squares` (trust-region reflective) minimises "
-        f"the sum over **all {len(rows)} rows jointly** of log(predicted / measured)^2 over four "
+        f"the sum over **all {len(rows)} rows jointly** of log(predicted / measured)^2 over "
+        f"{len(FITTED)} "
         "constants of `haap_solver.cost.efficiency.CostConstants`, starting from a fixed point "
         "(the fit is deterministic; other starting points reach the same optimum). One set of "
         "constants "
         "serves every row; there is no per-row fit. The fitted values, rounded to 3 significant "
         "digits, are the package defaults.",
         "",
-        "- `max_efficiency`: fraction of peak reached by wide, GEMM-dominated layers; "
-        "compute efficiency is max_efficiency x w / (w + width_half) x n / (n + tokens_half), "
-        "with w the narrowest per-GPU dimension of the GEMM and n its rows (tokens).",
+        "- `max_efficiency`: fraction of the device's achievable matmul rate (peak x its "
+        "measured matmul ceiling, below) reached by wide, GEMM-dominated layers; compute "
+        "efficiency is max_efficiency x w / (w + width_half) x n / (n + tokens_half), with w "
+        "the narrowest per-GPU dimension of the GEMM and n its rows (tokens).",
         "- `width_half`: per-GPU GEMM width h / TP at which the efficiency is half its maximum.",
         "- `network_efficiency`: fraction of the NIC line rate that NCCL collectives reach "
         "across nodes.",
@@ -209,14 +216,18 @@ def render_validation_doc(constants: CostConstants = DEFAULT_CONSTANTS,
         "The other constants are not fitted and stay at their documented values: "
         + ", ".join(f"`{k}` = {v:g}" for k, v in others.items()) + ".",
         "",
-        "**Device families.** The runs are on A100-80GB (Ampere) and H100 (Hopper); each "
-        "family has its own `max_efficiency` (`CostConstants.family_constants`). A device of "
-        "any other family (`efficiency_family = \"default\"`: V100, L40S, A10, T4, consumer "
-        "and AMD GPUs) gets the Ampere constants scaled by its own peaks, memory and link "
-        "bandwidths. That is an extrapolation, tested only in the leave-one-source-out "
-        "cross-validation below, where the H100 runs are predicted with the Ampere constants; "
-        "PCIe-only or Ethernet clusters were never measured here. A measured profile "
-        "(`haap_solver.cost.profile`) replaces the analytical times entirely.",
+        "**Devices.** The runs are on A100-80GB and H100. What separates devices beyond their "
+        "spec sheets is taken from a published measurement, not fitted: each preset's "
+        "`matmul_efficiency`, the fraction of its peak that its best large matmul reaches "
+        f"(A100 SXM {_ceiling('A100-80G')}, H100 SXM {_ceiling('H100')}, MI300X "
+        f"{_ceiling('MI300X')}; {MAMF_SOURCE}). One `max_efficiency` is a fraction of that "
+        "ceiling on every device. A device without a measurement (V100, L40S, A10, T4, "
+        f"consumer GPUs) is assumed to reach the A100's {UNMEASURED_MATMUL_EFFICIENCY:g} and "
+        "is scaled by its own peaks, memory and link bandwidths: an extrapolation, tested only "
+        "in the leave-one-source-out cross-validation below, where the H100 runs are predicted "
+        "from constants fitted on A100 runs alone; PCIe-only or Ethernet clusters were never "
+        "measured here. A measured profile (`haap_solver.cost.profile`) replaces the "
+        "analytical times entirely.",
         "",
         "## Fitted constants",
         "",
@@ -297,9 +308,10 @@ def _cross_validation_lines(prepared: list[PreparedRun], constants: CostConstant
     s = summarize(rows)
     out = ["## Cross-validation (leave one source out)", "",
            "Each publication's runs predicted with the constants fitted on the other "
-           "publications only. Where the left-out source holds a family's only runs (the H100 "
-           "rows), that family is predicted with the Ampere constants: the documented "
-           "extrapolation for a family without runs.", "",
+           "publications only. Where the left-out source holds a device's only runs (the H100 "
+           "rows), that device is predicted with constants fitted on the others' runs and its "
+           "own measured matmul ceiling: the extrapolation every device without runs gets.",
+           "",
            "| left out | runs | median abs error | max abs error | " + " | ".join(
                f"`{n}`" for n in FITTED) + " |",
            "|---|---:|---:|---:|" + "---:|" * len(FITTED)]
@@ -504,6 +516,8 @@ HISTORY_LINES = [
     "3.8% | 19.9% (r144) | 8.8% | 27.0% (r144) |",
     "| + Megatron's cross-entropy counted kernel by kernel (38 + 14 bytes per logit; were "
     "12 + 12) | 3.7% | 19.3% (r084) | 9.4% | 22.5% (r144) |",
+    "| + each device's measured matmul ceiling (MAMF) in place of a Hopper-only "
+    "`max_efficiency`: one fitted constant fewer | 3.7% | 19.3% (r084) | 5.9% | 21.7% (r084) |",
 ]
 """Fixed record of the calibration's errors as the model grew (docs/validation.md)."""
 
