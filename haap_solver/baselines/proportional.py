@@ -76,9 +76,8 @@ def proportional(instance: Instance, *, time_limit_s: float = 60.0, threads: int
     modes = recompute_order(instance)
     choice = base.options.get("choice") if base.plan is not None else None
     if choice:
-        _try_grid(instance, cm, best, choice["tp"], choice["pp"], choice["dp"],
-                  choice["micro_batch_per_replica"], choice["schedule"], modes)
-        return best.result(instance, METHOD, message="grid of the best uniform plan")
+        _try_choice(instance, cm, best, choice)
+        return best.result(instance, METHOD, message=GRID_OF_UNIFORM)
     # No uniform grid fits: the textbook grid, shallowest pipeline that can be repaired to fit.
     t = instance.training
     n = instance.cluster.num_gpus
@@ -101,7 +100,17 @@ def on_grid(instance: Instance, choice: Mapping[str, Any], *, cost_model: CostMo
     branch_and_bound.BranchAndBound.early_seed). `proportional` does the same on the best grid
     of the full enumeration."""
     best = Best(cost_model, time_limit_s)
-    _try_grid(instance, cost_model, best, choice["tp"], choice["pp"], choice["dp"],
-              choice["micro_batch_per_replica"], choice["schedule"], recompute_order(instance))
-    return best.result(instance, METHOD, message="grid of the best uniform plan")
+    _try_choice(instance, cost_model, best, choice)
+    return best.result(instance, METHOD, message=GRID_OF_UNIFORM)
+
+
+GRID_OF_UNIFORM = "grid of the best uniform plan"
+
+
+def _try_choice(instance: Instance, cm: CostModel, best: Best,
+                choice: Mapping[str, Any]) -> bool:
+    """`_try_grid` on a uniform result's grid (its `options["choice"]`)."""
+    return _try_grid(instance, cm, best, choice["tp"], choice["pp"], choice["dp"],
+                     choice["micro_batch_per_replica"], choice["schedule"],
+                     recompute_order(instance))
 
