@@ -108,7 +108,8 @@ UNMEASURED_MATMUL_EFFICIENCY = 0.869
 """`DeviceType.matmul_efficiency` of a device without a measurement (assumed): the A100 SXM's
 measured 271.2 of 312 TFLOP/s (`MAMF_SOURCE`), the device of most calibration runs, so an
 unmeasured device keeps the constants fitted there unchanged. Measured NVIDIA data-centre GPUs
-span 0.73-0.87 in the same table; older and consumer GPUs are not in it."""
+span 0.73-0.87 in the same table; older and consumer GPUs are not in it, and power-capped cards
+reach far less (the 70 W T4 about 0.37)."""
 
 
 def _dev(name: str, tflops: float, mem: float, hbm: float, link: float, *, bf16: bool = True,
@@ -168,6 +169,11 @@ DEVICE_PRESETS: dict[str, DeviceType] = {
              source="A10 (24GB) datasheet 125 TF bf16; PCIe Gen4 x16"),
         _dev("T4", 65, 16, 320, 16, bf16=False, fp32=8.1,
              precision_source="T4 datasheet FP32 8.1 (UNVERIFIED, from memory); no TF32, no fp8",
+             mamf=(0.369, None, "about 24 of 65 TFLOP/s fp16: cuBLAS 4096^3, mean of 100 "
+                                "iterations, NVIDIA developer forum thread 264462 'About GPU "
+                                "peak performance' (2023), where NVIDIA's moderator attributes "
+                                "it to the 70 W power cap lowering the clock: expected for "
+                                "continuous matrix multiplies"),
              source="T4 65 TF fp16 mixed precision; PCIe Gen3 x16"),
         _dev("RTX3090", 71, 24, 936, 32, fp32=35.6, tf32=35.6,
              precision_source="GA102 whitepaper FP32 35.6, TF32 tensor 35.6 dense (UNVERIFIED, "

@@ -319,12 +319,13 @@ def test_a_device_whose_matmuls_reach_less_of_its_peak_runs_its_gemms_slower() -
 
 
 def test_the_matmul_ceilings_are_the_published_measurements() -> None:
-    """Each preset's ceiling is its MAMF over the spec peak as the source prints them
-    (ml-engineering's table: measured TFLOP/s, theoretical TFLOP/s)."""
+    """Each preset's ceiling is its measured matmul TFLOP/s over the spec peak as the sources
+    print them (ml-engineering's MAMF table; the T4's from NVIDIA's developer forum)."""
     printed = {  # device: (16-bit MAMF, theory, fp8 MAMF, fp8 theory)
         "A100-80G": (271.2, 312, None, None), "A100-40G": (271.2, 312, None, None),
         "H100": (794.5, 989, 1402.6, 1979), "H200": (794.5, 989, 1453.4, 1979),
         "MI300X": (668.4, 1300, None, None), "MI250X": (147.0, 191.5, None, None),
+        "T4": (24.0, 65, None, None),  # (NVIDIA's forum: "about 24T" of 65, power-capped)
     }
     for name, (mamf, theory, mamf8, theory8) in printed.items():
         device = DEVICE_PRESETS[name]
@@ -334,7 +335,7 @@ def test_the_matmul_ceilings_are_the_published_measurements() -> None:
         else:
             assert device.matmul_ceiling("fp8") == device.matmul_ceiling("bf16")
     assert DEVICE_PRESETS["V100-32G"].matmul_ceiling("fp16") == UNMEASURED_MATMUL_EFFICIENCY
-    assert UNMEASURED_MATMUL_EFFICIENCY == DEVICE_PRESETS["A100-80G"].matmul_ceiling("bf16")
+    assert DEVICE_PRESETS["A100-80G"].matmul_ceiling("bf16") == UNMEASURED_MATMUL_EFFICIENCY
 
 
 def test_a_custom_device_reads_its_matmul_ceiling(tmp_path: Path) -> None:
