@@ -184,7 +184,7 @@ def test_dominance_needs_the_footprint() -> None:
     cache = CoefficientCache(CostModel(inst))
     three, two_tp2, four, spread_tp1, spread_tp4 = _configs(
         inst, ((1, 3), (2, 2), (1, 4), (1, 8), (4, 2)))
-    fits = cache._fits_in_footprint
+    fits = cache.fits_in_footprint
     assert not fits(three, spread_tp1, "g0", 24)
     assert not fits(two_tp2, spread_tp1, "g0", 24)
     assert fits(three, four, "g0", 24) and fits(two_tp2, four, "g0", 24)
@@ -192,7 +192,7 @@ def test_dominance_needs_the_footprint() -> None:
     assert not cache.dominates(three, spread_tp1, 24, ["g0"])
     assert not fits(two_tp2, spread_tp1, "g0", 8)  # (uneven DP 3 there: a 3-GPU size)
     one = replace(inst, training=replace(inst.training, max_micro_batch_share=1))
-    assert CoefficientCache(CostModel(one))._fits_in_footprint(two_tp2, spread_tp1, "g0", 8)
+    assert CoefficientCache(CostModel(one)).fits_in_footprint(two_tp2, spread_tp1, "g0", 8)
 
 
 SPANNING_SEED = 22

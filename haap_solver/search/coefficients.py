@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import math
 import operator
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 import numpy as np
 
@@ -35,6 +36,8 @@ from haap_solver.search.space import (
     split_placement,
     stage_configs,
 )
+
+_T = TypeVar("_T")
 
 
 class Affine(NamedTuple):
@@ -228,7 +231,17 @@ class CoefficientCache:
         self.hits = 0
         self.misses = 0
 
-    def _fits_in_footprint(self, a: StageConfig, b: StageConfig, group: str,
+    def memoized(self, key: tuple[object, ...], compute: Callable[[], _T]) -> _T:
+        """The value kept under `key` (a tag string first), computed once: for what other
+        modules derive from these coefficients (the formulation's undominated end
+        configurations). Such entries are not carried across a change of the instance (only
+        the tags `carry` names are)."""
+        if key in self._misc:
+            return self._misc[key]  # type: ignore[return-value]
+        value = self._misc[key] = compute()
+        return value
+
+    def fits_in_footprint(self, a: StageConfig, b: StageConfig, group: str,
                            micro_batch: int) -> bool:
         """`a` fits wherever `b` sat in node group `group`, so that swapping them keeps every
         placement (formulations Sec. 2.3 with Sec. 1.3). Where every single-type size at
@@ -760,7 +773,7 @@ class CoefficientCache:
         (formulations Sec. 2.3). Sufficient, not necessary."""
         if a.groups != b.groups or any(a.gpus_in(g) > b.gpus_in(g) for g in a.groups):
             return False
-        if not all(self._fits_in_footprint(a, b, g, micro_batch) for g in a.groups):
+        if not all(self.fits_in_footprint(a, b, g, micro_batch) for g in a.groups):
             return False
         L = self.instance.model.num_layers
         for first, last, multi in ((True, True, False), (True, False, True), (False, True, True),

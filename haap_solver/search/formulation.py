@@ -230,18 +230,23 @@ def _empty_slot(instance: Instance, cache: CoefficientCache, sub: SubProblem, in
 def _undominated_ends(cache: CoefficientCache, fit: tuple[StageConfig, ...], micro_batch: int,
                       first: bool, last: bool, multi_stage: bool,
                       sides: tuple[str | tuple[str, ...], ...]) -> list[StageConfig]:
-    """The configurations of an empty end slot (all fitting it) that no other one dominates
-    there (ties: the first kept): `a` dominates `c` when it has the same link key (so a
-    neighbour's link towards either costs the same, and row (M) counts both alike), no more
-    GPUs in any node group and fits where `c` sat (`_fits_in_footprint`), no larger time at
-    n = 0 (stage, forward, backward, tail), and no slower point-to-point side towards any of
-    `sides`: swapping `c` for `a` in a plan keeps it valid and no slower. With mixed stages a
-    head-only slot of gpt3-2.7b-a100-40gx8-v100x8 at b = 128 has 187 fitting candidates, 58
-    undominated (Sec. 1.2). Cached."""
+    """The configurations of an empty end slot (all fitting it) that no other one dominates there
+    (ties: the first kept): `a` dominates `c` when it has the same link key (so a neighbour's link
+    towards either costs the same, and row (M) counts both alike), no more GPUs in any node group
+    and fits where `c` sat (`CoefficientCache.fits_in_footprint`), no larger time at n = 0 (stage,
+    forward, backward, tail), and no slower point-to-point side towards any of `sides`: swapping
+    `c` for `a` in a plan keeps it valid and no slower. With mixed stages a head-only slot of
+    gpt3-2.7b-a100-40gx8-v100x8 at b = 128 has 187 fitting candidates, 58 undominated (Sec. 1.2).
+    Cached."""
     key = ("enddom", fit, micro_batch, first, last, multi_stage, sides)
-    hit = cache._misc.get(key)
-    if hit is not None:
-        return hit  # type: ignore[return-value]
+    return cache.memoized(key, lambda: _undominated(cache, fit, micro_batch, first, last,
+                                                    multi_stage, sides))
+
+
+def _undominated(cache: CoefficientCache, fit: tuple[StageConfig, ...], micro_batch: int,
+                 first: bool, last: bool, multi_stage: bool,
+                 sides: tuple[str | tuple[str, ...], ...]) -> list[StageConfig]:
+    """`_undominated_ends`, uncached."""
 
     def feats(c: StageConfig) -> tuple[float, ...]:
         co = cache.coefficients(c, micro_batch, first, last, multi_stage)
@@ -253,7 +258,7 @@ def _undominated_ends(cache: CoefficientCache, fit: tuple[StageConfig, ...], mic
     def dominates(a: StageConfig, c: StageConfig) -> bool:
         return (a.link_key == c.link_key
                 and all(a.gpus_in(g) <= c.gpus_in(g)
-                        and cache._fits_in_footprint(a, c, g, micro_batch) for g in c.groups)
+                        and cache.fits_in_footprint(a, c, g, micro_batch) for g in c.groups)
                 and all(x <= y * (1 + 1e-12) + 1e-15
                         for x, y in zip(values[a], values[c], strict=True)))
 
@@ -263,7 +268,6 @@ def _undominated_ends(cache: CoefficientCache, fit: tuple[StageConfig, ...], mic
             continue
         kept = [a for a in kept if not dominates(c, a)]
         kept.append(c)
-    cache._misc[key] = kept
     return kept
 
 
