@@ -56,6 +56,10 @@ at 0.007108 s."""
 ISSUE_19_PLAN_S = evaluate(load_instance(REPRODUCER), load_plan(ISSUE_19_PLAN)).iteration_time_s
 """That plan's iteration time under today's cost model (evaluate() validates it first)."""
 
+HIGHS_TIE = DATA / "highs-millisecond-tie.toml"
+"""An iteration of about 4 ms where two plans differ by 1.6e-4 relative (0.7 us): HiGHS,
+solving in seconds, pruned the faster within its absolute tolerance."""
+
 
 @functools.cache
 def _instance(seed: int, empty_end_stages: bool = True) -> Instance:
@@ -368,3 +372,15 @@ def test_relative_gap_holds_against_bruteforce(seed: int, relative_gap: float) -
     assert res.gap <= relative_gap + 1e-9
     assert t * (1 - relative_gap) <= best * (1 + 1e-6)
     assert math.isfinite(res.gap)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_every_backend_separates_plans_microseconds_apart(backend: str) -> None:
+    """On a millisecond iteration, the solvers' absolute tolerances (HiGHS prunes within about
+    1e-6 of its incumbent, CBC's cutoff increment is about 1e-5) must not decide the optimum:
+    each backend proves the brute force's, to 1e-9 (HiGHS said "optimal" 1.6e-4 slower before
+    its models were solved in units of a millionth of their floor)."""
+    instance = load_instance(HIGHS_TIE)
+    truth = bruteforce(instance, mixed=True)
+    assert truth.plan is not None and truth.iteration_time_s < 0.01
+    assert disagreement(instance, truth, backend=backend, mixed=True) is None

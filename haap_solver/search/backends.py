@@ -276,6 +276,18 @@ def _clean(lp: LinearProgram, raw: list[float]) -> list[float]:
 
 
 # -- HiGHS ----------------------------------------------------------------------------------------
+def _highs_time_unit(lp: LinearProgram, objective_floor_s: float) -> float:
+    """The unit of time of a HiGHS model: a millionth of the objective's floor, or where the
+    caller gives none (0) or one far below the model's times, of a thousandth of its largest
+    time (so the values stay within 1e3-1e9 units, where HiGHS's absolute tolerances are
+    negligible and its arithmetic exact enough)."""
+    largest = max((abs(x) for r in lp.rows if r.time
+                    for x in (r.rhs, *(c for i, c in r.coeffs.items() if not lp.vars[i].time))),
+                   default=0.0)
+    reference = max(objective_floor_s, 1e-3 * largest)
+    return (reference if reference > 0 and math.isfinite(reference) else 1.0) * 1e-6
+
+
 def _solve_highs(lp: LinearProgram, opts: SolveOptions, objective_floor_s: float) -> BackendResult:
     import highspy
     import numpy as np
@@ -286,9 +298,17 @@ def _solve_highs(lp: LinearProgram, opts: SolveOptions, objective_floor_s: float
     h.setOptionValue("mip_abs_gap", 0.0)
     n = len(lp.vars)
     inf = highspy.kHighsInf
-    costs = np.array([lp.objective.get(i, 0.0) for i in range(n)], dtype=np.float64)
-    lower = np.array([v.lb for v in lp.vars], dtype=np.float64)
-    upper = np.array([v.ub for v in lp.vars], dtype=np.float64)
+    # HiGHS's tolerances are absolute (a node whose bound is within about 1e-6 of the
+    # incumbent is pruned; a row may be violated by 1e-7): on times of milliseconds that is
+    # 1e-4 relative and more (a plan 1.6e-4 faster was missed on an 8-GPU random instance,
+    # benchmarks/gap_probe.py fast_nic seed 9012). So the model is solved in units of `u`, a
+    # millionth of the objective's floor: time variables T = u T', time rows divided by u.
+    u = _highs_time_unit(lp, objective_floor_s)
+    unit = [u if v.time else 1.0 for v in lp.vars]
+    costs = np.array([lp.objective.get(i, 0.0) * unit[i] / u for i in range(n)],
+                     dtype=np.float64)
+    lower = np.array([v.lb / k for v, k in zip(lp.vars, unit, strict=True)], dtype=np.float64)
+    upper = np.array([v.ub / k for v, k in zip(lp.vars, unit, strict=True)], dtype=np.float64)
     h.addCols(n, costs, lower, upper, 0, np.array([], dtype=np.int32),
               np.array([], dtype=np.int32), np.array([], dtype=np.float64))
     ints = np.array([i for i, v in enumerate(lp.vars) if v.integer], dtype=np.int32)
@@ -299,7 +319,8 @@ def _solve_highs(lp: LinearProgram, opts: SolveOptions, objective_floor_s: float
     if lp.objective_cutoff is not None:
         from haap_solver.search.lp import Row
 
-        rows.append(Row(dict(lp.objective), "<=", lp.objective_cutoff * (1 + 1e-9), "cutoff"))
+        rows.append(Row(dict(lp.objective), "<=", lp.objective_cutoff * (1 + 1e-9), "cutoff",
+                        time=True))
     lo: list[float] = []
     hi: list[float] = []
     starts: list[int] = []
@@ -307,11 +328,12 @@ def _solve_highs(lp: LinearProgram, opts: SolveOptions, objective_floor_s: float
     vals: list[float] = []
     for r in rows:
         starts.append(len(idx))
+        per = u if r.time else 1.0
         for i, c in r.coeffs.items():
             idx.append(i)
-            vals.append(c)
-        lo.append(r.rhs if r.sense in (">=", "==") else -inf)
-        hi.append(r.rhs if r.sense in ("<=", "==") else inf)
+            vals.append(c * unit[i] / per)
+        lo.append(r.rhs / per if r.sense in (">=", "==") else -inf)
+        hi.append(r.rhs / per if r.sense in ("<=", "==") else inf)
     h.addRows(len(rows), np.array(lo), np.array(hi), len(idx), np.array(starts, dtype=np.int32),
               np.array(idx, dtype=np.int32), np.array(vals, dtype=np.float64))
     failed: list[BaseException] = []
@@ -335,7 +357,8 @@ def _solve_highs(lp: LinearProgram, opts: SolveOptions, objective_floor_s: float
     info = h.getInfo()
     ms = highspy.HighsModelStatus
     has_solution = info.primal_solution_status == 2  # kSolutionStatusFeasible
-    bound = float(info.mip_dual_bound) if len(ints) else float(info.objective_function_value)
+    bound = (float(info.mip_dual_bound) if len(ints)
+             else float(info.objective_function_value)) * u
     if status == ms.kOptimal:
         values = _clean(lp, list(h.getSolution().col_value))
         return BackendResult("optimal", values, lp.value(values), bound, wall)
