@@ -59,6 +59,7 @@ from haap_solver.instance import Instance
 from haap_solver.plan import Plan
 from haap_solver.result import SolveResult
 from haap_solver.search import branch_and_bound, tuning
+from haap_solver.search.deadline import DeadlineReached
 from haap_solver.search.formulation import SubProblem
 from haap_solver.search.phases import (
     _merge_phases,
@@ -449,8 +450,12 @@ def _bound_mixed_from_the_top(instance: Instance, state: SearchState, threshold_
             _, sub, floors = current.pop()
             if sub in elsewhere:
                 continue
-            bounds[sub] = min(threshold_s,
-                              strong_lower_bound(state, sub, floors, p_max, threshold_s))
+            try:
+                bound = strong_lower_bound(state, sub, floors, p_max, threshold_s,
+                                           deadline=deadline)
+            except DeadlineReached:
+                break  # (cut short: no bound)
+            bounds[sub] = min(threshold_s, bound)
             if on_bound is not None:
                 on_bound(sub, bounds[sub])
     finally:

@@ -20,6 +20,7 @@ from haap_solver.cost.evaluate import CostModel
 from haap_solver.instance import Instance
 from haap_solver.search.bounds import CapacityBound, PositionalBound
 from haap_solver.search.coefficients import CoefficientCache, pieces_max_rows
+from haap_solver.search.deadline import DeadlineReached, until
 from haap_solver.search.formulation import SubProblem
 from haap_solver.search.space import StageConfig, micro_batch_candidates, stage_configs
 from haap_solver.search.subproblem_bounds import (
@@ -473,12 +474,13 @@ class SearchState:
         self.mixed = True
         self._set_up_until = (deadline, stop)
         try:
-            for b in self.micro_batches():
-                if time.perf_counter() >= deadline or (stop is not None and stop()):
-                    return False
-                self.configs(b)
+            with until(deadline):  # (the coefficient cache's misses stop there too)
+                for b in self.micro_batches():
+                    if time.perf_counter() >= deadline or (stop is not None and stop()):
+                        return False
+                    self.configs(b)
             return True
-        except _SetUpStopped:
+        except DeadlineReached:
             return False  # (inside a micro-batch size: nothing of it kept)
         finally:
             self.mixed = was
@@ -564,5 +566,5 @@ def _config_order(c: StageConfig) -> tuple[Any, ...]:
     return (c.groups, c.gpus, c.tp, c.recompute, c)
 
 
-class _SetUpStopped(Exception):
+class _SetUpStopped(DeadlineReached):
     """prepare_mixed's deadline or stop came inside one micro-batch size's set-up."""
