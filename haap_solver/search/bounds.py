@@ -44,6 +44,7 @@ class CapacityBound:
 
     def __init__(self, instance: Instance, cache: CoefficientCache, micro_batch: int,
                  configs: list[StageConfig], p_max: int, *, blocking: bool | None = None):
+        check_deadline()  # (a table of 0.1-0.6 s at 1,024 GPUs: not begun past the deadline)
         self.L = instance.model.num_layers
         self.p_max = p_max
         self.budget = {g.name: g.num_gpus for g in instance.cluster.node_groups}
@@ -358,6 +359,7 @@ class PositionalBound:
         self.require_mixed = require_mixed
         """Only plans with a mixed-type stage count (Sec. 1.1, once the single-type space is
         proven): both LPs get the row sum of z over mixed configurations >= 1."""
+        check_deadline()  # (as CapacityBound's)
         self.is_mixed = np.array([c.mixed for c in configs], dtype=bool)
         self.cache = cache
         self.b = micro_batch

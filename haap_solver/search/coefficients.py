@@ -548,6 +548,7 @@ class CoefficientCache:
         out: list[StageConfig] = []
         full = mixed_space_full(self.instance, micro_batch)
         for shape in mixed_shapes(self.instance, micro_batch):
+            check_deadline()  # (thousands of shapes at 1,024 GPUs: up to 0.5 s a size)
             for rc in self.instance.training.recompute:
                 if full:
                     for parts in self.mixed_splits(shape, micro_batch, rc):

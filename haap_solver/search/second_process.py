@@ -338,7 +338,7 @@ def _solve_beside(helper: _MixedHelper, instance: Instance, state: SearchState, 
             single: SolveResult | None = branch_and_bound.search(
                 instance, time_limit_s=time_limit_s, state=state,
                 seed_with_baselines=seed_with_baselines, mixed=False,
-                share_incumbent=helper.share, **here)
+                share_incumbent=helper.share, clock_start=start, **here)
         except InfeasibleError:
             single = None
         from_the_top: dict[SubProblem, float] = {}

@@ -471,10 +471,11 @@ def any_plan_floor(state: SearchState) -> float:
     """A lower bound on the iteration time of every plan of the space, mixed-type stages
     included, that needs no stage configuration built (Sec. 4.1 without the configurations):
     every plan pushes L x B sequence-layers through the cluster, whose GPUs advance at most
-    rho*_g each (peak_layer_rates), so T >= L B / sum_g G_g rho*_g."""
-    inst = state.instance
-    rates = peak_layer_rates(state)
-    rate = sum(g.num_gpus * rates[g.name] for g in inst.cluster.node_groups)
-    if rate <= 0:
-        return 0.0
-    return inst.model.num_layers * inst.training.global_batch_size / rate
+    rho*_g each (peak_layer_rates), so T >= L B / sum_g G_g rho*_g. Cached on the state."""
+    if state.any_plan_floor_s is None:
+        inst = state.instance
+        rates = peak_layer_rates(state)
+        rate = sum(g.num_gpus * rates[g.name] for g in inst.cluster.node_groups)
+        state.any_plan_floor_s = (inst.model.num_layers * inst.training.global_batch_size / rate
+                                  if rate > 0 else 0.0)
+    return state.any_plan_floor_s
