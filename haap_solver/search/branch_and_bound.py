@@ -475,7 +475,7 @@ class BranchAndBound:
         model. Until the search's deadline (as `strengthen`): cut short, the sub-problem keeps
         its bound and the walk is neither recorded nor counted."""
         at = self.threshold()
-        if not self.too_big_to_dive(cand) or time.perf_counter() >= self.deadline \
+        if time.perf_counter() >= self.deadline or not self.too_big_to_dive(cand) \
                 or self.integer_strengthened.get(cand.sub, math.inf) <= at:
             return
         try:
@@ -509,11 +509,12 @@ class BranchAndBound:
                 or cand.sub.empty_ends:  # (its capacity program knows no empty stage)
             return
         self.positional_seeded.add(cand.sub)
-        if not self.too_big_to_dive(cand):
-            return
         try:
-            sequence = positional_seed_sequence(self.state, cand.sub, self.p_cap,
-                                                deadline=self.deadline)
+            with until(self.deadline):  # (the full model's slots: 0.3 s at 16,384 GPUs)
+                if not self.too_big_to_dive(cand):
+                    return
+                sequence = positional_seed_sequence(self.state, cand.sub, self.p_cap,
+                                                    deadline=self.deadline)
         except DeadlineReached:
             self.positional_seeded.discard(cand.sub)
             return
@@ -627,6 +628,9 @@ class BranchAndBound:
         self.strengthen_integer(cand)
         if self.closed_by_bound(cand):  # by the seed's plan or the integer bound
             return 1
+        if time.perf_counter() >= self.deadline:  # (the seed or the integer walk reached it)
+            still_open.append(cand)
+            return 0
         if self.too_big_to_dive(cand):
             still_open.append(cand)  # its full model is never solved (DIVE_FULL_MAX_VARS)
             return 0

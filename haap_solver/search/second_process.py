@@ -186,19 +186,24 @@ def _mixed_worker(instance: Instance, constants: Any, profile: Any, backend: str
     answers once (`_MixedHelper.answer`); interrupted (Ctrl-C reaches both processes), it ends
     quietly and the first process decides."""
     answer: tuple[Any, ...]
+    # The answer goes out before the search state is freed and before the collector is on
+    # again: freeing the state's caches (millions of objects) and the collector's first pass
+    # over them took 0.1-0.7 s at 1,024 and 16,384 GPUs, which the first process waited for
+    # past the deadline. After the answer the first process stops this one (`close`).
+    kept: list[SearchState] = []
     _die_with_parent()
-    try:
-        with collector_paused():
+    with collector_paused():
+        try:
             answer = _mixed_search(instance, constants, profile, backend, seed, max_stages,
-                                   deadline_wall, relative_gap, conn)
-    except KeyboardInterrupt:
-        return
-    except InfeasibleError as exc:
-        answer = ("infeasible", str(exc))
-    except Exception as exc:  # reported to the first process, which goes on without it
-        answer = ("error", f"{type(exc).__name__}: {exc}")
-    with contextlib.suppress(OSError):  # the first process has stopped listening
-        conn.send(answer)
+                                   deadline_wall, relative_gap, conn, kept)
+        except KeyboardInterrupt:
+            return
+        except InfeasibleError as exc:
+            answer = ("infeasible", str(exc))
+        except Exception as exc:  # reported to the first process, which goes on without it
+            answer = ("error", f"{type(exc).__name__}: {exc}")
+        with contextlib.suppress(OSError):  # the first process has stopped listening
+            conn.send(answer)
 
 
 @contextlib.contextmanager
@@ -257,10 +262,11 @@ def _die_with_parent() -> None:
 
 def _mixed_search(instance: Instance, constants: Any, profile: Any, backend: str, seed: int,
                   max_stages: int | None, deadline_wall: float, relative_gap: float,
-                  conn: Any) -> tuple[Any, ...]:
+                  conn: Any, kept: list[SearchState]) -> tuple[Any, ...]:
     start = time.perf_counter()
     deadline = start + (deadline_wall - time.time())
     state = SearchState(instance, CostModel(instance, constants=constants, profile=profile))
+    kept.append(state)  # (see _mixed_worker)
     ready = state.prepare_mixed(deadline)
     setup_s = time.perf_counter() - start
     if not ready:
