@@ -27,6 +27,7 @@ from haap_solver.search.coefficients import (
     pieces_below_pairs,
     pieces_max_rows,
 )
+from haap_solver.search.deadline import DeadlineReached, check_deadline, time_left
 from haap_solver.search.space import StageConfig
 
 ROLES = ((False, False, True), (True, False, True), (False, True, True))  # middle, first, last
@@ -43,6 +44,7 @@ class CapacityBound:
 
     def __init__(self, instance: Instance, cache: CoefficientCache, micro_batch: int,
                  configs: list[StageConfig], p_max: int, *, blocking: bool | None = None):
+        check_deadline()  # (a table of 0.1-0.6 s at 1,024 GPUs: not begun past the deadline)
         self.L = instance.model.num_layers
         self.p_max = p_max
         self.budget = {g.name: g.num_gpus for g in instance.cluster.node_groups}
@@ -357,6 +359,7 @@ class PositionalBound:
         self.require_mixed = require_mixed
         """Only plans with a mixed-type stage count (Sec. 1.1, once the single-type space is
         proven): both LPs get the row sum of z over mixed configurations >= 1."""
+        check_deadline()  # (as CapacityBound's)
         self.is_mixed = np.array([c.mixed for c in configs], dtype=bool)
         self.cache = cache
         self.b = micro_batch
@@ -856,11 +859,17 @@ class PositionalBound:
         """The integer stage counts per column minimising costs . z with, per position class,
         its columns summing to its multiplicity; the GPU budgets; fewest . z <= L <= most . z;
         with require_mixed, a mixed column. ("optimal", counts), ("infeasible", None), or
-        ("unknown", None): not solved within POSITIONAL_IP_NODES branch-and-bound nodes."""
+        ("unknown", None): not solved within POSITIONAL_IP_NODES branch-and-bound nodes.
+
+        Inside a deadline (`deadline.until`) its time limit is at most the time left, and a
+        program the deadline cut short raises DeadlineReached (no answer) rather than answer
+        "unknown" (which its callers would read as "may hold", a weaker but different answer
+        from the one the same program gives without the deadline)."""
         import highspy
 
         from haap_solver.search.backends import run_highs
 
+        check_deadline()
         inf = highspy.kHighsInf
         lower, upper, starts, rows_idx, vals = self._assignment_matrix(
             mult, col_class, col_cfg, [(col_fewest, -inf, float(self.L)),
@@ -872,7 +881,13 @@ class PositionalBound:
         nc = len(costs)
         h.changeColsIntegrality(nc, np.arange(nc, dtype=np.int32),
                                 np.full(nc, highspy.HighsVarType.kInteger))
+        left = time_left()
+        capped = left < POSITIONAL_IP_TIME_S
+        # (the option stays on the reused object: set on every call; HiGHS times each run anew)
+        h.setOptionValue("time_limit", max(left, 1e-3) if capped else POSITIONAL_IP_TIME_S)
         run_highs(h)
+        if capped and h.getModelStatus() == highspy.HighsModelStatus.kTimeLimit:
+            raise DeadlineReached
         status = _status_name(h)
         if status != "optimal":
             return status, None
@@ -1290,6 +1305,7 @@ def _solve_lp(row_lo: np.ndarray, row_hi: np.ndarray, costs: np.ndarray, col_sta
 
     from haap_solver.search.backends import run_highs
 
+    check_deadline()  # (each LP takes a millisecond or less: the walks of Sec. 4.5 stop here)
     h = new_bound_lp_solver() if solver is None else solver
     _load_nonnegative(h, row_lo, row_hi, costs, col_starts, row_index, values)
     run_highs(h)

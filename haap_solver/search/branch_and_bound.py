@@ -36,6 +36,7 @@ from haap_solver.result import SolveResult
 from haap_solver.search import tuning
 from haap_solver.search.backends import SolveOptions, get_backend
 from haap_solver.search.coefficients import CoefficientCache
+from haap_solver.search.deadline import DeadlineReached, check_deadline, until
 from haap_solver.search.formulation import SubProblem, build_model, build_slots
 from haap_solver.search.heuristic import construct, seed_from_capacity, seed_from_sequence
 from haap_solver.search.space import StageConfig, build_plan, stage_configs
@@ -113,8 +114,12 @@ class BranchAndBound:
                  relative_gap: float = 0.0,
                  bounds_feed: Callable[[], dict[SubProblem, float]] | None = None,
                  share_bound: Callable[[SubProblem, float], None] | None = None,
-                 cutoff_s: float = math.inf):
-        self.start = time.perf_counter()
+                 cutoff_s: float = math.inf, clock_start: float | None = None):
+        self.start = time.perf_counter() if clock_start is None else clock_start
+        """When the time limit began (`clock_start`, a time.perf_counter() value; default: now):
+        a caller's own set-up before the search (`_solve_dispatch`: the search state, the
+        mixed-space check, starting the second process, 0.1 s at 1,024 GPUs) counts against
+        the limit, not on top of it."""
         self.deadline = self.start + time_limit_s
         """When the search stops; the follow-up passes may bring it forward."""
         self.instance = instance
@@ -211,7 +216,7 @@ class BranchAndBound:
     # -- 1. the queue ---------------------------------------------------------------------------
     def build_queue(self) -> None:
         """Memory-aware initialization and the sub-problem list, best cheap bound first."""
-        instance, state, mixed = self.instance, self.state, self.mixed
+        state, mixed = self.state, self.mixed
         raw_configs = 0
         kept_configs = 0
         fitting_configs = 0
@@ -219,41 +224,21 @@ class BranchAndBound:
         pruned_memory = 0
         sizes = state.micro_batches()
         for index, b in enumerate(sizes):
-            if time.perf_counter() >= self.deadline:
-                # The time limit came during the set-up (seconds at 1,024 GPUs and above): the
-                # sizes left unbuilt are bounded by `any_plan_floor` alone (`result`).
+            try:
+                with until(self.deadline):
+                    check_deadline()  # (a size whose tables are all cached raises nothing)
+                    raw, fitting, kept, pruned, built = self.set_up_size(b)
+            except DeadlineReached:
+                # The time limit came during the set-up (seconds at 1,024 GPUs and above; one
+                # size takes 0.1-0.4 s, and stops inside): the sizes left unbuilt, that one
+                # included, are bounded by `any_plan_floor` alone (`result`).
                 self.unbuilt = list(sizes[index:])
                 break
-            raw = stage_configs(instance, b)
-            configs = state.configs(b)
-            raw_configs += len(raw)
-            kept_configs += len(configs)
-            fitting_configs += state.fitting.get(b, 0)
-            if mixed:  # (generated, fitting memory, kept) mixed configurations
-                raw_configs += state.mixed_counts.get(b, (0, 0, 0))[0]
-                fitting_configs += state.mixed_counts.get(b, (0, 0, 0))[1]
-            if not configs:
-                pruned_memory += (self.p_cap * len(instance.training.schedules)
-                                  * (1 + len(EMPTY_ENDS) * instance.training.empty_end_stages))
-                continue
-            p_min = _stage_count_floor(state, b, configs)
-            floors = state.floors(b)
-            assert floors is not None  # (configs is not empty)
-            self.floors_by_b[b] = floors
-            for schedule in instance.training.schedules:
-                kinds = 1 + len(EMPTY_ENDS) * instance.training.empty_end_stages
-                pruned_memory += kinds * (p_min - 1)
-                for sub in _subproblems(instance, b, schedule, p_min, self.max_stages,
-                                        empty_ends=instance.training.empty_end_stages):
-                    cand = _Candidate(sub, lower_bound(state, sub, floors))
-                    carried = state.known_bound(sub)  # (Sec. 8: proven on a larger cluster)
-                    if carried > cand.lower_bound:
-                        cand.lower_bound, cand.inherited = carried, True
-                    if self.known_bounds and sub in self.known_bounds:
-                        known, against = self.known_bounds[sub]
-                        if known > cand.lower_bound:
-                            cand.lower_bound, cand.strengthened_with = known, against
-                    candidates.append(cand)
+            raw_configs += raw
+            fitting_configs += fitting
+            kept_configs += kept
+            pruned_memory += pruned
+            candidates.extend(built)
         candidates.sort(key=_Candidate.rank)
         self.pruned_memory = pruned_memory
         self.space = {
@@ -270,6 +255,44 @@ class BranchAndBound:
             self.space["mixed_stage_configs"] = {
                 key: sum(v[i] for v in state.mixed_counts.values())
                 for i, key in enumerate(("generated", "fitting_memory", "after_pruning"))}
+
+    def set_up_size(self, b: int) -> tuple[int, int, int, int, list[_Candidate]]:
+        """One micro-batch size of `build_queue`: its configurations (before pruning, fitting
+        memory, kept), the sub-problems memory prunes, and its sub-problems with their cheap
+        bounds; nothing of it in the queue until all of it is built (the deadline may stop it
+        inside, `build_queue`)."""
+        instance, state = self.instance, self.state
+        raw = len(stage_configs(instance, b))
+        configs = state.configs(b)
+        kept = len(configs)
+        fitting = state.fitting.get(b, 0)
+        if self.mixed:  # (generated, fitting memory, kept) mixed configurations
+            raw += state.mixed_counts.get(b, (0, 0, 0))[0]
+            fitting += state.mixed_counts.get(b, (0, 0, 0))[1]
+        kinds = 1 + len(EMPTY_ENDS) * instance.training.empty_end_stages
+        if not configs:
+            return raw, fitting, kept, self.p_cap * len(instance.training.schedules) * kinds, []
+        p_min = _stage_count_floor(state, b, configs)
+        floors = state.floors(b)
+        assert floors is not None  # (configs is not empty)
+        pruned = 0
+        built: list[_Candidate] = []
+        for schedule in instance.training.schedules:
+            pruned += kinds * (p_min - 1)
+            for sub in _subproblems(instance, b, schedule, p_min, self.max_stages,
+                                    empty_ends=instance.training.empty_end_stages):
+                check_deadline()  # (the cheap bounds of a size: 0.1 s at 1,024 GPUs)
+                cand = _Candidate(sub, lower_bound(state, sub, floors))
+                carried = state.known_bound(sub)  # (Sec. 8: proven on a larger cluster)
+                if carried > cand.lower_bound:
+                    cand.lower_bound, cand.inherited = carried, True
+                if self.known_bounds and sub in self.known_bounds:
+                    known, against = self.known_bounds[sub]
+                    if known > cand.lower_bound:
+                        cand.lower_bound, cand.strengthened_with = known, against
+                built.append(cand)
+        self.floors_by_b[b] = floors
+        return raw, fitting, kept, pruned, built
 
     # -- the incumbent --------------------------------------------------------------------------
     def threshold(self) -> float:
@@ -427,12 +450,21 @@ class BranchAndBound:
 
     # -- bounds ---------------------------------------------------------------------------------
     def strengthen(self, cand: _Candidate) -> None:
-        """The strong bound (Sec. 4.3-4.6) against the current threshold."""
+        """The strong bound (Sec. 4.3-4.6) against the current threshold, until the search's
+        deadline: one takes up to 3 s on gpt3-175b-4types-x1024, and one begun just before the
+        deadline ran to its end (a 15 s limit returned after 18.9 s). Cut short by the deadline,
+        the sub-problem keeps the bound it had (valid, weaker), is not marked strengthened
+        (`stale`) and nothing is shared."""
         self.absorb()
         at = self.threshold()
+        try:
+            bound = strong_lower_bound(self.state, cand.sub,
+                                       self.floors_by_b[cand.sub.micro_batch], self.p_cap, at,
+                                       deadline=self.deadline)
+        except DeadlineReached:
+            return
         cand.strengthened_with = at
-        cand.raise_bound(strong_lower_bound(
-            self.state, cand.sub, self.floors_by_b[cand.sub.micro_batch], self.p_cap, at), at)
+        cand.raise_bound(bound, at)
         if self.share_bound is not None:
             self.share_bound(cand.sub, cand.lower_bound)
 
@@ -440,16 +472,21 @@ class BranchAndBound:
         """The strong bound with integer stage counts (strong_lower_bound(integer=True)),
         before the model of a sub-problem too large for a dive, once per incumbent: there the
         backend's own bound rarely passes it, and closing the sub-problem here saves its
-        model."""
+        model. Until the search's deadline (as `strengthen`): cut short, the sub-problem keeps
+        its bound and the walk is neither recorded nor counted."""
         at = self.threshold()
-        if not self.too_big_to_dive(cand) or time.perf_counter() >= self.deadline \
+        if time.perf_counter() >= self.deadline or not self.too_big_to_dive(cand) \
                 or self.integer_strengthened.get(cand.sub, math.inf) <= at:
+            return
+        try:
+            bound = strong_lower_bound(self.state, cand.sub,
+                                       self.floors_by_b[cand.sub.micro_batch], self.p_cap, at,
+                                       integer=True, deadline=self.deadline)
+        except DeadlineReached:
             return
         self.integer_strengthened[cand.sub] = at
         self.integer_walks += 1
-        cand.raise_bound(strong_lower_bound(
-            self.state, cand.sub, self.floors_by_b[cand.sub.micro_batch], self.p_cap, at,
-            integer=True), at)
+        cand.raise_bound(bound, at)
 
     def closed_by_bound(self, cand: _Candidate) -> bool:
         return cand.lower_bound >= self.threshold() * (1 - 1e-12)
@@ -466,14 +503,21 @@ class BranchAndBound:
         model is too large for a dive (DIVE_FULL_MAX_VARS): there the backend rarely finds a
         plan in time, and elsewhere the model finds what the seed would, for less than the
         seed's integer programs cost (gpt3-1.3b-a100x8: 0.2 s -> 0.8 s with a seed for every
-        sub-problem)."""
+        sub-problem). Its integer programs stop at the search's deadline: then no seed, and the
+        sub-problem counts as not seeded."""
         if cand.sub in self.positional_seeded or time.perf_counter() >= self.deadline \
                 or cand.sub.empty_ends:  # (its capacity program knows no empty stage)
             return
         self.positional_seeded.add(cand.sub)
-        if not self.too_big_to_dive(cand):
+        try:
+            with until(self.deadline):  # (the full model's slots: 0.3 s at 16,384 GPUs)
+                if not self.too_big_to_dive(cand):
+                    return
+                sequence = positional_seed_sequence(self.state, cand.sub, self.p_cap,
+                                                    deadline=self.deadline)
+        except DeadlineReached:
+            self.positional_seeded.discard(cand.sub)
             return
-        sequence = positional_seed_sequence(self.state, cand.sub, self.p_cap)
         if sequence is not None:
             self.try_seed(seed_from_sequence(self.cache, sequence, cand.sub,
                                              note=f"haap_solver {self.backend}"))
@@ -584,6 +628,9 @@ class BranchAndBound:
         self.strengthen_integer(cand)
         if self.closed_by_bound(cand):  # by the seed's plan or the integer bound
             return 1
+        if time.perf_counter() >= self.deadline:  # (the seed or the integer walk reached it)
+            still_open.append(cand)
+            return 0
         if self.too_big_to_dive(cand):
             still_open.append(cand)  # its full model is never solved (DIVE_FULL_MAX_VARS)
             return 0
@@ -650,7 +697,8 @@ class BranchAndBound:
                 since_model += 1
                 left_open = left_open or not self.closed_by_bound(cand)
                 if dives and left_open and since_model >= (
-                        tuning.DIVE_EVERY if dived else tuning.DIVE_FIRST):
+                        tuning.DIVE_EVERY if dived else tuning.DIVE_FIRST) \
+                        and time.perf_counter() < self.deadline:  # (not once it has passed)
                     # A dive: the least strong bound so far is where the optimum tends to sit;
                     # its warm-start plans as the incumbent early make the strengthening still
                     # to come cheaper. The sub-problem itself stays in the queue.
@@ -726,8 +774,11 @@ class BranchAndBound:
         instance, state, candidates, space = self.instance, self.state, self.candidates, self.space
         open_bounds = self.open_bounds
         open_bounds.extend(c.lower_bound for c in open_list)
-        if self.unbuilt:  # (their sub-problems are in no list: the cluster's compute bounds them)
-            open_bounds.append(any_plan_floor(state))
+        # (their sub-problems are in no list: the cluster's compute bounds them; computed once,
+        # 0.03 s at 1,024 GPUs, past the deadline)
+        unbuilt_floor = any_plan_floor(state) if self.unbuilt else math.inf
+        if self.unbuilt:
+            open_bounds.append(unbuilt_floor)
         if self.relative_gap > 0:
             # A closed sub-problem's bound may lie between the threshold and the incumbent.
             open_bounds.extend(c.lower_bound for c in candidates)
@@ -766,9 +817,8 @@ class BranchAndBound:
                       closed_by_model=fates["model"], left_open=fates["open"],
                       pruned_by_memory=self.pruned_memory,
                       search_space=space, cache=cache_stats,
-                      compute_bound_s=(min(compute_bound(state, self.floors_by_b),
-                                           any_plan_floor(state)) if self.unbuilt
-                                       else compute_bound(state, self.floors_by_b)),
+                      compute_bound_s=min(compute_bound(state, self.floors_by_b),
+                                          unbuilt_floor),
                       options=options,
                       model_mismatch_s=self.mismatch, plans_costed=self.plans_costed)
         best_plan, best_time = self.best_plan, self.best_time

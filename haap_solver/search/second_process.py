@@ -59,6 +59,7 @@ from haap_solver.instance import Instance
 from haap_solver.plan import Plan
 from haap_solver.result import SolveResult
 from haap_solver.search import branch_and_bound, tuning
+from haap_solver.search.deadline import DeadlineReached
 from haap_solver.search.formulation import SubProblem
 from haap_solver.search.phases import (
     _merge_phases,
@@ -185,19 +186,24 @@ def _mixed_worker(instance: Instance, constants: Any, profile: Any, backend: str
     answers once (`_MixedHelper.answer`); interrupted (Ctrl-C reaches both processes), it ends
     quietly and the first process decides."""
     answer: tuple[Any, ...]
+    # The answer goes out before the search state is freed and before the collector is on
+    # again: freeing the state's caches (millions of objects) and the collector's first pass
+    # over them took 0.1-0.7 s at 1,024 and 16,384 GPUs, which the first process waited for
+    # past the deadline. After the answer the first process stops this one (`close`).
+    kept: list[SearchState] = []
     _die_with_parent()
-    try:
-        with collector_paused():
+    with collector_paused():
+        try:
             answer = _mixed_search(instance, constants, profile, backend, seed, max_stages,
-                                   deadline_wall, relative_gap, conn)
-    except KeyboardInterrupt:
-        return
-    except InfeasibleError as exc:
-        answer = ("infeasible", str(exc))
-    except Exception as exc:  # reported to the first process, which goes on without it
-        answer = ("error", f"{type(exc).__name__}: {exc}")
-    with contextlib.suppress(OSError):  # the first process has stopped listening
-        conn.send(answer)
+                                   deadline_wall, relative_gap, conn, kept)
+        except KeyboardInterrupt:
+            return
+        except InfeasibleError as exc:
+            answer = ("infeasible", str(exc))
+        except Exception as exc:  # reported to the first process, which goes on without it
+            answer = ("error", f"{type(exc).__name__}: {exc}")
+        with contextlib.suppress(OSError):  # the first process has stopped listening
+            conn.send(answer)
 
 
 @contextlib.contextmanager
@@ -256,10 +262,11 @@ def _die_with_parent() -> None:
 
 def _mixed_search(instance: Instance, constants: Any, profile: Any, backend: str, seed: int,
                   max_stages: int | None, deadline_wall: float, relative_gap: float,
-                  conn: Any) -> tuple[Any, ...]:
+                  conn: Any, kept: list[SearchState]) -> tuple[Any, ...]:
     start = time.perf_counter()
     deadline = start + (deadline_wall - time.time())
     state = SearchState(instance, CostModel(instance, constants=constants, profile=profile))
+    kept.append(state)  # (see _mixed_worker)
     ready = state.prepare_mixed(deadline)
     setup_s = time.perf_counter() - start
     if not ready:
@@ -337,7 +344,7 @@ def _solve_beside(helper: _MixedHelper, instance: Instance, state: SearchState, 
             single: SolveResult | None = branch_and_bound.search(
                 instance, time_limit_s=time_limit_s, state=state,
                 seed_with_baselines=seed_with_baselines, mixed=False,
-                share_incumbent=helper.share, **here)
+                share_incumbent=helper.share, clock_start=start, **here)
         except InfeasibleError:
             single = None
         from_the_top: dict[SubProblem, float] = {}
@@ -449,8 +456,12 @@ def _bound_mixed_from_the_top(instance: Instance, state: SearchState, threshold_
             _, sub, floors = current.pop()
             if sub in elsewhere:
                 continue
-            bounds[sub] = min(threshold_s,
-                              strong_lower_bound(state, sub, floors, p_max, threshold_s))
+            try:
+                bound = strong_lower_bound(state, sub, floors, p_max, threshold_s,
+                                           deadline=deadline)
+            except DeadlineReached:
+                break  # (cut short: no bound)
+            bounds[sub] = min(threshold_s, bound)
             if on_bound is not None:
                 on_bound(sub, bounds[sub])
     finally:

@@ -147,15 +147,17 @@ def _solve_dispatch(instance: Instance, *, backend: str, time_limit_s: float, th
         # the single-type space is the whole space.
         result = branch_and_bound.search(instance, time_limit_s=time_limit_s, state=state,
                                          seed_with_baselines=seed_with_baselines, mixed=False,
-                                         **common)
+                                         clock_start=start, **common)
         if mixed:
             result.search_space["mixed_stage_configs"] = {
                 "generated": 0, "fitting_memory": 0, "after_pruning": 0}
             result.wall_s = time.perf_counter() - start
         return result
     if threads >= 2 and tuning.PARALLEL_MIXED and not math.isfinite(cutoff_s):
+        # (the time since `start`, 0.1 s at 1,024 GPUs, counts against the second's limit too)
         helper = _MixedHelper.start(instance, state.cost_model, backend=backend, seed=seed,
-                                    max_stages=max_stages, time_limit_s=time_limit_s,
+                                    max_stages=max_stages,
+                                    time_limit_s=start + time_limit_s - time.perf_counter(),
                                     relative_gap=relative_gap)
         if helper is not None:
             return _solve_beside(helper, instance, state, start=start, time_limit_s=time_limit_s,
@@ -167,7 +169,7 @@ def _solve_dispatch(instance: Instance, *, backend: str, time_limit_s: float, th
             instance, time_limit_s=tuning.MIXED_SINGLE_SHARE * time_limit_s, state=state,
             seed_with_baselines=seed_with_baselines, mixed=False,
             seed_time_base_s=time_limit_s, follow_up_s=tuning.MIXED_FOLLOW_UP_SHARE * time_limit_s,
-            yield_when_stuck=True, bounds_out=single_bounds, **common)
+            yield_when_stuck=True, bounds_out=single_bounds, clock_start=start, **common)
     except InfeasibleError:
         single = None  # no single-type plan; a mixed one may still fit
     return _then_mixed(instance, single, single_bounds, state, start=start,

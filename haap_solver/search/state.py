@@ -20,6 +20,7 @@ from haap_solver.cost.evaluate import CostModel
 from haap_solver.instance import Instance
 from haap_solver.search.bounds import CapacityBound, PositionalBound
 from haap_solver.search.coefficients import CoefficientCache, pieces_max_rows
+from haap_solver.search.deadline import DeadlineReached, check_deadline, until
 from haap_solver.search.formulation import SubProblem
 from haap_solver.search.space import StageConfig, micro_batch_candidates, stage_configs
 from haap_solver.search.subproblem_bounds import (
@@ -79,6 +80,9 @@ class SearchState:
                                tuple[float, float, float, float]] = {}
         """`_end_minima` per (micro-batch, empty end is the first, mixed)."""
         self._end_configs: dict[tuple[int, bool], list[StageConfig]] = {}
+        self.any_plan_floor_s: float | None = None
+        """`any_plan_floor`, once computed (it reads only the instance and cost model; 0.03 s at
+        1,024 GPUs, asked past the deadline by each search whose set-up it cut)."""
         self.sub_bounds: dict[tuple[str, SubProblem], float] = {}
         """A lower bound on each sub-problem's least time that a search has proven, by (space,
         sub-problem): "single" bounds its single-type plans, "mixed" its plans with a mixed-type
@@ -473,12 +477,13 @@ class SearchState:
         self.mixed = True
         self._set_up_until = (deadline, stop)
         try:
-            for b in self.micro_batches():
-                if time.perf_counter() >= deadline or (stop is not None and stop()):
-                    return False
-                self.configs(b)
+            with until(deadline):  # (the coefficient cache's misses stop there too)
+                for b in self.micro_batches():
+                    if time.perf_counter() >= deadline or (stop is not None and stop()):
+                        return False
+                    self.configs(b)
             return True
-        except _SetUpStopped:
+        except DeadlineReached:
             return False  # (inside a micro-batch size: nothing of it kept)
         finally:
             self.mixed = was
@@ -487,7 +492,9 @@ class SearchState:
     def _check_set_up(self) -> None:
         """Inside prepare_mixed: stop where its deadline has passed or `stop()` says so (one
         micro-batch size's configurations take up to 0.5 s at 16,384 GPUs, which a 5 s limit
-        overran by as much)."""
+        overran by as much); inside a deadline (`deadline.until`: the search's own set-up of a
+        size), raise DeadlineReached once it has passed."""
+        check_deadline()  # (the search's set-up of one size, `BranchAndBound.build_queue`)
         if self._set_up_until is not None:
             deadline, stop = self._set_up_until
             if time.perf_counter() >= deadline or (stop is not None and stop()):
@@ -553,6 +560,7 @@ class SearchState:
         tol = np.abs(f) * 1e-12 + 1e-15
         may: np.ndarray = np.asarray((use[:, None, :] <= use[None, :, :]).all(axis=2))
         for k in range(f.shape[1]):
+            self._check_set_up()  # (each an n x n comparison: thousands of mixed ones)
             may &= f[:, None, k] <= f[None, :, k] + tol[None, :, k]
         np.fill_diagonal(may, False)
         return may
@@ -564,5 +572,5 @@ def _config_order(c: StageConfig) -> tuple[Any, ...]:
     return (c.groups, c.gpus, c.tp, c.recompute, c)
 
 
-class _SetUpStopped(Exception):
+class _SetUpStopped(DeadlineReached):
     """prepare_mixed's deadline or stop came inside one micro-batch size's set-up."""

@@ -20,6 +20,7 @@ import numpy as np
 from haap_solver.instance import Instance
 from haap_solver.search import tuning
 from haap_solver.search.coefficients import StageCoefficients
+from haap_solver.search.deadline import until
 from haap_solver.search.formulation import SubProblem
 from haap_solver.search.space import StageConfig, tp_candidates
 
@@ -277,7 +278,7 @@ def _granular_step(state: SearchState, sub: SubProblem, floors: tuple[float, flo
 
 def strong_lower_bound(state: SearchState, sub: SubProblem, floors: tuple[float, float, float],
                        p_max: int, incumbent_s: float = math.inf, *,
-                       integer: bool = False) -> float:
+                       integer: bool = False, deadline: float = math.inf) -> float:
     """`lower_bound` with the bottleneck floors of Sec. 4.3 and 4.4 and the tail of the most
     loaded stage (Sec. 4.5).
 
@@ -294,7 +295,20 @@ def strong_lower_bound(state: SearchState, sub: SubProblem, floors: tuple[float,
     clusters of TAIL_LP_ALL_GPUS GPUs wherever it is below).
 
     With empty end stages (Sec. 1.2): `_empty_ends_bound`.
+
+    With a finite `deadline` (time.perf_counter() seconds) it raises DeadlineReached once that
+    has passed, from inside its LPs and integer programs: one call takes up to 3 s on
+    gpt3-175b-4types-x1024 (with the integer walk, more), and a search whose deadline came
+    during one returned that much late. A bound cut short is no bound: the caller keeps the one
+    it had. Where the deadline does not come, the value is the same as without one.
     """
+    with until(deadline):
+        return _strong_lower_bound(state, sub, floors, p_max, incumbent_s, integer)
+
+
+def _strong_lower_bound(state: SearchState, sub: SubProblem, floors: tuple[float, float, float],
+                        p_max: int, incumbent_s: float, integer: bool) -> float:
+    """strong_lower_bound, inside its deadline."""
     if sub.empty_ends:
         return _empty_ends_bound(state, sub, p_max, incumbent_s, strong=True, integer=integer)
     t_floor = floors[0]
@@ -457,10 +471,11 @@ def any_plan_floor(state: SearchState) -> float:
     """A lower bound on the iteration time of every plan of the space, mixed-type stages
     included, that needs no stage configuration built (Sec. 4.1 without the configurations):
     every plan pushes L x B sequence-layers through the cluster, whose GPUs advance at most
-    rho*_g each (peak_layer_rates), so T >= L B / sum_g G_g rho*_g."""
-    inst = state.instance
-    rates = peak_layer_rates(state)
-    rate = sum(g.num_gpus * rates[g.name] for g in inst.cluster.node_groups)
-    if rate <= 0:
-        return 0.0
-    return inst.model.num_layers * inst.training.global_batch_size / rate
+    rho*_g each (peak_layer_rates), so T >= L B / sum_g G_g rho*_g. Cached on the state."""
+    if state.any_plan_floor_s is None:
+        inst = state.instance
+        rates = peak_layer_rates(state)
+        rate = sum(g.num_gpus * rates[g.name] for g in inst.cluster.node_groups)
+        state.any_plan_floor_s = (inst.model.num_layers * inst.training.global_batch_size / rate
+                                  if rate > 0 else 0.0)
+    return state.any_plan_floor_s

@@ -10,6 +10,7 @@ import math
 from typing import TYPE_CHECKING
 
 from haap_solver.search.bounds import first_true
+from haap_solver.search.deadline import until
 from haap_solver.search.formulation import SubProblem
 from haap_solver.search.space import StageConfig
 from haap_solver.search.subproblems import _Candidate
@@ -18,15 +19,25 @@ if TYPE_CHECKING:
     from haap_solver.search.state import SearchState
 
 
-def positional_seed_sequence(state: SearchState, sub: SubProblem,
-                             p_max: int) -> list[StageConfig] | None:
+def positional_seed_sequence(state: SearchState, sub: SubProblem, p_max: int, *,
+                             deadline: float = math.inf) -> list[StageConfig] | None:
     """The stage sequence of a seed (it proves nothing): at the sub-problem's positional
     bottleneck floor T (Sec. 4.4), the least tail threshold R at which the capacity model with
     integer stage counts holds every layer (`PositionalBound.integer_sequence`), and its
     sequence holding the most layers there. The LP's least R at T is a floor for it (the LP
     relaxes it), so the bisection starts there. On gpt3-175b-4types-x1024, (p, b) = (27, 12),
     this gives a 14.537 s plan where the search had found 14.890 s: the full models are too
-    large for HiGHS there, and the restricted ones miss the few slow, low-tail stages."""
+    large for HiGHS there, and the restricted ones miss the few slow, low-tail stages.
+
+    With a finite `deadline` (time.perf_counter() seconds) it raises DeadlineReached once that
+    has passed (its integer programs take up to POSITIONAL_IP_TIME_S each): no seed."""
+    with until(deadline):
+        return _positional_seed_sequence(state, sub, p_max)
+
+
+def _positional_seed_sequence(state: SearchState, sub: SubProblem,
+                              p_max: int) -> list[StageConfig] | None:
+    """positional_seed_sequence, inside its deadline."""
     t = state.bottleneck_floor(sub, p_max)
     if not math.isfinite(t):
         return None
