@@ -288,6 +288,14 @@ def _highs_time_unit(lp: LinearProgram, objective_floor_s: float) -> float:
     return (reference if reference > 0 and math.isfinite(reference) else 1.0) * 1e-6
 
 
+HIGHS_BOUND_ROUNDING = 1e-12
+"""A HiGHS model's bound is lowered by this share of itself: the bound is computed in units of a
+millionth of the floor (_highs_time_unit) and within HiGHS's tolerances there (about 1e-13 of
+the objective), and converting it back rounds too; a bound 4e-16 above HiGHS's own optimum was
+seen at 1e4 s (tests/test_search_exact.py, near ties). The search closes a sub-problem at
+(1 - 1e-12) x the threshold, so a bound at the incumbent still closes it."""
+
+
 def _solve_highs(lp: LinearProgram, opts: SolveOptions, objective_floor_s: float) -> BackendResult:
     import highspy
     import numpy as np
@@ -357,16 +365,21 @@ def _solve_highs(lp: LinearProgram, opts: SolveOptions, objective_floor_s: float
     info = h.getInfo()
     ms = highspy.HighsModelStatus
     has_solution = info.primal_solution_status == 2  # kSolutionStatusFeasible
+    # The bound comes back from units of `u`, rounded outwards (HIGHS_BOUND_ROUNDING); it never
+    # exceeds the true objective of a solution in hand.
     bound = (float(info.mip_dual_bound) if len(ints)
              else float(info.objective_function_value)) * u
+    bound -= HIGHS_BOUND_ROUNDING * abs(bound)
     if status == ms.kOptimal:
         values = _clean(lp, list(h.getSolution().col_value))
-        return BackendResult("optimal", values, lp.value(values), bound, wall)
+        objective = lp.value(values)
+        return BackendResult("optimal", values, objective, min(bound, objective), wall)
     if status == ms.kInfeasible:
         return BackendResult("infeasible", None, None, math.inf, wall)
     if has_solution:
         values = _clean(lp, list(h.getSolution().col_value))
-        return BackendResult("feasible", values, lp.value(values), bound, wall)
+        objective = lp.value(values)
+        return BackendResult("feasible", values, objective, min(bound, objective), wall)
     return BackendResult("unknown", None, None, bound if math.isfinite(bound) else -math.inf,
                          wall)
 
@@ -381,8 +394,11 @@ def _solve_cbc(lp: LinearProgram, opts: SolveOptions, objective_floor_s: float) 
                           cat=pulp.LpInteger if v.integer else pulp.LpContinuous)
           for i, v in enumerate(lp.vars)]
     # CBC's absolute tolerances (cutoff increment, integrality of the objective) are about 1e-5:
-    # scale the objective to about 1e6 so they are negligible (1e-11 relative).
-    scale = 1e6 / max(objective_floor_s, 1e-12)
+    # scale the objective to about 1e6 so they are negligible (1e-11 relative). The unit is
+    # HiGHS's (a millionth of the floor, or of a thousandth of the model's largest time where
+    # the floor is below that): with a floor of 0 (until 2026-12-02, 1e-12 s then), a model of
+    # hours had an objective of 1e22, and CBC called it infeasible.
+    scale = 1.0 / _highs_time_unit(lp, objective_floor_s)
     objective = pulp.lpSum(scale * w * xs[i] for i, w in lp.objective.items())
     prob += objective
     for k, r in enumerate(lp.rows):

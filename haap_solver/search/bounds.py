@@ -967,9 +967,11 @@ class PositionalBound:
             if _links_of(role):
                 cost = cost + _links_of(role) * self.link_floor()[usable[rows]]
             cols_cost.append(cost)
+        # A lower bound in seconds: solved in units and rounded outwards (lp_minimum_floor).
         status, objective = self._assignment_lp(
             mult, np.concatenate(cols_class), np.concatenate(cols_cfg), np.concatenate(cols_n),
-            np.concatenate(cols_cost), layers_lo=float(self.L), layers_hi=float(self.L))
+            np.concatenate(cols_cost), layers_lo=float(self.L), layers_hi=float(self.L),
+            floor_weight=2 * sum(mult) + self.L + float(np.sum(self.budget)))
         if status == "infeasible":
             value = math.inf
         elif status == "optimal":
@@ -1019,14 +1021,18 @@ class PositionalBound:
 
     def _assignment_lp(self, mult: list[int], col_class: np.ndarray, col_cfg: np.ndarray,
                        col_layers: np.ndarray, costs: np.ndarray, *, layers_lo: float,
-                       layers_hi: float) -> tuple[str, float]:
+                       layers_hi: float, floor_weight: float | None = None) -> tuple[str, float]:
         """min costs . x over x >= 0 with, per position class k, sum of its columns = mult_k;
         per node group, the GPUs of the columns' configurations <= its budget; the columns'
-        layers within [layers_lo, layers_hi]; with require_mixed, at least one mixed column."""
+        layers within [layers_lo, layers_hi]; with require_mixed, at least one mixed column.
+        With `floor_weight`, the optimum is a lower bound rounded outwards (lp_minimum_floor)."""
         lower, upper, starts, rows_idx, vals = self._assignment_matrix(
             mult, col_class, col_cfg, [(col_layers, layers_lo, layers_hi)])
         if self._lp_solver is None:
             self._lp_solver = new_bound_lp_solver()
+        if floor_weight is not None:
+            return lp_minimum_floor(lower, upper, costs.astype(float), starts, rows_idx, vals,
+                                    self._lp_solver, floor_weight)
         return _solve_lp(lower, upper, costs.astype(float), starts, rows_idx, vals,
                          self._lp_solver)
 
@@ -1315,6 +1321,30 @@ def _solve_lp(row_lo: np.ndarray, row_hi: np.ndarray, costs: np.ndarray, col_sta
     if status == "optimal":
         return status, float(h.getInfo().objective_function_value)
     return status, math.nan
+
+
+def lp_minimum_floor(row_lo: np.ndarray, row_hi: np.ndarray, costs: np.ndarray,
+                     col_starts: np.ndarray, row_index: np.ndarray, values: np.ndarray,
+                     solver: Any, weight: float) -> tuple[str, float]:
+    """_solve_lp where its optimum serves as a lower bound (costs in seconds): ("optimal", a
+    value at most the LP's minimum), ("infeasible", inf) or ("unknown", nan).
+
+    HiGHS stops once no reduced cost (nor the sign of a row's dual) is wrong by more than its
+    dual feasibility tolerance `tol`, absolute in the costs' units; at such a basis, every
+    feasible x has costs . x >= objective - tol (sum of x plus the slack x leaves in each
+    inequality row). `weight` bounds that sum (the assignment LPs: the stages, twice with the
+    mixed row, the layers and the GPU budgets). With costs in seconds, HiGHS called optimal an
+    LP value 6% above the minimum at costs of 1e-6 s and 7e-5 above at 1e-4 s (tests/
+    test_bounds.py, near-tie LP), so the LP is solved in units of a millionth of its largest
+    cost, where the margin is about 1e-13 of that cost per unit of `weight`."""
+    top = float(np.max(np.abs(costs))) if len(costs) else 0.0
+    unit = top * 1e-6 if top > 0 and math.isfinite(top) else 1.0
+    status, objective = _solve_lp(row_lo, row_hi, costs / unit, col_starts, row_index, values,
+                                  solver)
+    if status != "optimal":
+        return status, objective
+    tol = float(solver.getOptions().dual_feasibility_tolerance)
+    return status, (objective - tol * weight) * unit
 
 
 def _load_nonnegative(h: Any, row_lo: np.ndarray, row_hi: np.ndarray, costs: np.ndarray,
