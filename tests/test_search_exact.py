@@ -1076,3 +1076,45 @@ def test_backends_take_a_zero_floor_at_hours(backend: str) -> None:
     assert res.status == "optimal" and res.objective_s is not None
     assert rel(res.objective_s, min(times)) <= 1e-9
     assert res.bound_s <= min(times)
+
+
+def _stored_model(name: str) -> tuple[LinearProgram, float]:
+    """A LinearProgram saved from a search (every field the backends read), and its floor."""
+    import json
+    import lzma
+
+    data = json.loads(lzma.decompress((DATA / name).read_bytes()))
+    lp = LinearProgram()
+    for var_name, lb, ub, integer, is_time in data["vars"]:
+        lp.var(var_name, lb, ub, integer=integer, time=is_time)
+    for coeffs, sense, rhs, row_name, is_time, weight, defines, exclusive in data["rows"]:
+        lp.add({int(k): c for k, c in coeffs.items()}, sense, rhs, row_name, time=is_time,
+               active_weight=weight, defines=defines, exclusive=exclusive)
+    lp.objective = {int(k): w for k, w in data["objective"].items()}
+    lp.objective_constant = data["objective_constant"]
+    lp.objective_cutoff = data["objective_cutoff"]
+    return lp, data["objective_floor_s"]
+
+
+LARGE_OBJECTIVE_OPTIMUM_S = 43.95480056109885
+"""The optimum of tests/data/cpsat-large-objective.json.xz: HiGHS's and CBC's answer, and
+evaluate()'s time of the plan (haap solve llama3-70b-h100x32-a100x32 --backend highs)."""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("floor_s", [43.95193266092272, 44.0])
+def test_backends_solve_a_model_whose_objective_weighs_the_bottleneck_127_times(
+        backend: str, floor_s: float) -> None:
+    """A 7-stage sub-problem of llama3-70b-h100x32-a100x32 at 128 micro-batches, whose plan at
+    43.9548 s lies inside the cutoff (44.4834 s). With the unit of scaling.RELATIVE_ERROR alone
+    CP-SAT's objective reached about 4e16, past what a double holds exactly: it answered
+    "infeasible" at the floor the search gave it (43.9519 s, the sub-problem's strong bound),
+    which closed the sub-problem and made `haap solve --backend cpsat` report a plan 0.6%
+    slower as optimal, and "optimal" at a 1.2% slower plan at a floor of 44.0 s. The unit now
+    keeps every expression within scaling.MAX_EXPRESSION. (A floor above the optimum is not a
+    valid floor; it only moves the unit, and the answer must not depend on it.)"""
+    lp, _ = _stored_model("cpsat-large-objective.json.xz")
+    res = run(backend, lp, floor_s)
+    assert res.status == "optimal" and res.objective_s is not None, res.status
+    assert rel(res.objective_s, LARGE_OBJECTIVE_OPTIMUM_S) <= 1e-9, res.objective_s
+    assert res.bound_s <= LARGE_OBJECTIVE_OPTIMUM_S * (1 + 1e-12)

@@ -81,10 +81,37 @@ scaled model may hold: CP-SAT's integers are 64-bit, its LP relaxation works in 
 the floor's share would go beyond, the unit grows (and the bound with it)."""
 
 
+MAX_EXPRESSION = 2.0**46
+"""The largest value a whole linear expression of the scaled model (a time row's terms at their
+bounds, the objective at its variables' bounds) may reach. CP-SAT's integer propagation is
+exact, but its LP relaxation and presolve work in doubles: on the model of a 7-stage sub-problem
+of llama3-70b-h100x32-a100x32 (128 micro-batches, so the bottleneck weighs 127 in the objective)
+the unit of RELATIVE_ERROR put the objective near 4e16, past the 2^53 a double holds exactly,
+and CP-SAT answered "infeasible" with a plan 0.6% inside the cutoff (and, at a floor a little
+higher, "optimal" at that plan's 1.2% slower neighbour). With the objective near 4e14 it solved
+the model right; 2^46 (7e13) keeps a margin below that."""
+
+
+def _expression_magnitude(lp: LinearProgram) -> float:
+    """The largest absolute value, in seconds, that a time row's terms (rhs included) or the
+    objective can reach with every variable at its bound: what the scaled model's linear
+    expressions reach, times the unit. inf where a time variable has no upper bound."""
+    def reach(i: int, c: float) -> float:
+        v = lp.vars[i]
+        return abs(c) * max(abs(v.lb), abs(v.ub))
+
+    largest = sum(reach(i, w) for i, w in lp.objective.items())
+    for r in lp.rows:
+        if r.time:
+            largest = max(largest, abs(r.rhs) + sum(reach(i, c) for i, c in r.coeffs.items()))
+    return largest
+
+
 def choose_scaling(lp: LinearProgram, *, objective_floor_s: float,
                    relative_error: float = RELATIVE_ERROR) -> Scaling:
     """Pick the unit so that the proven rounding bound is `relative_error` x the objective floor,
-    or coarser where the scaled model's values would pass MAX_SCALED."""
+    or coarser where the scaled model's values would pass MAX_SCALED or its expressions
+    MAX_EXPRESSION."""
     units = rounding_bound_units(lp)
     unit = objective_floor_s * relative_error / max(units, 1.0)
     largest = max((abs(v.ub) for v in lp.vars if v.time and abs(v.ub) < float("inf")),
@@ -95,4 +122,7 @@ def choose_scaling(lp: LinearProgram, *, objective_floor_s: float,
                 abs(c) * max(abs(lp.vars[i].lb), abs(lp.vars[i].ub))
                 for i, c in r.coeffs.items() if not lp.vars[i].time))
     unit = max(unit, largest / MAX_SCALED)
+    expression = _expression_magnitude(lp)
+    if expression < float("inf"):
+        unit = max(unit, expression / MAX_EXPRESSION)
     return Scaling(unit_s=unit, bound_s=units * unit)
