@@ -106,6 +106,12 @@ class Cluster:
     """Per-NIC line rate for traffic between NIC classes, Gbit/s; None means the slower side's."""
     devices: dict[str, DeviceType] = field(default_factory=dict)
     """Device type of every group, by name (filled by the instance loader)."""
+    cut_from_several_nodes: frozenset[str] = frozenset()
+    """Node groups of one node here that have several on the cluster the plans are costed on:
+    the objective search's sub-clusters (formulations/objectives.md Sec. 2) cut a group down to
+    its first nodes, and a plan of a sub-cluster must cost what it costs on the whole cluster,
+    where two stages of a multi-node group send over the network (docs/cost-model.md Sec. 6.2),
+    not over the one node's NVLink/PCIe. Set by code only (no key of instance files)."""
 
     def __post_init__(self) -> None:
         require(len(self.node_groups) >= 1, "node_groups", "needs at least one node group")

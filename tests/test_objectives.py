@@ -28,7 +28,8 @@ from haap_solver.cost.evaluate import CostModel
 from haap_solver.errors import InfeasibleError, InputError
 from haap_solver.instance import Instance, instance_from_dict, load_instance
 from haap_solver.objective import Objective
-from haap_solver.search.objectives import ObjectiveResult
+from haap_solver.plan import Placement, Plan, ReplicaGroup, Stage
+from haap_solver.search.objectives import ObjectiveResult, sub_instance
 from haap_solver.search.solve import solve
 from haap_solver.validate import check_plan
 
@@ -310,6 +311,53 @@ def test_nodes_are_rented_whole() -> None:
     assert isinstance(big, ObjectiveResult) and big.rental is not None and big.plan is not None
     assert big.rental.nodes == {"g0": 1, "g1": 0} and big.plan.num_gpus < 4
     assert big.cost_per_iteration == pytest.approx(big.iteration_time_s * 4.0 / 3600, rel=1e-12)
+
+
+def _capped_to_one_node_of_two() -> Instance:
+    """A 2-layer GPT on two nodes of 2 A100 (3 GiB each: one GPU holds the whole model at one
+    sequence, two stages fit too) joined by a 1 Gbit/s network, at most 2 GPUs (one node)
+    allowed: the best plan is one stage on one GPU; a two-stage pipeline on the node is
+    costed with its sends over that network (cost model Sec. 6.2: the group has two nodes)."""
+    inst = tiny_instance(devices=[("A100-80G", 3.0)], groups=[(0, 2, 2)], layers=2,
+                         hidden=1024, heads=4, seq=2048, batch=1, recompute=("none",), zero=1,
+                         nic_gbit_s=1.0)
+    groups = tuple(dataclasses.replace(g, max_gpus=2) for g in inst.cluster.node_groups)
+    return dataclasses.replace(inst, cluster=dataclasses.replace(inst.cluster,
+                                                                 node_groups=groups))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_one_node_of_several_is_costed_as_on_the_whole_cluster(backend: str) -> None:
+    """The sub-cluster of one node of a two-node group is searched with the whole cluster's
+    costs: before, the search on it costed the pipeline's sends on the node's NVLink, proved
+    that pipeline optimal, and reported it (evaluate()'s 0.0995 s, its sends on the network)
+    as optimal with that time as its bound, 24x the one-GPU plan's 0.0041 s."""
+    inst = _capped_to_one_node_of_two()
+    result, truth = bruteforce_objective(inst, mixed=True)
+    assert result.plan is not None and result.plan.num_stages == 1
+    d = _disagreement(inst, truth, backend=backend)
+    assert d is None, d
+    res = solve(inst, backend=backend, threads=1, seed=0, seed_with_baselines=False)
+    assert res.best_bound_s <= truth * (1 + REL_TOL)
+
+
+def test_sub_instance_costs_every_plan_as_the_instance() -> None:
+    """A plan of a sub-cluster costs the same under the sub-instance's cost model as under the
+    whole instance's (formulations/objectives.md Sec. 2: its plans are plans of the instance),
+    a pipeline within one node of a multi-node group included."""
+    inst = _capped_to_one_node_of_two()
+    one = sub_instance(inst, (1,))
+    group = ReplicaGroup(node_group="g0", device="d0", count=1, tp=1, micro_batch_share=1,
+                         placement=(Placement(node=0, replicas=1),))
+    pipeline = Plan(instance=inst.name, schedule="1f1b", micro_batch_size=1, num_micro_batches=1,
+                    stages=(Stage(first_layer=0, num_layers=1, recompute="none",
+                                  replicas=(group,)),
+                            Stage(first_layer=1, num_layers=1, recompute="none",
+                                  replicas=(group,))))
+    check_plan(one, pipeline)
+    on_one, on_all = CostModel(one).evaluate(pipeline), CostModel(inst).evaluate(pipeline)
+    assert on_one.iteration_time_s == on_all.iteration_time_s
+    assert on_all.breakdown["p2p_s"] > 0.5 * on_all.iteration_time_s  # (the network's sends)
 
 
 # -- What the result and evaluate() report -------------------------------------------------------

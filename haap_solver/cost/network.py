@@ -182,7 +182,10 @@ class Links:
         (CostModel.p2p_side_s, which caches it; Sec. 6.2)."""
         groups_other = self._groups_of(other)
         names = {r.node_group for r in (*replicas, *other)}
-        one_node = len(names) == 1 and groups_other[0].num_nodes == 1
+        # (a group the objective search cut down to one node keeps its sends on the network,
+        # as on the whole cluster: Cluster.cut_from_several_nodes)
+        one_node = len(names) == 1 and groups_other[0].num_nodes == 1 and \
+            groups_other[0].name not in self.instance.cluster.cut_from_several_nodes
         worst = 0.0
         for r in replicas:
             if one_node:

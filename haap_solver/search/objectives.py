@@ -90,10 +90,21 @@ def applies(instance: Instance) -> bool:
 def sub_instance(instance: Instance, nodes: tuple[int, ...]) -> Instance:
     """`instance` cut down to `nodes[i]` nodes of its i-th group (groups at 0 dropped), with the
     plain time objective and no prices or caps: the time search on S. Same name and group names,
-    so that its plans are plans of `instance` (first nodes of each group)."""
-    groups = tuple(replace(g, num_nodes=n, max_gpus=None, price_per_gpu_hour=None)
-                   for g, n in zip(instance.cluster.node_groups, nodes, strict=True) if n)
-    return replace(instance, cluster=replace(instance.cluster, node_groups=groups),
+    so that its plans are plans of `instance` (first nodes of each group), costed as there: a
+    group cut down to one node of several keeps its pipeline sends on the network
+    (`Cluster.cut_from_several_nodes`; the cost model puts them on NVLink/PCIe only in a group of
+    one node, so the search on S would otherwise optimise, and bound, another cost than the
+    plan's on `instance`: capped to one node of two, it said "optimal" 24x slower than the
+    best plan, with that time as its bound)."""
+    cut = set(instance.cluster.cut_from_several_nodes)
+    groups = []
+    for g, n in zip(instance.cluster.node_groups, nodes, strict=True):
+        if n:
+            groups.append(replace(g, num_nodes=n, max_gpus=None, price_per_gpu_hour=None))
+            if n == 1 < g.num_nodes:
+                cut.add(g.name)
+    return replace(instance, cluster=replace(instance.cluster, node_groups=tuple(groups),
+                                             cut_from_several_nodes=frozenset(cut)),
                    objective=Objective(), expected=None)
 
 
