@@ -157,7 +157,7 @@ class Planner:
         incumbent = None if in_place is None else rebalanced(self.instance, *in_place)
         cutoff = incumbent[1].iteration_time_s if incumbent is not None else math.inf
         result = solve(self.instance, state=self.state, seed_with_baselines=False,
-                       cutoff_s=cutoff, warm_start=incumbent is None,
+                       cutoff_s=cutoff, warm_start=True,
                        **self.options)  # type: ignore[arg-type]
         result = self._with_incumbent(result, incumbent)
         if self.migration_slack is not None:

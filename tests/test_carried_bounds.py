@@ -7,6 +7,7 @@ one node: intra-node sends), and a warm re-solve with them proves what a cold so
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -164,3 +165,44 @@ def test_with_a_relative_gap_the_carried_bounds_close_within_it() -> None:
     assert warm.gap <= gap + 1e-9
     with pytest.raises(ValueError, match="relative_gap"):
         haap.Planner(_two_groups(2.7), relative_gap=1.0)
+
+
+def test_the_warm_start_runs_where_the_repaired_plan_is_worse(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Node 1 of a two-stage pipeline slows to 80%: the repaired plan (the running one) is
+    slower than the old optimum, so the re-solve runs the warm start's heuristic plans for the
+    sub-problems its cutoff leaves open, as a cold solve does (before, the repaired plan alone
+    was the incumbent, and the strengthening walks ran against its poorer time: on the spot
+    trace's 09:30 event the warm re-solve took 1.5x the cold solve's CPU time). Where every
+    sub-problem is closed at once (a loss the plan does not feel) it runs none: the first test
+    asserts that no model is solved there."""
+    from test_planner import _two_node_pipeline
+
+    from haap_solver.search.branch_and_bound import BranchAndBound
+    from haap_solver.stragglers import Straggler
+
+    warmed: list[object] = []
+    in_warm_start = [False]
+    warm, warm_start = BranchAndBound.warm, BranchAndBound.warm_start
+
+    def counting(self: BranchAndBound, cand: Any, restricted_model: bool = True) -> None:
+        if in_warm_start[0]:
+            warmed.append(cand)
+        warm(self, cand, restricted_model)
+
+    def flagged(self: BranchAndBound) -> None:
+        in_warm_start[0] = True
+        try:
+            warm_start(self)
+        finally:
+            in_warm_start[0] = False
+
+    planner = haap.Planner(_two_node_pipeline(), time_limit_s=LIMIT_S)
+    first = planner.solve().result
+    planner.apply(ch.Slowdown(straggler=Straggler(node_group="g0", node=1, compute_speed=0.8)))
+    monkeypatch.setattr(BranchAndBound, "warm", counting)
+    monkeypatch.setattr(BranchAndBound, "warm_start", flagged)
+    again = planner.solve()
+    assert again.incumbent_s is not None and again.incumbent_s > first.iteration_time_s
+    assert warmed
+    _agree(again.result, _cold(planner.instance))

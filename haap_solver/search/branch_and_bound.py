@@ -582,6 +582,11 @@ class BranchAndBound:
         for cand in warm_list:
             if time.perf_counter() >= warm_until:
                 break
+            if self.closed_by_bound(cand):
+                # (by a cutoff or a carried bound, formulations Sec. 8: the Planner's re-solve
+                # after a loss its plan does not feel closes every sub-problem so, and its warm
+                # start then costs nothing)
+                continue
             self.warm(cand)
 
     def run_seed(self, name: str, share: float) -> None:
