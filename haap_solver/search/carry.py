@@ -181,6 +181,13 @@ def carry_bounds(old: SearchState, new: SearchState) -> tuple[int, str]:
               and (same_group_space(a, m) or not same_group_space(b, m)) for m in sizes}
     new.sub_bounds = {(space, sub): bound for (space, sub), bound in old.sub_bounds.items()
                       if space == "single" or nested[sub.micro_batch]}
+    # A floor on every plan of a space: the mixed one only where the mixed space is nested at
+    # every micro-batch size of the new instance.
+    new.space_floors = {space: floor for space, floor in old.space_floors.items()
+                        if space == "single" or all(
+                            (mixed_space_full(a, m) or not mixed_space_full(b, m))
+                            and (same_group_space(a, m) or not same_group_space(b, m))
+                            for m in new.micro_batches())}
     return len(new.sub_bounds), ""
 
 
