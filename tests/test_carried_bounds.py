@@ -228,8 +228,8 @@ def test_a_carried_space_floor_bounds_what_the_deadline_left_unbuilt(
     # (no mixed stage fits here: the single-type search is the whole space's)
     assert set(planner.state.space_floors) == {"single"}
     assert planner.state.space_floors["single"] <= first.iteration_time_s * (1 + 1e-9)
-    planner.apply(ch.Resize(node_group="g1", num_nodes=2))
-    assert set(planner.state.space_floors) == {"single"}
+    reuse = planner.apply(ch.Resize(node_group="g1", num_nodes=2))
+    assert set(planner.state.space_floors) == {"single"} and reuse.floors_kept == 1
 
     def cut(self: BranchAndBound, b: int) -> Any:
         raise DeadlineReached
@@ -253,3 +253,4 @@ def test_no_space_floor_is_carried_where_the_cluster_grows() -> None:
     assert planner.state.space_floors
     reuse = planner.apply(ch.Resize(node_group="g1", num_nodes=4))
     assert not planner.state.space_floors and "gained" in reuse.bounds_note
+    assert reuse.floors_kept == 0
