@@ -7,6 +7,7 @@ one node: intra-node sends), and a warm re-solve with them proves what a cold so
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -164,3 +165,92 @@ def test_with_a_relative_gap_the_carried_bounds_close_within_it() -> None:
     assert warm.gap <= gap + 1e-9
     with pytest.raises(ValueError, match="relative_gap"):
         haap.Planner(_two_groups(2.7), relative_gap=1.0)
+
+
+def test_the_warm_start_runs_where_the_repaired_plan_is_worse(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Node 1 of a two-stage pipeline slows to 80%: the repaired plan (the running one) is
+    slower than the old optimum, so the re-solve runs the warm start's heuristic plans for the
+    sub-problems its cutoff leaves open, as a cold solve does (before, the repaired plan alone
+    was the incumbent, and the strengthening walks ran against its poorer time: on the spot
+    trace's 09:30 event the warm re-solve took 1.5x the cold solve's CPU time). Where every
+    sub-problem is closed at once (a loss the plan does not feel) it runs none: the first test
+    asserts that no model is solved there."""
+    from test_planner import _two_node_pipeline
+
+    from haap_solver.search.branch_and_bound import BranchAndBound
+    from haap_solver.stragglers import Straggler
+
+    warmed: list[object] = []
+    in_warm_start = [False]
+    warm, warm_start = BranchAndBound.warm, BranchAndBound.warm_start
+
+    def counting(self: BranchAndBound, cand: Any, restricted_model: bool = True) -> None:
+        if in_warm_start[0]:
+            warmed.append(cand)
+        warm(self, cand, restricted_model)
+
+    def flagged(self: BranchAndBound) -> None:
+        in_warm_start[0] = True
+        try:
+            warm_start(self)
+        finally:
+            in_warm_start[0] = False
+
+    planner = haap.Planner(_two_node_pipeline(), time_limit_s=LIMIT_S)
+    first = planner.solve().result
+    planner.apply(ch.Slowdown(straggler=Straggler(node_group="g0", node=1, compute_speed=0.8)))
+    monkeypatch.setattr(BranchAndBound, "warm", counting)
+    monkeypatch.setattr(BranchAndBound, "warm_start", flagged)
+    again = planner.solve()
+    assert again.incumbent_s is not None and again.incumbent_s > first.iteration_time_s
+    assert warmed
+    _agree(again.result, _cold(planner.instance))
+
+
+def test_a_carried_space_floor_bounds_what_the_deadline_left_unbuilt(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A search that set up every micro-batch size records the least bound over its
+    sub-problems as a floor on every plan of its space; after a loss the Planner carries it
+    (Sec. 8), and where the deadline cuts the next search's set-up (simulated here: every size
+    cut, as at 1,024 GPUs with a 2 s limit) the sizes left unbuilt are
+    bounded by it, not by the cluster's compute alone (`any_plan_floor`). A loss the running
+    plan does not feel is then proven optimal with nothing set up; the bound never passes the
+    cold optimum."""
+    from haap_solver.search import state as state_module
+    from haap_solver.search.branch_and_bound import BranchAndBound
+    from haap_solver.search.deadline import DeadlineReached
+    from haap_solver.search.subproblem_bounds import any_plan_floor
+
+    monkeypatch.setattr(space, "SAME_GROUP_MAX_GPUS", 0)  # (nested space: see the first test)
+    planner = haap.Planner(_two_groups(2.7), time_limit_s=LIMIT_S)
+    first = planner.solve().result
+    # (no mixed stage fits here: the single-type search is the whole space's)
+    assert set(planner.state.space_floors) == {"single"}
+    assert planner.state.space_floors["single"] <= first.iteration_time_s * (1 + 1e-9)
+    reuse = planner.apply(ch.Resize(node_group="g1", num_nodes=2))
+    assert set(planner.state.space_floors) == {"single"} and reuse.floors_kept == 1
+
+    def cut(self: BranchAndBound, b: int) -> Any:
+        raise DeadlineReached
+
+    with monkeypatch.context() as m:
+        m.setattr(BranchAndBound, "set_up_size", cut)
+        m.setattr(state_module.SearchState, "prepare_mixed", lambda self, *a, **k: False)
+        warm = planner.solve().result
+    cold = _cold(planner.instance)
+    floor = any_plan_floor(state_module.SearchState(planner.instance))
+    assert warm.best_bound_s <= cold.iteration_time_s * (1 + 1e-9)
+    assert warm.best_bound_s > floor * 1.01
+    assert warm.status == cold.status == "optimal"
+    assert warm.iteration_time_s == pytest.approx(cold.iteration_time_s, rel=1e-9, abs=0)
+
+
+def test_no_space_floor_is_carried_where_the_cluster_grows() -> None:
+    """Nodes added: plans the old search never bounded, so no floor survives."""
+    planner = haap.Planner(_two_groups(2.7), time_limit_s=LIMIT_S)
+    planner.solve()
+    assert planner.state.space_floors
+    reuse = planner.apply(ch.Resize(node_group="g1", num_nodes=4))
+    assert not planner.state.space_floors and "gained" in reuse.bounds_note
+    assert reuse.floors_kept == 0

@@ -329,3 +329,38 @@ def test_readme_planner_example_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     assert isinstance(again, haap.Replanned)
     assert again.changes == ("t4 -> 2 node(s)", "a100 node 0 at compute 0.8, network 1")
     assert again.result.plan is not None and again.result.status in ("optimal", "feasible")
+
+
+def test_repair_shrinks_the_stage_whose_gpus_matter_least(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The 1,024-GPU trace's first event on the plan a 30 s solve found (15 stages, every one 16
+    replicas, micro-batch 16): one H100 node is lost, and a stage on the H100s must give up 8
+    GPUs. The space has no replica count between 8 and 16 there, so the largest-stage-first rule
+    halved the 128-GPU stage that holds five layers; the repair now tries every stage on the
+    group, with fewer replicas or a smaller TP degree, and keeps the fastest that fits. The
+    repaired plan is valid and lies in the space (the Planner's cutoff)."""
+    from haap_solver.search import repair
+    from haap_solver.search.space import StageConfig, build_plan
+    from haap_solver.search.state import SearchState
+
+    inst = haap.load_instance(ROOT / "instances/replan/fleet-1024.toml")
+    layout = ([(5, "dgx-h100", 8)] + [(2, "dgx-a100", 8)] * 4 + [(3, "dgx-h100", 4),
+                                                                 (1, "dgx-h100", 2)]
+              + [(2, "dgx-h100", 2)] * 7 + [(1, "dgx-h100", 4)])
+    configs = [StageConfig(node_group=g, device=inst.cluster.group(g).device, tp=tp, dp=16,
+                           recompute="none", gpus_per_node=8) for _, g, tp in layout]
+    plan = build_plan(inst, configs, [n for n, _, _ in layout], micro_batch=16, schedule="1f1b")
+    assert plan is not None
+    before = haap.evaluate(inst, plan).iteration_time_s
+    lost = ch.Resize(node_group="dgx-h100", num_nodes=63).apply_to(inst)
+    state = SearchState(lost)
+    got = repair.repaired_plan(state, plan, mixed=True)
+    assert got is not None
+    haap.check_plan(lost, got[0])
+    fit = repair._fit_to_groups
+    monkeypatch.setattr(repair, "_fit_to_groups",
+                        lambda i, c, b, s, score=None: fit(i, c, b, s, None))
+    largest_first = repair.repaired_plan(state, plan, mixed=True)
+    assert largest_first is not None
+    assert before < got[1].iteration_time_s < largest_first[1].iteration_time_s
+    assert got[1].iteration_time_s < 1.1 * before < largest_first[1].iteration_time_s

@@ -582,6 +582,11 @@ class BranchAndBound:
         for cand in warm_list:
             if time.perf_counter() >= warm_until:
                 break
+            if self.closed_by_bound(cand):
+                # (by a cutoff or a carried bound, formulations Sec. 8: the Planner's re-solve
+                # after a loss its plan does not feel closes every sub-problem so, and its warm
+                # start then costs nothing)
+                continue
             self.warm(cand)
 
     def run_seed(self, name: str, share: float) -> None:
@@ -778,7 +783,10 @@ class BranchAndBound:
         # 0.03 s at 1,024 GPUs, past the deadline)
         unbuilt_floor = any_plan_floor(state) if self.unbuilt else math.inf
         if self.unbuilt:
-            open_bounds.append(unbuilt_floor)
+            # (and a floor proven on a larger cluster, where the Planner carried one: Sec. 8)
+            open_bounds.append(max(unbuilt_floor, state.carried_floor()))
+        elif self.max_stages is None:  # every sub-problem of the space set up: a space floor
+            state.record_floor(min((c.lower_bound for c in candidates), default=math.inf))
         if self.relative_gap > 0:
             # A closed sub-problem's bound may lie between the threshold and the incumbent.
             open_bounds.extend(c.lower_bound for c in candidates)

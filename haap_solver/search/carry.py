@@ -69,6 +69,8 @@ class CacheReuse:
     """Sub-problem bounds the old state held."""
     bounds_note: str = ""
     """Why no bound was carried ("" where they were, or there were none)."""
+    floors_kept: int = 0
+    """Space floors carried (`SearchState.space_floors`: "single", "mixed")."""
 
     @property
     def share(self) -> float:
@@ -83,7 +85,8 @@ class CacheReuse:
     def to_dict(self) -> dict[str, Any]:
         return {"kept": self.kept, "total": self.total, "share": self.share,
                 "bounds_kept": self.bounds_kept, "bounds_total": self.bounds_total,
-                "bounds_share": self.bounds_share, "bounds_note": self.bounds_note}
+                "bounds_share": self.bounds_share, "bounds_note": self.bounds_note,
+                "floors_kept": self.floors_kept}
 
 
 def _job_key(instance: Instance) -> tuple[Any, ...]:
@@ -181,6 +184,13 @@ def carry_bounds(old: SearchState, new: SearchState) -> tuple[int, str]:
               and (same_group_space(a, m) or not same_group_space(b, m)) for m in sizes}
     new.sub_bounds = {(space, sub): bound for (space, sub), bound in old.sub_bounds.items()
                       if space == "single" or nested[sub.micro_batch]}
+    # A floor on every plan of a space: the mixed one only where the mixed space is nested at
+    # every micro-batch size of the new instance.
+    new.space_floors = {space: floor for space, floor in old.space_floors.items()
+                        if space == "single" or all(
+                            (mixed_space_full(a, m) or not mixed_space_full(b, m))
+                            and (same_group_space(a, m) or not same_group_space(b, m))
+                            for m in new.micro_batches())}
     return len(new.sub_bounds), ""
 
 
@@ -215,4 +225,5 @@ def carry_state(old: SearchState, instance: Instance) -> tuple[SearchState, Cach
         kept, total = kept + more.kept, total + more.total
     bounds_kept, note = carry_bounds(old, state)
     return state, CacheReuse(kept=kept, total=total, bounds_kept=bounds_kept,
-                             bounds_total=len(old.sub_bounds), bounds_note=note)
+                             bounds_total=len(old.sub_bounds), bounds_note=note,
+                             floors_kept=len(state.space_floors))

@@ -174,7 +174,12 @@ def _mixed_not_set_up(single: SolveResult | None, state: SearchState, *, time_li
     if single is None:
         raise HaapError(f"no plan with single-type stages fits memory, and {why}")
     single.search_space["single_type_phase"] = _phase_summary(single)
-    floor = any_plan_floor(state)
+    # (the plans with a mixed stage: also at least a floor carried from a larger cluster, Sec. 8)
+    state.require_mixed = True
+    try:
+        floor = max(any_plan_floor(state), state.carried_floor())
+    finally:
+        state.require_mixed = False
     single.search_space["mixed_phase"] = {"best_bound_s": floor, "wall_s": setup_s,
                                           "setup_s": setup_s, "set_up": False}
     _lower_bound(single, floor)

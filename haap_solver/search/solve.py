@@ -79,8 +79,8 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
     is closed at once. Where no plan below it exists the result has no plan, status "cutoff" and
     a bound of at least the cutoff (less `relative_gap`); "unknown" where the time limit came
     first. One process (the search beside does not take it). `warm_start=False` skips the warm
-    start's heuristic plans (they prove nothing), for a caller whose cutoff is a plan it holds
-    (the Planner's repaired plan).
+    start's heuristic plans (they prove nothing); with it on, the sub-problems the cutoff
+    closes at once are not warmed (the Planner keeps it on: its repaired plan is often poor).
     """
     if not 0.0 <= relative_gap < 1.0:
         raise ValueError(f"relative_gap: must be in [0, 1), got {relative_gap}")

@@ -90,6 +90,27 @@ class SearchState:
         space (`record_bound`), raised at the start of the next one (`known_bound`), and carried
         by the Planner to a cluster whose plans are a subset of this one's (Sec. 8,
         `search.carry`)."""
+        self.space_floors: dict[str, float] = {}
+        """A lower bound on every plan of a space ("single", "mixed", as `sub_bounds` keys
+        them): the least sub-problem bound of a search of that space that set up every
+        micro-batch size (`record_floor`), or one carried by the Planner from a cluster whose
+        plans of that space include this one's (Sec. 8). Where a later search's deadline cuts
+        its set-up, the sizes left unbuilt are bounded by it (`carried_floor`)."""
+
+    def carried_floor(self) -> float:
+        """A lower bound on every plan of the space searched now, proven on a cluster whose plans
+        of that space include this one's (`space_floors`, carried by the Planner; 0 where none):
+        what bounds the micro-batch sizes a search's deadline left unbuilt, beside
+        `any_plan_floor`."""
+        space = self.bound_space()
+        return 0.0 if space is None else self.space_floors.get(space, 0.0)
+
+    def record_floor(self, floor: float) -> None:
+        """Keep `floor`, a lower bound on every plan of the space searched now (the least bound
+        over every sub-problem of a search that built them all), where it beats the one known."""
+        space = self.bound_space()
+        if space is not None and floor > self.space_floors.get(space, 0.0):
+            self.space_floors[space] = floor
 
     def bound_space(self) -> str | None:
         """Which space a search on this state bounds, as `sub_bounds` keys it: "single",
