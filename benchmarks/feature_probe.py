@@ -42,11 +42,13 @@ and off, 60 s limit; a seed is 2 brute forces and 6 solves, median 1.6 s, at mos
   made the sub-search cost a pipeline's sends on NVLink; "optimal" 24x slower than the best
   plan, with that time as its bound. ``--multi-node`` draws such clusters.
 * ``--multi-node``, seeds 0-381 (after both fixes): 162 checked (220 with no accepted draw, 91
-  of those draws too large), 2 with a disagreement, both open:
+  of those draws too large), 2 with a disagreement:
   seed 25 (a slowed node's NIC at 10%: g0.node1 beside g0, time under a rate limit), CP-SAT
   alone: the plain time search (mixed on or off) proves a plan 38% slower than the brute
   force's optimal, the slowed node's TP-2 stage for the healthy node's (HiGHS and CBC agree with
-  the brute force), so the rate limit is called unreachable;
+  the brute force), so the rate limit is called unreachable. Fixed the same day by commit
+  b28588f (CP-SAT's scaled expressions kept within 2^46; seed 25 agrees after it and still
+  disagrees with the scaling before it);
   seed 303 (time capped to one node of a two-node group): every backend returns a valid plan
   24% FASTER than the documented brute force, a mixed stage of three parts, which the search's
   space holds on the capped sub-cluster (its full mixed space, fewer candidates) but the brute
