@@ -1118,3 +1118,29 @@ def test_backends_solve_a_model_whose_objective_weighs_the_bottleneck_127_times(
     assert res.status == "optimal" and res.objective_s is not None, res.status
     assert rel(res.objective_s, LARGE_OBJECTIVE_OPTIMUM_S) <= 1e-9, res.objective_s
     assert res.bound_s <= LARGE_OBJECTIVE_OPTIMUM_S * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_model_holds_pipeline_sends_far_slower_than_its_stages(backend: str) -> None:
+    """Two 1-GPU nodes on a 0.01 Gbit/s network, one layer each: the optimum is the two-stage
+    pipeline at micro-batch 1, whose blocking sends (about 1.8 s) dwarf its stages. The model's
+    time variables were bounded by 4 x the slowest stage time + 1 s (about 1.006 s), links
+    counted only under the interleaved schedule, so that sub-problem's model was "infeasible"
+    on every backend (a search whose seeds missed the optimum would have closed it and proven
+    a slower plan). Its model must hold the brute force's optimum."""
+    from haap_solver.baselines.bruteforce import bruteforce
+    from haap_solver.search.branch_and_bound import BranchAndBound
+
+    instance = load_instance(DATA / "slow-link-two-stages.toml")
+    truth = bruteforce(instance)
+    assert truth.plan is not None and truth.plan.micro_batch_size == 1
+    assert len(truth.plan.stages) == 2
+    bb = BranchAndBound(instance, backend=backend, time_limit_s=60.0, threads=1, seed=0,
+                        state=None, max_stages=None, progress=None, seed_with_baselines=False,
+                        mixed=False)
+    cand = next(c for c in bb.candidates
+                if (c.sub.num_stages, c.sub.micro_batch) == (2, 1))
+    res = bb.attempt(cand.sub, bb.state.configs(1), 20.0, cand.lower_bound)
+    assert res is not None and res.status == "optimal", res
+    assert rel(bb.best_time, truth.iteration_time_s) <= 1e-9, (bb.best_time,
+                                                              truth.iteration_time_s)

@@ -877,14 +877,18 @@ def subproblem_fates(candidates: list[_Candidate], open_list: list[_Candidate]) 
 def _time_ub(slots: list[Any], sub: SubProblem, instance: Instance,
              cache: CoefficientCache | None = None) -> float:
     """A safe upper bound on every time variable of the model (for finite CP-SAT domains).
-    Under the interleaved schedule the bottleneck also holds up to 3 v link times (formulations
-    (12)), which the stage times do not bound: the slowest link side of any candidate is added."""
+    The bottleneck also holds link times, which the stage times do not bound: with blocking
+    sends a stage's period is tau_i + c_{i-1} + c_i (6b), and under the interleaved schedule it
+    holds up to 3 v link times (formulations (12)); so 3 v times the slowest link side of any
+    candidate is added. (Until 2026-12-03 only under the interleaved schedule: with sends of
+    1.8 s beside stages of milliseconds, a 0.01 Gbit/s NIC, a bound of 1.006 s made the model of
+    the optimum's sub-problem "infeasible", tests/data/slow-link-two-stages.toml.)"""
     worst = 0.0
     for s in slots:
         for co, n in zip(s.coeffs, s.max_layers, strict=True):
             worst = max(worst, co.tau(n), co.tail(n), co.fwd(n) + co.bwd(n))
     v = sub.chunks(instance)
-    if v == 1 or cache is None:
+    if cache is None:
         return 4.0 * worst + 1.0
     keys = {c.link_key for s in slots for c in s.candidates}
     link = max(cache.p2p_side(c, sub.micro_batch, key)
