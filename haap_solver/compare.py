@@ -36,6 +36,7 @@ from haap_solver.instance import Instance
 from haap_solver.report import bench_docs, previous
 from haap_solver.report.bench import bench_report, machine_info
 from haap_solver.report.comparison import rows_csv, rows_table
+from haap_solver.report.host_load import HostLoad
 from haap_solver.report.plots import bench_plots, plot_gantt, plot_memory
 from haap_solver.report.replan_bench import TRACES as REPLAN_TRACES
 from haap_solver.report.replan_bench import run_trace
@@ -239,6 +240,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     earlier = None if scratch is None else previous.export_release(
         args.previous, Path.cwd(), Path(scratch.name))
     started = time.perf_counter()
+    load = HostLoad.start()
     with Progress(TextColumn("{task.description}", markup=False), BarColumn(),
                   MofNCompleteColumn(),
                   TimeElapsedColumn(), console=console) as bar:
@@ -264,12 +266,14 @@ def cmd_bench(args: argparse.Namespace) -> int:
     replan = [] if args.quick or args.instances or args.methods or not traces.is_dir() else [
         run_trace(traces, name, limit) for name in REPLAN_TRACES]
     total = time.perf_counter() - started
+    host_load = load.read()
     console.print(rows_table(rows))
     img = Path(args.img_dir)
     plots = bench_plots(rows, instances, img)
     report = bench_report(rows, instances, methods=methods, limit=limit, quick=args.quick,
                           total_s=total, plots=plots, output=Path(args.output),
-                          threads=args.threads, replan=replan, previous=earlier_rows)
+                          threads=args.threads, replan=replan, previous=earlier_rows,
+                          host_load=host_load)
     Path(args.output).parent.mkdir(parents=True, exist_ok=True)
     Path(args.output).write_text(report)
     console.print(f"wrote {args.output} and {len(plots)} plot(s) in {img} ({total:.0f} s)")
@@ -280,6 +284,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         rows, generated_utc=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         time_limit_s=limit, threads=args.threads, methods=methods, total_s=total,
         machine=machine_info())
+    if host_load is not None:
+        record["host_load"] = host_load
     if earlier_rows:
         record["previous_release"] = [{k: bench_docs.json_number(v) for k, v in r.items()}
                                       for r in earlier_rows]
