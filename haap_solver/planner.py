@@ -155,16 +155,25 @@ class Planner:
         return reuse
 
     # -- solving -----------------------------------------------------------------------------
-    def solve(self) -> Replanned:
+    def solve(self, *, time_limit_s: float | None = None) -> Replanned:
         """The best plan of the current instance, warm: cached coefficients, the previous plan
-        repaired as incumbent, the migration preference where set."""
+        repaired as incumbent, the migration preference where set. `time_limit_s` overrides
+        the Planner's limit for this solve only: an operator re-plans within seconds of a node
+        failing, and may refine with a longer solve later (the bounds the short one proved are
+        kept for it)."""
+        if time_limit_s is not None and not (time_limit_s > 0 and math.isfinite(time_limit_s)):
+            raise ValueError(f"time_limit_s: must be a positive number of seconds, got "
+                             f"{time_limit_s!r}")
+        options = dict(self.options)
+        if time_limit_s is not None:
+            options["time_limit_s"] = time_limit_s
         start = time.perf_counter()
         in_place = self._incumbent()
         incumbent = None if in_place is None else rebalanced(self.instance, *in_place)
         cutoff = incumbent[1].iteration_time_s if incumbent is not None else math.inf
         result = solve(self.instance, state=self.state, seed_with_baselines=False,
                        cutoff_s=cutoff, warm_start=True,
-                       **self.options)  # type: ignore[arg-type]
+                       **options)  # type: ignore[arg-type]
         result = self._with_incumbent(result, incumbent)
         if self.migration_slack is not None:
             result = self._prefer_in_place(result, in_place)

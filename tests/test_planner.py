@@ -364,3 +364,21 @@ def test_repair_shrinks_the_stage_whose_gpus_matter_least(
     assert largest_first is not None
     assert before < got[1].iteration_time_s < largest_first[1].iteration_time_s
     assert got[1].iteration_time_s < 1.1 * before < largest_first[1].iteration_time_s
+
+
+@pytest.mark.parametrize("bad", [0.0, -1.0, math.inf, math.nan])
+def test_a_solve_time_limit_must_be_positive_seconds(bad: float) -> None:
+    planner = haap.Planner(_base(), time_limit_s=LIMIT_S)
+    with pytest.raises(ValueError, match="time_limit_s"):
+        planner.solve(time_limit_s=bad)
+
+
+def test_a_solve_time_limit_applies_to_that_solve_only() -> None:
+    """A short solve then one at the Planner's limit on the same instance: the second proves
+    what a cold solve proves (the short one's bounds carried do not change the optimum)."""
+    planner = haap.Planner(_base(), time_limit_s=LIMIT_S)
+    short = planner.solve(time_limit_s=5.0)
+    assert short.result.options["time_limit_s"] == 5.0
+    full = planner.solve()
+    assert full.result.options["time_limit_s"] == LIMIT_S
+    _agree(full.result, _cold(planner.instance))
