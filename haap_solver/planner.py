@@ -16,6 +16,13 @@ the repaired plan is the proven optimum (it lies in the search space, so the cut
 proves it). The proven optimum is the same as a cold solve's of the changed instance: the
 incumbent only prunes, it never changes what is optimal.
 
+The plans of earlier solves are kept too (the last `EARLIER_PLANS`), renamed with every change
+and repaired like the running plan; the fastest repair is the cutoff. Capacity comes back:
+spot nodes return, a failed node is replaced, a throttled GPU recovers, and the plan that ran
+on that cluster before is then the natural first incumbent (spot trace, 19:00, two V100 nodes
+back on the cluster of 15:30: a 2 s re-plan from the running A100-only plan ended at 9.058 s,
+1.21x the cold plan, 2026-12-03).
+
 The warm start's heuristic plans still run, for the sub-problems the cutoff and the carried
 bounds leave open: a repaired plan is often well above the new optimum (a shrunk stage gives up
 replicas), and strengthening every bound against its time took longer than a cold solve whose
@@ -59,6 +66,9 @@ from haap_solver.search.state import SearchState
 from haap_solver.search.tuning import DEFAULT_BACKEND
 from haap_solver.stragglers import Straggler, apply_stragglers, node_renames
 
+EARLIER_PLANS = 8
+"""How many plans of earlier solves (besides the running one) the Planner repairs as incumbents."""
+
 _SAME = 1e-12
 """Relative tolerance under which the search's bound counts as reaching the incumbent's time."""
 
@@ -75,7 +85,11 @@ class Replanned:
     """Coefficient-cache entries carried over by the changes since the previous solve."""
     incumbent_s: float | None
     """evaluate()'s time of the previous plan repaired to the changed cluster (its layers
-    re-balanced), the search's cutoff (None: it could not be repaired into the search space)."""
+    re-balanced), or of an earlier solve's plan where its repair is faster: the search's cutoff
+    (None: no such plan could be repaired into the search space)."""
+    incumbent_from: str = ""
+    """Which plan the cutoff is: "running" (the previous solve's), "k solves back" (an earlier
+    solve's), or "" where there was none."""
     solve_s: float
     """Wall time of this solve, seconds (repair included)."""
     changes: tuple[str, ...]
@@ -85,7 +99,8 @@ class Replanned:
         r = self.result
         return {"iteration_time_s": r.iteration_time_s, "best_bound_s": r.best_bound_s,
                 "gap": r.gap, "status": r.status, "solve_s": self.solve_s,
-                "incumbent_s": self.incumbent_s, "changes": list(self.changes),
+                "incumbent_s": self.incumbent_s, "incumbent_from": self.incumbent_from,
+                "changes": list(self.changes),
                 "cache_reuse": self.cache_reuse.to_dict(), **self.migration.to_dict(),
                 "num_stages": r.plan.num_stages if r.plan else None,
                 "message": r.message}
@@ -122,6 +137,9 @@ class Planner:
         self.relative_gap = relative_gap
         self.plan: Plan | None = None
         """The plan of the last solve (the one running)."""
+        self._earlier: list[Plan] = []
+        """Plans of earlier solves, most recent first (at most EARLIER_PLANS), in the node
+        names of the current instance."""
         self._reuse = CacheReuse(kept=0, total=0)
         self._changes: list[str] = []
 
@@ -146,9 +164,10 @@ class Planner:
                              "GPU cap or prices, which the Planner does not search",
                              field="objective")
         self.state, reuse = carry_state(self.state, instance)
+        moves = _node_moves(self._base, self._slow, base, slow)
         if self.plan is not None:
-            self.plan = renamed_plan(self.plan, _node_moves(self._base, self._slow, base, slow),
-                                     instance)
+            self.plan = renamed_plan(self.plan, moves, instance)
+        self._earlier = [renamed_plan(plan, moves, instance) for plan in self._earlier]
         self.instance, self._base, self._slow = instance, base, slow
         self._reuse = reuse  # (after several changes: the last one's)
         self._changes.append(change.describe())
@@ -169,12 +188,12 @@ class Planner:
             options["time_limit_s"] = time_limit_s
         start = time.perf_counter()
         in_place = self._incumbent()
-        incumbent = None if in_place is None else rebalanced(self.instance, *in_place)
+        incumbent, source = self._fastest_repair(in_place)
         cutoff = incumbent[1].iteration_time_s if incumbent is not None else math.inf
         result = solve(self.instance, state=self.state, seed_with_baselines=False,
                        cutoff_s=cutoff, warm_start=True,
                        **options)  # type: ignore[arg-type]
-        result = self._with_incumbent(result, incumbent)
+        result = self._with_incumbent(result, incumbent, source)
         if self.migration_slack is not None:
             result = self._prefer_in_place(result, in_place)
         if result.plan is None:  # (no incumbent, and the time limit came before any plan)
@@ -183,7 +202,11 @@ class Planner:
         moved = migration(self.plan, result.plan)
         out = Replanned(result=result, migration=moved, cache_reuse=self._reuse,
                         incumbent_s=None if incumbent is None else cutoff,
-                        solve_s=time.perf_counter() - start, changes=tuple(self._changes))
+                        incumbent_from=source, solve_s=time.perf_counter() - start,
+                        changes=tuple(self._changes))
+        if self.plan is not None and self.plan != result.plan:
+            self._earlier = [self.plan, *(q for q in self._earlier if q != self.plan)]
+            del self._earlier[EARLIER_PLANS:]
         self.plan = result.plan
         self._changes = []
         self._reuse = CacheReuse(kept=0, total=0)
@@ -195,8 +218,27 @@ class Planner:
             return None
         return repaired_plan(self.state, self.plan, mixed=bool(self.options["mixed"]))
 
-    def _with_incumbent(self, result: SolveResult,
-                        incumbent: tuple[Plan, Evaluation] | None) -> SolveResult:
+    def _fastest_repair(self, in_place: tuple[Plan, Evaluation] | None
+                        ) -> tuple[tuple[Plan, Evaluation] | None, str]:
+        """The fastest of the running plan's repair and the earlier plans' repairs, each with
+        its layers re-balanced, and which it is. Ties go to the running plan (it moves no
+        GPUs), then to the more recent plan."""
+        best: tuple[Plan, Evaluation] | None = None
+        source = ""
+        tried = [("running", in_place)] + [
+            (f"{k} solves back",
+             repaired_plan(self.state, plan, mixed=bool(self.options["mixed"])))
+            for k, plan in enumerate(self._earlier, start=2)]
+        for name, got in tried:
+            if got is None:
+                continue
+            fixed = rebalanced(self.instance, *got)
+            if best is None or fixed[1].iteration_time_s < best[1].iteration_time_s * (1 - _SAME):
+                best, source = fixed, name
+        return best, source
+
+    def _with_incumbent(self, result: SolveResult, incumbent: tuple[Plan, Evaluation] | None,
+                        source: str = "running") -> SolveResult:
         """The search's result, or the incumbent where the search found nothing below it: then
         the search's bound (at least the cutoff where it closed every sub-problem) proves it."""
         if result.plan is not None or incumbent is None:
@@ -206,13 +248,14 @@ class Planner:
         bound = min(result.best_bound_s, t)
         proven = bound >= t * (1 - _SAME)
         gap = self.relative_gap
-        message = ("the previous plan, repaired to the changed cluster: no plan of the search "
-                   "space is faster" if proven else
-                   f"the previous plan, repaired to the changed cluster: no plan of the search "
-                   f"space is faster by more than the relative gap ({gap:.2%})"
+        which = "the previous plan" if source == "running" else f"the plan from {source}"
+        message = (f"{which}, repaired to the changed cluster: no plan of the search space is "
+                   "faster" if proven else
+                   f"{which}, repaired to the changed cluster: no plan of the search space is "
+                   f"faster by more than the relative gap ({gap:.2%})"
                    if bound >= t * (1 - gap) * (1 - _SAME) else
-                   "the previous plan, repaired to the changed cluster: the time limit ended "
-                   "the search before it found a faster plan or proved none exists")
+                   f"{which}, repaired to the changed cluster: the time limit ended the search "
+                   "before it found a faster plan or proved none exists")
         return dataclasses.replace(result, plan=plan, evaluation=ev,
                                    status="optimal" if proven else "feasible",
                                    iteration_time_s=t, best_bound_s=t if proven else bound,

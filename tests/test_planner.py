@@ -382,3 +382,30 @@ def test_a_solve_time_limit_applies_to_that_solve_only() -> None:
     full = planner.solve()
     assert full.result.options["time_limit_s"] == LIMIT_S
     _agree(full.result, _cold(planner.instance))
+
+
+def test_capacity_back_makes_the_earlier_plan_the_incumbent() -> None:
+    """Nodes leave, then come back: the cluster is the first solve's again, so the first plan
+    (kept among the earlier plans, repaired: here unchanged) is the cutoff, not the running
+    plan, which leaves the returned nodes idle. The optimum is still the cold solve's."""
+    # (Two one-GPU A100 nodes that the optimum runs as two replicas, beside a V100 node.)
+    instance = tiny_instance(devices=[("A100-80G", 4.0), ("V100-32G", 2.0)],
+                             groups=[(0, 2, 1), (1, 1, 2)], layers=6, hidden=512, heads=8,
+                             seq=512, batch=8, recompute=("none", "full"))
+    planner = haap.Planner(instance, time_limit_s=LIMIT_S)
+    first = planner.solve()
+    assert first.result.status == "optimal" and first.result.plan is not None
+    group = "g0"
+    assert sum(r.count for s in first.result.plan.stages for r in s.replicas
+               if r.node_group == group) == 2
+    planner.apply(ch.Resize(node_group=group, num_nodes=1))
+    shrunk = planner.solve()
+    assert shrunk.result.plan != first.result.plan
+    planner.apply(ch.Resize(node_group=group, num_nodes=2))
+    back = planner.solve()
+    assert back.incumbent_from == "2 solves back"
+    assert back.incumbent_s is not None
+    assert back.incumbent_s <= first.result.iteration_time_s * (1 + 1e-12)
+    assert back.result.iteration_time_s == pytest.approx(first.result.iteration_time_s,
+                                                         rel=1e-9, abs=0)
+    _agree(back.result, _cold(planner.instance))

@@ -16,8 +16,9 @@ their search the short re-plan gives up, which their CPU ratio cannot.
 First measured on 2026-12-03 (2 s re-plans on a 2-vCPU machine shared with two nice-19 jobs,
 against the cold 30 s plans of that day's `haap bench`): every re-plan returned in 2.05-2.18 s
 wall; spot-a100-v100 plans 1.000-1.033x the cold plan's time on 7 of 8 events, 1.206x at
-19:00 (two V100 nodes back: the A100-only plan kept); fleet-1024 1.022-1.054x on 5 of 7,
-1.232x after the first H100 node fails and 1.237x when 16 H100 nodes arrive (not used)."""
+19:00 (two V100 nodes back: the A100-only plan kept; 1.013x since the Planner repairs earlier
+plans too, `planner.EARLIER_PLANS`); fleet-1024 1.022-1.054x on 5 of 7, 1.232x after the
+first H100 node fails and 1.237x when 16 H100 nodes arrive (not used)."""
 
 from __future__ import annotations
 
