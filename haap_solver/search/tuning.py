@@ -36,6 +36,14 @@ of the open sub-problems was 2.23 s with the factor 0.8 and 3.54 s without it, a
 agreement tests' tiny instances take about three quarters more process time (409 s against
 231 s for test_bounds, test_bruteforce_agreement and test_search_exact, on a loaded host)."""
 
+TAIL_CAPACITY_PRUNE = True
+"""strong_lower_bound tries to prune with the GPU-granular capacity with a tail threshold (Sec.
+4.3 *Tail threshold*, no LP) before the positional LPs, where it applies."""
+
+TAIL_CAPACITY_IN_LP_WALK = True
+"""The LP walk of Sec. 4.5 asks the tail-threshold capacity before each LP (a necessary
+condition too: the same or a larger bound, fewer LPs)."""
+
 WARM_START_SUBPROBLEMS = (16, 48)
 """Sub-problems (per schedule) the warm start tries: on clusters of up to WARM_START_LARGE_GPUS
 GPUs, and above. On the smaller ones, the best of each micro-batch size by the cheap bound first,
