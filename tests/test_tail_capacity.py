@@ -1,4 +1,4 @@
-"""The GPU-granular capacity with a tail threshold (formulations Sec. 4.3 *Tail threshold*) is
+"""The GPU-granular capacity with a tail threshold (formulations Sec. 4.9) is
 valid: every plan of a sub-problem is a selection it admits at the plan's own bottleneck and
 largest tail, and the bound it gives never exceeds the sub-problem's least iteration time, by
 enumeration of every plan of small instances (as tests/test_bounds.py does for the other

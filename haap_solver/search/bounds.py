@@ -386,7 +386,7 @@ def role_tables(sizes: np.ndarray, values: np.ndarray, width: int, p_max: int) -
 
 
 class TailCapacity:
-    """The GPU-granular capacity of Sec. 4.3 with a tail threshold (Sec. 4.3 *Tail threshold*).
+    """The GPU-granular capacity of Sec. 4.3 with a tail threshold (Sec. 4.9).
 
     A stage of configuration c in role r holds at most N_{c,r}(T, R) layers: the most n with
     stage time (its period, links included as in CapacityBound) <= T and tail (the data-parallel

@@ -152,6 +152,7 @@ class BranchAndBound:
         self.cm, self.cache = state.cost_model, state.cache
         self.hits0 = self.cache.hits + self.cm.cache_hits
         self.misses0 = self.cache.misses + self.cm.cache_misses
+        self.steps0 = dict(self.state.closing_steps)
         self.total_gpus = instance.cluster.num_gpus
         self.p_cap = _stage_count_cap(instance, max_stages)
 
@@ -818,6 +819,12 @@ class BranchAndBound:
                    "threads": self.threads, "seed": self.seed, "mixed": self.mixed}
         fates = subproblem_fates(candidates, open_list)
         space["subproblem_fates"] = fates
+        # Which step of the strong bound reached the threshold, per strengthening (one
+        # sub-problem may be strengthened again after the incumbent improved).
+        space["strong_bound_closed_by"] = {
+            step: count - self.steps0.get(step, 0)
+            for step, count in sorted(state.closing_steps.items())
+            if count > self.steps0.get(step, 0)}
         common = dict(instance=instance.name, method=f"haap:{self.backend}", wall_s=wall,
                       subproblems=len(candidates), solved=self.solved,
                       pruned_by_bound=(fates["load_balance_bound"] + fates["carried_bound"]

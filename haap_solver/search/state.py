@@ -64,6 +64,10 @@ class SearchState:
         self._capacity: dict[tuple[int, int, bool, bool], CapacityBound] = {}
         self._positional: dict[tuple[int, str, bool, bool], PositionalBound] = {}
         self._tail_capacity: dict[tuple[int, int, bool, bool], TailCapacity | None] = {}
+        self.closing_steps: dict[str, int] = {}
+        """How many strong bounds reached their incumbent, by the step that did
+        (subproblem_bounds._strong_steps: granular, tail_capacity, positional_floor,
+        tail_lp_walk, link_sides_walk); a search reports its own share."""
         self.require_mixed = False
         """Bound and model only plans with a mixed-type stage: set by solve() for the search
         that follows the single-type one (whose bound covers the single-type plans)."""
@@ -295,7 +299,7 @@ class SearchState:
 
     def tail_capacity(self, micro_batch: int, p_max: int,
                       schedule: str = "1f1b") -> TailCapacity | None:
-        """The GPU-granular capacity with a tail threshold (Sec. 4.3 *Tail threshold*) over the
+        """The GPU-granular capacity with a tail threshold (Sec. 4.9) over the
         tables of `capacity_bound`; None where it does not apply: with mixed-type stages among
         the configurations (it has no free items), and in the search over plans with a mixed
         stage (require_mixed), which skips the granular floor too (`granular_floor`)."""

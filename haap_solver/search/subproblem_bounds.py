@@ -310,31 +310,42 @@ def strong_lower_bound(state: SearchState, sub: SubProblem, floors: tuple[float,
 
 def _strong_lower_bound(state: SearchState, sub: SubProblem, floors: tuple[float, float, float],
                         p_max: int, incumbent_s: float, integer: bool) -> float:
-    """strong_lower_bound, inside its deadline."""
+    """strong_lower_bound, inside its deadline; counts which step reached the incumbent
+    (`SearchState.closing_steps`)."""
     if sub.empty_ends:
         return _empty_ends_bound(state, sub, p_max, incumbent_s, strong=True, integer=integer)
+    bound, step = _strong_steps(state, sub, floors, p_max, incumbent_s, integer)
+    if bound >= incumbent_s:
+        state.closing_steps[step] = state.closing_steps.get(step, 0) + 1
+    return bound
+
+
+def _strong_steps(state: SearchState, sub: SubProblem, floors: tuple[float, float, float],
+                  p_max: int, incumbent_s: float, integer: bool) -> tuple[float, str]:
+    """(_strong_lower_bound's bound, the name of its last step)."""
     t_floor = floors[0]
     # The GPU-granular floor and the tail alone, no LP: enough to prune about half the
     # sub-problems that reach this point in our measurements.
     granular, bound, bottleneck = _granular_step(state, sub, floors, p_max)
     if not math.isfinite(granular):
-        return math.inf
+        return math.inf, "granular"
     if bound >= incumbent_s:
-        return bound
+        return bound, "granular"
     tail_capacity = state.tail_capacity(sub.micro_batch, p_max, sub.schedule)
     if tail_capacity is not None and tuning.TAIL_CAPACITY_PRUNE:
-        # Every stage's tail with GPUs in node blocks, no LP (Sec. 4.3 *Tail threshold*): the
+        # Every stage's tail with GPUs in node blocks, no LP (Sec. 4.9): the
         # prune test alone (`cannot_beat`), a few tables shared by the sub-problems of the size.
         bound = max(bound, _tail_capacity_walk(state, sub, floors, tail_capacity, bottleneck,
                                                incumbent_s, prune_only=True))
         if bound >= incumbent_s:
-            return bound
+            return bound, "tail_capacity"
     if not tuning.TAIL_CAPACITY_IN_LP_WALK:
         tail_capacity = None
     stop = _stage_time_cap(state, sub, floors, incumbent_s)
     t_cap = state.bottleneck_floor(sub, p_max, stop=stop)  # >= granular (Sec. 4.3 and 4.4)
     if not math.isfinite(t_cap):
-        return math.inf
+        return math.inf, "positional_floor"
+    step = "positional_floor"
     if t_cap > granular:  # the positional floor raised it: the same with that floor
         bound, bottleneck = _floor_and_tail(state, sub, floors, max(t_floor, t_cap))
     # The positional LP with a tail threshold (Sec. 4.5) raised bounds by up to ~10% in our
@@ -343,6 +354,7 @@ def _strong_lower_bound(state: SearchState, sub: SubProblem, floors: tuple[float
     within = (0.0 if low <= state.instance.cluster.num_gpus <= high
               else tuning.TAIL_LP_WITHIN)
     if within * incumbent_s <= bound < incumbent_s:
+        step = "tail_lp_walk"
         p = sub.num_stages
         w, k = sub.fill_weight(state.instance), sub.steady_weight(state.instance)
         fill = _fill_floor(state, sub, floors)
@@ -374,17 +386,18 @@ def _strong_lower_bound(state: SearchState, sub: SubProblem, floors: tuple[float
         finally:
             positional.link_sides_on = True
         if tuning.LINK_SIDES_WITHIN * incumbent_s <= bound < incumbent_s:
+            step = "link_sides_walk"
             bound = max(bound, positional.objective_floor(p, cost_of_interval, t_values,
                                                           bottleneck, stop=incumbent_s,
                                                           integer=integer, also=also))
-    return bound
+    return bound, step
 
 
 def tail_capacity_bound(state: SearchState, sub: SubProblem,
                         floors: tuple[float, float, float], p_max: int,
                         incumbent_s: float = math.inf, prune_only: bool = False) -> float:
     """A lower bound on every plan of the sub-problem from the GPU-granular capacity with a tail
-    threshold (Sec. 4.3 *Tail threshold*), no LP: min over bottlenecks T of the pipeline's cost
+    threshold (Sec. 4.9), no LP: min over bottlenecks T of the pipeline's cost
     at T (the fill and drain of Sec. 4.1 with the links' least sides, and (m - 1) T) plus
     R_min(T), the least largest tail at which some p stages with bottleneck <= T hold every
     layer (`TailCapacity`), walked as in Sec. 4.5 (`bounds.tail_walk`); at least the granular

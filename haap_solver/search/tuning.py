@@ -38,7 +38,7 @@ agreement tests' tiny instances take about three quarters more process time (409
 
 TAIL_CAPACITY_PRUNE = True
 """strong_lower_bound tries to prune with the GPU-granular capacity with a tail threshold (Sec.
-4.3 *Tail threshold*, no LP) before the positional LPs, where it applies."""
+4.9, no LP) before the positional LPs, where it applies."""
 
 TAIL_CAPACITY_IN_LP_WALK = True
 """The LP walk of Sec. 4.5 asks the tail-threshold capacity before each LP (a necessary
