@@ -333,10 +333,12 @@ def _strong_steps(state: SearchState, sub: SubProblem, floors: tuple[float, floa
         return bound, "granular"
     tail_capacity = state.tail_capacity(sub.micro_batch, p_max, sub.schedule)
     if tail_capacity is not None and tuning.TAIL_CAPACITY_PRUNE:
-        # Every stage's tail with GPUs in node blocks, no LP (Sec. 4.9): the
-        # prune test alone (`cannot_beat`), a few tables shared by the sub-problems of the size.
+        # Every stage's tail with GPUs in node blocks, no LP (Sec. 4.9): the prune test
+        # (`cannot_beat`) and, where TAIL_CAPACITY_WALK says so, the walk for a bound; the
+        # sub-problems of a micro-batch size share most of its tables.
         bound = max(bound, _tail_capacity_walk(state, sub, floors, tail_capacity, bottleneck,
-                                               incumbent_s, prune_only=True))
+                                               incumbent_s,
+                                               prune_only=not tuning.TAIL_CAPACITY_WALK))
         if bound >= incumbent_s:
             return bound, "tail_capacity"
     if not tuning.TAIL_CAPACITY_IN_LP_WALK:
@@ -347,7 +349,8 @@ def _strong_steps(state: SearchState, sub: SubProblem, floors: tuple[float, floa
         return math.inf, "positional_floor"
     step = "positional_floor"
     if t_cap > granular:  # the positional floor raised it: the same with that floor
-        bound, bottleneck = _floor_and_tail(state, sub, floors, max(t_floor, t_cap))
+        raised, bottleneck = _floor_and_tail(state, sub, floors, max(t_floor, t_cap))
+        bound = max(bound, raised)  # (not below the tail capacity's walk)
     # The positional LP with a tail threshold (Sec. 4.5) raised bounds by up to ~10% in our
     # measurements and costs up to half a second on 16k GPUs: only where it may prune.
     low, high = tuning.TAIL_LP_ALL_GPUS

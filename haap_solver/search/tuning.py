@@ -40,6 +40,10 @@ TAIL_CAPACITY_PRUNE = True
 """strong_lower_bound tries to prune with the GPU-granular capacity with a tail threshold (Sec.
 4.9, no LP) before the positional LPs, where it applies."""
 
+TAIL_CAPACITY_WALK = True
+"""Where the prune test of TAIL_CAPACITY_PRUNE fails, walk on for the bound (Sec. 4.5's walk
+with the tail-threshold capacity as its question, no LP)."""
+
 TAIL_CAPACITY_IN_LP_WALK = True
 """The LP walk of Sec. 4.5 asks the tail-threshold capacity before each LP (a necessary
 condition too: the same or a larger bound, fewer LPs)."""
