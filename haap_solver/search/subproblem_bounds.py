@@ -398,7 +398,8 @@ def _strong_steps(state: SearchState, sub: SubProblem, floors: tuple[float, floa
 
 def tail_capacity_bound(state: SearchState, sub: SubProblem,
                         floors: tuple[float, float, float], p_max: int,
-                        incumbent_s: float = math.inf, prune_only: bool = False) -> float:
+                        incumbent_s: float = math.inf, prune_only: bool = False,
+                        max_steps: int = 24) -> float:
     """A lower bound on every plan of the sub-problem from the GPU-granular capacity with a tail
     threshold (Sec. 4.9), no LP: min over bottlenecks T of the pipeline's cost
     at T (the fill and drain of Sec. 4.1 with the links' least sides, and (m - 1) T) plus
@@ -415,12 +416,13 @@ def tail_capacity_bound(state: SearchState, sub: SubProblem,
     if not math.isfinite(granular):
         return math.inf
     return max(bound, _tail_capacity_walk(state, sub, floors, tail_capacity, bottleneck,
-                                          incumbent_s, prune_only))
+                                          incumbent_s, prune_only, max_steps))
 
 
 def _tail_capacity_walk(state: SearchState, sub: SubProblem, floors: tuple[float, float, float],
                         tail_capacity: TailCapacity, bottleneck: float,
-                        incumbent_s: float, prune_only: bool = False) -> float:
+                        incumbent_s: float, prune_only: bool = False,
+                        max_steps: int = 24) -> float:
     """The walk of `tail_capacity_bound` from a known bottleneck floor: every plan costs at
     least BottleneckCosts.at_least(T) at bottleneck T, plus its largest tail. The fill counts
     the links too: 2 sum_j c_j >= sum_i deg_i pi(c_i) >= 2 (p - 1) min_c pi(c) (Sec. 4.6)."""
@@ -444,7 +446,7 @@ def _tail_capacity_walk(state: SearchState, sub: SubProblem, floors: tuple[float
         return incumbent_s if cannot_beat(tail_capacity.holds_all_layers, p, cost_of_interval,
                                           t_values, t_idx, incumbent_s) else 0.0
     return tail_walk(tail_capacity.holds_all_layers, p, cost_of_interval, t_values,
-                     tail_capacity.r_values, bottleneck, stop=incumbent_s)
+                     tail_capacity.r_values, bottleneck, stop=incumbent_s, max_steps=max_steps)
 
 
 def refined_interval_cost(cost: Callable[[float, float], float], t_values: list[float],

@@ -44,7 +44,12 @@ TAIL_CAPACITY_WALK = True
 """Where the prune test of TAIL_CAPACITY_PRUNE fails, walk on for the bound (Sec. 4.5's walk
 with the tail-threshold capacity as its question, no LP)."""
 
-TAIL_CAPACITY_IN_LP_WALK = True
+TAIL_CAPACITY_PASS_SHARE = 0.25
+"""Share of the time limit the single-type search may spend before its first pass raising
+every sub-problem's bound by the tail-threshold capacity (BranchAndBound.tail_capacity_pass);
+0: no such pass."""
+
+TAIL_CAPACITY_IN_LP_WALK = False
 """The LP walk of Sec. 4.5 asks the tail-threshold capacity before each LP (a necessary
 condition too: the same or a larger bound, fewer LPs)."""
 
