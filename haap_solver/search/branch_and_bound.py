@@ -667,13 +667,15 @@ class BranchAndBound:
         """Before the first pass, every sub-problem's bound raised by the tail-threshold
         capacity (Sec. 4.9; no LP, tables shared by the sub-problems of a micro-batch size)
         against the threshold, best cheap bound first, for at most TAIL_CAPACITY_PASS_SHARE of
-        the time limit: on clusters of small nodes behind slow NICs the cheap bounds lie far
-        below the plan and the lazy strengthening, at up to seconds a sub-problem, reaches few
-        of them, so the least of the untouched cheap bounds was the search's bound. A
-        sub-problem it closes counts as closed by a strengthened bound; one it leaves open is
-        strengthened as before (this bound does not mark it strengthened)."""
+        the time limit, on clusters of TAIL_CAPACITY_PASS_GPUS. On clusters of small nodes
+        behind slow NICs the cheap bounds lie far below the plan and the lazy strengthening, at
+        up to seconds a sub-problem, reaches few of them, so the least of the untouched cheap
+        bounds was the search's bound. A sub-problem it closes counts as closed by a
+        strengthened bound; one it leaves open is strengthened as before (this bound does not
+        mark it strengthened)."""
         share = tuning.TAIL_CAPACITY_PASS_SHARE
-        if share <= 0 or self.state.require_mixed:
+        low, high = tuning.TAIL_CAPACITY_PASS_GPUS
+        if share <= 0 or self.state.require_mixed or not low <= self.total_gpus <= high:
             return
         until_s = min(self.deadline, time.perf_counter() + share * self.time_limit_s)
         state = self.state

@@ -64,6 +64,12 @@ not cover, are the least); gpt3-6.7b-a100x128-v100x256-a10x128-4gpu 39.99% -> 31
 both (39.6 s and 40.3 s); gpt3-2.7b-a100x8-v100x8-4gpu 13.3483 s at a 1.52% gap after 240 s
 both."""
 
+TAIL_CAPACITY_PASS_GPUS = (128, 512)
+"""Clusters (GPUs, inclusive) where that pass runs: where it was measured to pay. Below, the
+lazy strengthening reaches every sub-problem anyway (and the pass, closing a toy instance's
+sub-problems before the first pass, took the Metis-style seed's turn away:
+test_metis_seed_runs_only_where_the_search_has_not_beaten_the_grid); above, unmeasured."""
+
 TAIL_CAPACITY_IN_LP_WALK = False
 """The LP walk of Sec. 4.5 asks the tail-threshold capacity before each LP (a necessary
 condition too). Off: on gpt3-2.7b-a100x32-v100x96-4gpu against 4.659 s it closed no more of
