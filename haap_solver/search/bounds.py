@@ -332,6 +332,199 @@ def _combine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return out
 
 
+def role_tables(sizes: np.ndarray, values: np.ndarray, width: int, p_max: int) -> np.ndarray:
+    """best[k, f] = most layers of at most k stages of one node group within `width` GPU units,
+    with role set f (bit 1: the first stage is among them, bit 2: the last), stages drawn with
+    repetition from items of `sizes` units holding `values[i, role]` layers (roles middle,
+    first, last; 0: the item cannot take that role). The same answer as `_group_history`'s last
+    column, computed apart: the middle stages by a dynamic program over stage counts, then the
+    one first and the one last stage as max-plus steps over every stage count at once. That is
+    a few numpy operations per stage count instead of twelve, and the tail-threshold capacity of
+    Sec. 4.3 (`TailCapacity`) asks for hundreds of these tables per micro-batch size."""
+    add = np.where(values > 0, values.astype(float), NEG)
+    span = width + 1
+    sizes = np.asarray(sizes)
+    idx = np.arange(span)[None, :] - sizes[:, None]
+    valid = idx >= 0
+    idx = np.where(valid, idx, 0)
+    mid = np.zeros((p_max + 1, span))  # at most k middle stages within w units
+    middle = add[:, 0][:, None]
+    settled = p_max  # mid[k] = mid[settled] for every k >= settled
+    for k in range(1, p_max + 1):
+        prev = mid[k - 1]
+        step = np.where(valid, prev[idx] + middle, NEG).max(axis=0, initial=NEG)
+        new = np.maximum(prev, step)
+        if np.array_equal(new, prev):  # more stages cannot add anything
+            settled = k - 1
+            mid[k:] = prev
+            break
+        mid[k] = new
+    # The first and the last stage add one stage each: two more counts can still change.
+    rows = min(settled + 3, p_max + 1)
+    mid = mid[:rows]
+    top = width - sizes  # the column each item leaves at the full budget (< 0: does not fit)
+    fits = top >= 0
+    top = np.where(fits, top, 0)
+
+    def one_more_at_top(table: np.ndarray, gain: np.ndarray) -> np.ndarray:
+        """out[k] = max over items of table[k - 1][width - size] + gain (k >= 1)."""
+        out = np.full(rows, NEG)
+        if len(gain):
+            out[1:] = np.maximum(np.where(fits[None], table[:-1, top] + gain[None], NEG)
+                                 .max(axis=1), NEG)
+        return out
+
+    first = np.full((rows, span), NEG)  # the first stage among at most k, within w units
+    if len(sizes):
+        shifted = np.where(valid[None], mid[:-1, idx], NEG) + add[:, 1][None, :, None]
+        first[1:] = np.maximum(shifted.max(axis=1), NEG)
+    table = np.stack([mid[:, -1], first[:, -1], one_more_at_top(mid, add[:, 2]),
+                      one_more_at_top(first, add[:, 2])], axis=1)
+    if rows < p_max + 1:  # (repeat the last row: nothing changes past it)
+        table = np.concatenate([table, np.repeat(table[-1:], p_max + 1 - rows, axis=0)])
+    return table
+
+
+class TailCapacity:
+    """The GPU-granular capacity of Sec. 4.3 with a tail threshold (Sec. 4.9).
+
+    A stage of configuration c in role r holds at most N_{c,r}(T, R) layers: the most n with
+    stage time (its period, links included as in CapacityBound) <= T and tail (the data-parallel
+    gradient sync and optimizer step after the pipeline, (3.4)) <= R, within memory at one
+    micro-batch in flight. Every plan with bottleneck <= T and largest tail <= R is a selection
+    of its stages that keeps every node group's GPU budget, one first and one last stage, and
+    holds L layers; so where the best selection of p stages (a knapsack per node group,
+    combined by max-plus over stage counts and roles) holds fewer than L, no plan of p stages
+    has both. One table answers every stage count at once, so the tail walks of the ~p_max
+    sub-problems of a micro-batch size share its answers (cached by (T, R)).
+
+    Why: on clusters of many small nodes behind slow NICs (gpt3-2.7b-a100x32-v100x96-4gpu) the
+    iteration is mostly the all-reduce tail of wide stages or the sends of deep pipelines, and
+    the tail staircase of Sec. 4.5 charges only the most loaded stage's tail; here every
+    stage's tail counts, with GPUs in node-aligned blocks, and no LP.
+
+    Single-type stages only: with mixed ones among the configurations (`applies` is False) the
+    free-item relaxation of CapacityBound would be needed; the search skips the bound there.
+    """
+
+    def __init__(self, capacity: CapacityBound, cache: CoefficientCache, micro_batch: int):
+        self.L = capacity.L
+        self.p_max = capacity.p_max
+        self.t_values = capacity.t_values
+        self.applies = not any(capacity.mixed_items.values()) and not any(
+            capacity.free_items.values())
+        self._groups: list[tuple[np.ndarray, np.ndarray, np.ndarray, int, int]] = []
+        tails: list[np.ndarray] = []
+        for g, items in capacity.items.items():
+            budget = capacity.budget[g]
+            kept = [(gpus, per_role, c) for (gpus, per_role), c
+                    in zip(items, capacity.item_configs[g], strict=True) if gpus <= budget]
+            if not kept:
+                continue
+            width = max(max(len(t) for t in per_role) for _, per_role, _ in kept)
+            taus = np.full((len(kept), len(ROLES), max(width, 1)), np.inf)
+            tail = np.full(taus.shape, np.inf)
+            for r, role in enumerate(ROLES):
+                widths = [len(per_role[r]) for _, per_role, _ in kept]
+                pieces = [cache.coefficients(c, micro_batch, *role).tail_pieces
+                          for _, _, c in kept]
+                tail[:, r, :] = pieces_max_rows(pieces, widths, width=taus.shape[2],
+                                                beyond=np.inf)
+                for i, (_, per_role, _) in enumerate(kept):
+                    taus[i, r, : widths[i]] = per_role[r]
+            tails.append(tail[np.isfinite(tail)])
+            gpus = np.array([w for w, _, _ in kept], dtype=int)
+            unit = math.gcd(*gpus.tolist())
+            self._groups.append((gpus, taus, tail, budget, unit))
+        only_w = max([len(t) for _, t in capacity.only] + [1])
+        self._only_tau = np.full((len(capacity.only), only_w), np.inf)
+        self._only_tail = np.full(self._only_tau.shape, np.inf)
+        only_pieces = [cache.coefficients(c, micro_batch, True, True, False).tail_pieces
+                       for c in capacity.only_configs]
+        for i, (_, taus_only) in enumerate(capacity.only):
+            self._only_tau[i, : len(taus_only)] = taus_only
+        if capacity.only:
+            self._only_tail[:] = pieces_max_rows(
+                only_pieces, [len(t) for _, t in capacity.only], width=only_w, beyond=np.inf)
+            tails.append(self._only_tail[np.isfinite(self._only_tail)])
+        self.r_values: np.ndarray = np.unique(np.concatenate(tails)) if tails else np.empty(0)
+        """Every tail a stage can have, sorted: the candidates for R (a plan's largest tail is
+        one of them)."""
+        self._memo: dict[tuple[float, float], np.ndarray] = {}
+        self._by_values: dict[tuple[bytes, ...], np.ndarray] = {}
+        self._tables: dict[tuple[int, bytes], np.ndarray] = {}
+        self.tables = 0
+        """Node-group tables computed (role_tables)."""
+
+    @staticmethod
+    def _most(taus: np.ndarray, tails: np.ndarray, t: float, r: float) -> np.ndarray:
+        """The most layers n with stage time <= t and tail <= r (0: none), along the last
+        axis. The largest qualifying n, not a prefix count: a tail need not grow with n."""
+        ok = (taus <= t) & (tails <= r)
+        span = ok.shape[-1]
+        return np.where(ok.any(axis=-1), span - np.argmax(ok[..., ::-1], axis=-1),
+                        0).astype(np.int64)
+
+    def capacity(self, t: float, r: float) -> np.ndarray:
+        """Most layers of at most k stages (k = 0..p_max; exactly one first and one last for
+        k >= 2, entry 1 the only stage) with stage times <= t and tails <= r.
+
+        Cached three ways, as the walks of a micro-batch size's sub-problems ask the same
+        questions in other words: by (t, r); r taken down to the largest candidate tail not
+        above it (the same items qualify); and each node group's table by the layers its items
+        hold, which many (t, r) share."""
+        at = int(np.searchsorted(self.r_values, r * (1 + 1e-12), side="right")) - 1
+        r = float(self.r_values[at]) if at >= 0 else -math.inf
+        key = (t, r)
+        hit = self._memo.get(key)
+        if hit is not None:
+            return hit
+        check_deadline()
+        t, r = t * (1 + 1e-12), r * (1 + 1e-12)
+        keys = [self._most(taus, tails, t, r).tobytes() for _, taus, tails, _, _ in self._groups]
+        joint = tuple(keys)
+        out = self._by_values.get(joint)
+        if out is None:
+            total: np.ndarray | None = None
+            for g, ((gpus, _, _, budget, unit), held) in enumerate(
+                    zip(self._groups, keys, strict=True)):
+                best = self._tables.get((g, held))
+                if best is None:
+                    best = self._group_table(gpus, np.frombuffer(held, dtype=np.int64)
+                                             .reshape(len(gpus), len(ROLES)), budget, unit)
+                    self._tables[(g, held)] = best
+                total = best if total is None else _combine(total, best)
+            out = (total[:, FIRST | LAST].copy() if total is not None
+                   else np.full(self.p_max + 1, NEG))
+            self._by_values[joint] = out
+        if len(self._only_tau) and self.p_max >= 1:
+            out = out.copy()
+            out[1] = float(self._most(self._only_tau, self._only_tail, t, r).max())
+        self._memo[key] = out
+        return out
+
+    def _group_table(self, gpus: np.ndarray, most: np.ndarray, budget: int,
+                     unit: int) -> np.ndarray:
+        """One node group's table (role_tables) with its items holding `most` layers per
+        role: per GPU count only the best item per role matters."""
+        self.tables += 1
+        sizes, at = np.unique(gpus, return_inverse=True)
+        values = np.zeros((len(sizes), len(ROLES)), dtype=np.int64)
+        np.maximum.at(values, at.reshape(-1), most)
+        use = values.any(axis=1)
+        if not use.any():
+            best = np.full((self.p_max + 1, 4), NEG)
+            best[:, 0] = 0.0
+            return best
+        units = sizes[use] // unit
+        width = min(budget // unit, self.p_max * int(units.max()))
+        return role_tables(units, values[use], width, self.p_max)
+
+    def holds_all_layers(self, p: int, t: float, r: float = math.inf) -> bool:
+        """Whether some selection of p stages with stage times <= t and tails <= r holds L."""
+        return bool(self.capacity(t, r)[min(p, self.p_max)] >= self.L - 1e-9)
+
+
 class PositionalBound:
     """T_pos(p): the bottleneck floor that knows where each stage sits in the pipeline (Sec. 4.4).
 
@@ -1036,98 +1229,25 @@ class PositionalBound:
         return _solve_lp(lower, upper, costs.astype(float), starts, rows_idx, vals,
                          self._lp_solver)
 
-    def _cannot_beat(self, p: int, cost_of_interval: Callable[[float, float], float],
-                     t_values: list[float], t_idx: int, stop: float, depth: int = 4,
-                     holds: Callable[[int, float, float], bool] | None = None) -> bool:
-        """A prune test cheaper than the walk: with t_top the largest candidate whose cost alone
-        stays below `stop`, a plan beating `stop` has T in some interval [a, b] of
-        [t_floor, t_top] and a tail below r* = stop - cost_of_interval(a, b); if the LP cannot
-        hold L at (b, r*), no plan of that interval beats `stop` (R_min does not grow with T).
-        Intervals that pass are halved, `depth` times at most."""
-        holds = holds or self.holds_all_layers
-        if cost_of_interval(t_values[t_idx], math.inf) >= stop:
-            return True
-        todo = [(t_idx, _last_below(cost_of_interval, t_values, t_idx, stop), 0)]
-        while todo:
-            a, b, level = todo.pop()
-            r_star = stop - cost_of_interval(t_values[a], t_values[b])
-            if r_star < 0 or not holds(p, t_values[b], r_star):
-                continue  # no plan with T in [t_a, t_b] beats stop
-            if level >= depth or a == b:
-                return False
-            mid = (a + b) // 2
-            todo.append((mid + 1, b, level + 1))
-            todo.append((a, mid, level + 1))
-        return True
-
     def objective_floor(self, p: int, cost_of_interval: Callable[[float, float], float],
                         t_values: list[float], t_floor: float, stop: float = math.inf,
-                        max_steps: int = 24, integer: bool = False) -> float:
+                        max_steps: int = 24, integer: bool = False,
+                        also: Callable[[int, float, float], bool] | None = None) -> float:
         """min over T >= t_floor of (a lower bound on the cost without the tail at bottleneck T)
         + R_min(T), where R_min(T) is the least tail threshold at which the LP holds every layer
-        with bottleneck T (Sec. 4.5).
-
-        `cost_of_interval(a, b)` bounds that cost for every T in [a, b] (b = inf: any T >= a) and
-        must not decrease in `a` nor increase in `b`. R_min does not grow with T, so the walk goes
-        up its steps from t_floor, alternating a bisection for R_min(T) with one for the next T
-        where it drops, and ends once the cost reaches the best value found or `stop` (nothing
-        further can be lower, or matter).
+        with bottleneck T (Sec. 4.5): `tail_walk` with the LP as its question.
 
         With `integer`, "holds every layer" is asked of the program with integer stage counts
         (holds_all_layers_integer): the same walk, a larger R_min, integer programs instead of
-        LPs where the LP holds."""
+        LPs where the LP holds. `also`, another necessary condition for a plan with bottleneck
+        <= T and tail <= R that does not grow harder with T or R (TailCapacity's), is asked
+        first: where it fails no LP is solved, and the walk's R_min can only rise."""
         self._grid = t_values
-        holds = self.holds_all_layers_integer if integer else self.holds_all_layers
-        r_values = self.tail_values()
-        if len(r_values) == 0 or not math.isfinite(t_floor):
-            return cost_of_interval(t_floor, math.inf)
-        n_t = len(t_values)
-        t_idx = int(np.searchsorted(t_values, t_floor * (1 - 1e-12), side="left"))
-        if t_idx >= n_t:
-            return cost_of_interval(t_floor, math.inf)
-        if math.isfinite(stop) and self._cannot_beat(p, cost_of_interval, t_values, t_idx, stop,
-                                                     holds=holds):
-            return stop
-        best = math.inf
-        r_known = len(r_values) - 1  # the LP is known to hold L at (t, r_values[r_known])
-        for _ in range(max_steps):
-            t = t_values[t_idx]
-            base = cost_of_interval(t, math.inf)
-            if base >= min(best, stop):
-                return min(best, base + float(r_values[0]))
-            if r_known == len(r_values) - 1 and not holds(p, t, r_values[-1]):
-                return min(best, base + float(r_values[0]))  # (not at or above the floor)
-            lo = first_true(lambda i, t=t: holds(  # type: ignore[misc]
-                p, t, float(r_values[i])), 0, r_known)
-            r_here = float(r_values[lo])
-            if lo == 0:
-                return min(best, base + r_here)
-            # Next T at which R_min drops below r_here: only T whose cost can still be below
-            # `best` and `stop` matter.
-            r_below = r_values[lo - 1]
-            limit = min(best, stop)
-            top = _last_below(cost_of_interval, t_values, t_idx, limit)
-            if top <= t_idx or not holds(p, t_values[top], r_below):
-                # R_min stays r_here up to `top`; beyond, the cost alone reaches the limit.
-                return min(limit, cost_of_interval(t, t_values[top]) + r_here)
-            a = first_true(lambda i, r=r_below: holds(  # type: ignore[misc]
-                p, t_values[i], float(r)), t_idx + 1, top)
-            best = min(best, cost_of_interval(t, t_values[a - 1]) + r_here)
-            t_idx = a
-            r_known = lo - 1  # the bisection ended where the LP holds L at r_below
-        # Out of steps. The T from here on whose cost alone stays below the limit end at `top`;
-        # their tail is at least R_min there (R_min does not grow with T), and every larger T
-        # costs the limit alone (before 2026-12-02: the smallest tail of any configuration,
-        # which the finer steps of the LPs per set of link sides, Sec. 4.4, reached often).
-        limit = min(best, stop)
-        t = t_values[t_idx]
-        base = cost_of_interval(t, math.inf)
-        if base >= limit:
-            return min(best, base + float(r_values[0]))
-        top = _last_below(cost_of_interval, t_values, t_idx, limit)
-        r_top = float(r_values[first_true(lambda i: holds(p, t_values[top], float(r_values[i])),
-                                          0, r_known)])
-        return min(limit, cost_of_interval(t, t_values[top]) + r_top)
+        lp = self.holds_all_layers_integer if integer else self.holds_all_layers
+        holds = lp if also is None else (
+            lambda q, t, r: also(q, t, r) and lp(q, t, r))  # type: ignore[misc]
+        return tail_walk(holds, p, cost_of_interval, t_values, self.tail_values(), t_floor,
+                         stop, max_steps)
 
     def bottleneck_floor(self, p: int, t_values: list[float], start: float = 0.0,
                          stop: float = math.inf) -> float:
@@ -1170,6 +1290,94 @@ class PositionalBound:
         lo = hi = first_true(lambda i: self.holds_all_layers(p, t_values[i]), lo, hi)
         self._bracket[p] = (lo, hi)
         return t_values[lo]
+
+
+def cannot_beat(holds: Callable[[int, float, float], bool], p: int,
+                cost_of_interval: Callable[[float, float], float], t_values: list[float],
+                t_idx: int, stop: float, depth: int = 4) -> bool:
+    """A prune test cheaper than the walk: with t_top the largest candidate whose cost alone
+    stays below `stop`, a plan beating `stop` has T in some interval [a, b] of
+    [t_floor, t_top] and a tail below r* = stop - cost_of_interval(a, b); if `holds` fails at
+    (b, r*), no plan of that interval beats `stop` (R_min does not grow with T). Intervals that
+    pass are halved, `depth` times at most."""
+    if cost_of_interval(t_values[t_idx], math.inf) >= stop:
+        return True
+    todo = [(t_idx, _last_below(cost_of_interval, t_values, t_idx, stop), 0)]
+    while todo:
+        a, b, level = todo.pop()
+        r_star = stop - cost_of_interval(t_values[a], t_values[b])
+        if r_star < 0 or not holds(p, t_values[b], r_star):
+            continue  # no plan with T in [t_a, t_b] beats stop
+        if level >= depth or a == b:
+            return False
+        mid = (a + b) // 2
+        todo.append((mid + 1, b, level + 1))
+        todo.append((a, mid, level + 1))
+    return True
+
+
+def tail_walk(holds: Callable[[int, float, float], bool], p: int,
+              cost_of_interval: Callable[[float, float], float], t_values: list[float],
+              r_values: np.ndarray, t_floor: float, stop: float = math.inf,
+              max_steps: int = 24) -> float:
+    """min over T >= t_floor of (a lower bound on the cost without the tail at bottleneck T)
+    + R_min(T), where R_min(T) is the least tail threshold (among the sorted candidates
+    `r_values`) at which `holds(p, T, R)` (some p-stage plan with bottleneck <= T and tail <= R
+    may hold every layer) is true (Sec. 4.5). `holds` must not turn false as T or R grow.
+
+    `cost_of_interval(a, b)` bounds that cost for every T in [a, b] (b = inf: any T >= a) and
+    must not decrease in `a` nor increase in `b`. R_min does not grow with T, so the walk goes
+    up its steps from t_floor, alternating a bisection for R_min(T) with one for the next T
+    where it drops, and ends once the cost reaches the best value found or `stop` (nothing
+    further can be lower, or matter). With a finite `stop`, `cannot_beat` first."""
+    if len(r_values) == 0 or not math.isfinite(t_floor):
+        return cost_of_interval(t_floor, math.inf)
+    n_t = len(t_values)
+    t_idx = int(np.searchsorted(t_values, t_floor * (1 - 1e-12), side="left"))
+    if t_idx >= n_t:
+        return cost_of_interval(t_floor, math.inf)
+    if math.isfinite(stop) and cannot_beat(holds, p, cost_of_interval, t_values, t_idx, stop):
+        return stop
+    best = math.inf
+    r_known = len(r_values) - 1  # `holds` is known true at (t, r_values[r_known])
+    for _ in range(max_steps):
+        t = t_values[t_idx]
+        base = cost_of_interval(t, math.inf)
+        if base >= min(best, stop):
+            return min(best, base + float(r_values[0]))
+        if r_known == len(r_values) - 1 and not holds(p, t, r_values[-1]):
+            return min(best, base + float(r_values[0]))  # (not at or above the floor)
+        lo = first_true(lambda i, t=t: holds(  # type: ignore[misc]
+            p, t, float(r_values[i])), 0, r_known)
+        r_here = float(r_values[lo])
+        if lo == 0:
+            return min(best, base + r_here)
+        # Next T at which R_min drops below r_here: only T whose cost can still be below
+        # `best` and `stop` matter.
+        r_below = r_values[lo - 1]
+        limit = min(best, stop)
+        top = _last_below(cost_of_interval, t_values, t_idx, limit)
+        if top <= t_idx or not holds(p, t_values[top], r_below):
+            # R_min stays r_here up to `top`; beyond, the cost alone reaches the limit.
+            return min(limit, cost_of_interval(t, t_values[top]) + r_here)
+        a = first_true(lambda i, r=r_below: holds(  # type: ignore[misc]
+            p, t_values[i], float(r)), t_idx + 1, top)
+        best = min(best, cost_of_interval(t, t_values[a - 1]) + r_here)
+        t_idx = a
+        r_known = lo - 1  # the bisection ended where `holds` is true at r_below
+    # Out of steps. The T from here on whose cost alone stays below the limit end at `top`;
+    # their tail is at least R_min there (R_min does not grow with T), and every larger T
+    # costs the limit alone (before 2026-12-02: the smallest tail of any configuration,
+    # which the finer steps of the LPs per set of link sides, Sec. 4.4, reached often).
+    limit = min(best, stop)
+    t = t_values[t_idx]
+    base = cost_of_interval(t, math.inf)
+    if base >= limit:
+        return min(best, base + float(r_values[0]))
+    top = _last_below(cost_of_interval, t_values, t_idx, limit)
+    r_top = float(r_values[first_true(lambda i: holds(p, t_values[top], float(r_values[i])),
+                                      0, r_known)])
+    return min(limit, cost_of_interval(t, t_values[top]) + r_top)
 
 
 def link_floors(cache: CoefficientCache, configs: list[StageConfig], micro_batch: int,

@@ -48,6 +48,7 @@ from haap_solver.search.subproblem_bounds import (
     granular_lower_bound,
     lower_bound,
     strong_lower_bound,
+    tail_capacity_bound,
 )
 from haap_solver.search.subproblems import (
     EMPTY_ENDS,
@@ -152,6 +153,9 @@ class BranchAndBound:
         self.cm, self.cache = state.cost_model, state.cache
         self.hits0 = self.cache.hits + self.cm.cache_hits
         self.misses0 = self.cache.misses + self.cm.cache_misses
+        self.steps0 = dict(self.state.closing_steps)
+        self.tail_capacity_raised = 0
+        """Sub-problems whose bound the tail-capacity pass computed (`tail_capacity_pass`)."""
         self.total_gpus = instance.cluster.num_gpus
         self.p_cap = _stage_count_cap(instance, max_stages)
 
@@ -659,6 +663,40 @@ class BranchAndBound:
         cand.raise_bound(self.threshold(), self.threshold())
         return 1
 
+    def tail_capacity_pass(self) -> None:
+        """Before the first pass, every sub-problem's bound raised by the tail-threshold
+        capacity (Sec. 4.9; no LP, tables shared by the sub-problems of a micro-batch size)
+        against the threshold, best cheap bound first, for at most TAIL_CAPACITY_PASS_SHARE of
+        the time limit, on clusters of TAIL_CAPACITY_PASS_GPUS. On clusters of small nodes
+        behind slow NICs the cheap bounds lie far below the plan and the lazy strengthening, at
+        up to seconds a sub-problem, reaches few of them, so the least of the untouched cheap
+        bounds was the search's bound. A sub-problem it closes counts as closed by a
+        strengthened bound; one it leaves open is strengthened as before (this bound does not
+        mark it strengthened)."""
+        share = tuning.TAIL_CAPACITY_PASS_SHARE
+        low, high = tuning.TAIL_CAPACITY_PASS_GPUS
+        if share <= 0 or self.state.require_mixed or not low <= self.total_gpus <= high:
+            return
+        until_s = min(self.deadline, time.perf_counter() + share * self.time_limit_s)
+        state = self.state
+        try:
+            with until(until_s):
+                for cand in sorted(self.candidates, key=_Candidate.rank):
+                    at = self.threshold()
+                    if self.closed_by_bound(cand):
+                        continue
+                    if time.perf_counter() >= until_s:
+                        break
+                    bound = tail_capacity_bound(state, cand.sub,
+                                                self.floors_by_b[cand.sub.micro_batch],
+                                                self.p_cap, at)
+                    cand.raise_bound(bound, at)
+                    self.tail_capacity_raised += 1
+                    if self.closed_by_bound(cand):
+                        cand.strengthened_with = at
+        except DeadlineReached:
+            return  # (the bound cut short is not taken; those before it are valid)
+
     def first_pass(self) -> list[_Candidate]:
         """Best bound first with lazy strengthening: the sub-problem with the least bound is
         strengthened (Sec. 4.3-4.6) and goes back in the queue; once the least bound in the
@@ -667,6 +705,7 @@ class BranchAndBound:
         incumbent the others are strengthened against it (cheaper, the walk stops there) or
         pruned on their cheap bound. Returns the sub-problems left open."""
         candidates, state = self.candidates, self.state
+        self.tail_capacity_pass()
         queue = [(*c.rank(), k) for k, c in enumerate(candidates)]
         heapq.heapify(queue)
         still_open: list[_Candidate] = []
@@ -818,6 +857,13 @@ class BranchAndBound:
                    "threads": self.threads, "seed": self.seed, "mixed": self.mixed}
         fates = subproblem_fates(candidates, open_list)
         space["subproblem_fates"] = fates
+        # Which step of the strong bound reached the threshold, per strengthening (one
+        # sub-problem may be strengthened again after the incumbent improved).
+        space["tail_capacity_pass"] = self.tail_capacity_raised
+        space["strong_bound_closed_by"] = {
+            step: count - self.steps0.get(step, 0)
+            for step, count in sorted(state.closing_steps.items())
+            if count > self.steps0.get(step, 0)}
         common = dict(instance=instance.name, method=f"haap:{self.backend}", wall_s=wall,
                       subproblems=len(candidates), solved=self.solved,
                       pruned_by_bound=(fates["load_balance_bound"] + fates["carried_bound"]

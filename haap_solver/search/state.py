@@ -18,7 +18,7 @@ import numpy as np
 
 from haap_solver.cost.evaluate import CostModel
 from haap_solver.instance import Instance
-from haap_solver.search.bounds import CapacityBound, PositionalBound
+from haap_solver.search.bounds import CapacityBound, PositionalBound, TailCapacity
 from haap_solver.search.coefficients import CoefficientCache, pieces_max_rows
 from haap_solver.search.deadline import DeadlineReached, check_deadline, until
 from haap_solver.search.formulation import SubProblem
@@ -63,6 +63,11 @@ class SearchState:
         """Per micro-batch: mixed candidates generated, fitting memory, kept after dominance."""
         self._capacity: dict[tuple[int, int, bool, bool], CapacityBound] = {}
         self._positional: dict[tuple[int, str, bool, bool], PositionalBound] = {}
+        self._tail_capacity: dict[tuple[int, int, bool, bool], TailCapacity | None] = {}
+        self.closing_steps: dict[str, int] = {}
+        """How many strong bounds reached their incumbent, by the step that did
+        (subproblem_bounds._strong_steps: granular, tail_capacity, positional_floor,
+        tail_lp_walk, link_sides_walk); a search reports its own share."""
         self.require_mixed = False
         """Bound and model only plans with a mixed-type stage: set by solve() for the search
         that follows the single-type one (whose bound covers the single-type plans)."""
@@ -291,6 +296,22 @@ class SearchState:
                                                 self.configs(micro_batch), p_max,
                                                 blocking=blocking)
         return self._capacity[key]
+
+    def tail_capacity(self, micro_batch: int, p_max: int,
+                      schedule: str = "1f1b") -> TailCapacity | None:
+        """The GPU-granular capacity with a tail threshold (Sec. 4.9) over the
+        tables of `capacity_bound`; None where it does not apply: with mixed-type stages among
+        the configurations (it has no free items), and in the search over plans with a mixed
+        stage (require_mixed), which skips the granular floor too (`granular_floor`)."""
+        if self.require_mixed:
+            return None
+        blocking = self.instance.training.blocks_p2p(schedule)
+        key = (micro_batch, p_max, self.mixed, blocking)
+        if key not in self._tail_capacity:
+            built = TailCapacity(self.capacity_bound(micro_batch, p_max, schedule), self.cache,
+                                 micro_batch)
+            self._tail_capacity[key] = built if built.applies else None
+        return self._tail_capacity[key]
 
     def positional_bound(self, micro_batch: int, schedule: str) -> PositionalBound:
         key = (micro_batch, schedule, self.mixed, self.require_mixed)

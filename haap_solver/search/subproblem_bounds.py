@@ -19,6 +19,7 @@ import numpy as np
 
 from haap_solver.instance import Instance
 from haap_solver.search import tuning
+from haap_solver.search.bounds import TailCapacity, cannot_beat, tail_walk
 from haap_solver.search.coefficients import StageCoefficients
 from haap_solver.search.deadline import until
 from haap_solver.search.formulation import SubProblem
@@ -187,17 +188,18 @@ class BottleneckCosts:
 
 
 def bottleneck_costs(state: SearchState, sub: SubProblem, floors: tuple[float, float, float],
-                     t_low: float) -> BottleneckCosts:
+                     t_low: float, links: float = 0.0) -> BottleneckCosts:
     """Sec. 4.1 for a sub-problem whose bottleneck is at least t_low: the fill and drain of the
     pipeline (fluid_fill on a grid of bottlenecks, and the Cauchy-Schwarz fill) with the
-    bottleneck's (m - 1) T."""
+    bottleneck's (m - 1) T. `links`, a lower bound on the pipeline links' 2 sum_j c_j, is added
+    to the fill (the objective's fill term is the stages' and links' sum, Sec. 4.6)."""
     _, layer_floor, rate = floors
     L, p = state.instance.model.num_layers, sub.num_stages
     ratio, steps = tuning.FLUID_GRID
     grid = t_low * ratio ** np.arange(steps + 1)
     plain = _fill_floor(state, sub, floors)
     ends = np.append(grid[1:], np.inf)
-    fills = np.maximum(fluid_fill(L, p, layer_floor, rate, ends), plain)
+    fills = np.maximum(fluid_fill(L, p, layer_floor, rate, ends), plain) + links
     return BottleneckCosts(grid, fills, sub.num_micro_batches(state.instance),
                            sub.fill_weight(state.instance))
 
@@ -308,29 +310,54 @@ def strong_lower_bound(state: SearchState, sub: SubProblem, floors: tuple[float,
 
 def _strong_lower_bound(state: SearchState, sub: SubProblem, floors: tuple[float, float, float],
                         p_max: int, incumbent_s: float, integer: bool) -> float:
-    """strong_lower_bound, inside its deadline."""
+    """strong_lower_bound, inside its deadline; counts which step reached the incumbent
+    (`SearchState.closing_steps`)."""
     if sub.empty_ends:
         return _empty_ends_bound(state, sub, p_max, incumbent_s, strong=True, integer=integer)
+    bound, step = _strong_steps(state, sub, floors, p_max, incumbent_s, integer)
+    if bound >= incumbent_s:
+        state.closing_steps[step] = state.closing_steps.get(step, 0) + 1
+    return bound
+
+
+def _strong_steps(state: SearchState, sub: SubProblem, floors: tuple[float, float, float],
+                  p_max: int, incumbent_s: float, integer: bool) -> tuple[float, str]:
+    """(_strong_lower_bound's bound, the name of its last step)."""
     t_floor = floors[0]
     # The GPU-granular floor and the tail alone, no LP: enough to prune about half the
     # sub-problems that reach this point in our measurements.
     granular, bound, bottleneck = _granular_step(state, sub, floors, p_max)
     if not math.isfinite(granular):
-        return math.inf
+        return math.inf, "granular"
     if bound >= incumbent_s:
-        return bound
+        return bound, "granular"
+    tail_capacity = state.tail_capacity(sub.micro_batch, p_max, sub.schedule)
+    if tail_capacity is not None and tuning.TAIL_CAPACITY_PRUNE:
+        # Every stage's tail with GPUs in node blocks, no LP (Sec. 4.9): the prune test
+        # (`cannot_beat`) and, where TAIL_CAPACITY_WALK says so, the walk for a bound; the
+        # sub-problems of a micro-batch size share most of its tables.
+        bound = max(bound, _tail_capacity_walk(state, sub, floors, tail_capacity, bottleneck,
+                                               incumbent_s,
+                                               prune_only=not tuning.TAIL_CAPACITY_WALK))
+        if bound >= incumbent_s:
+            return bound, "tail_capacity"
+    if not tuning.TAIL_CAPACITY_IN_LP_WALK:
+        tail_capacity = None
     stop = _stage_time_cap(state, sub, floors, incumbent_s)
     t_cap = state.bottleneck_floor(sub, p_max, stop=stop)  # >= granular (Sec. 4.3 and 4.4)
     if not math.isfinite(t_cap):
-        return math.inf
+        return math.inf, "positional_floor"
+    step = "positional_floor"
     if t_cap > granular:  # the positional floor raised it: the same with that floor
-        bound, bottleneck = _floor_and_tail(state, sub, floors, max(t_floor, t_cap))
+        raised, bottleneck = _floor_and_tail(state, sub, floors, max(t_floor, t_cap))
+        bound = max(bound, raised)  # (not below the tail capacity's walk)
     # The positional LP with a tail threshold (Sec. 4.5) raised bounds by up to ~10% in our
     # measurements and costs up to half a second on 16k GPUs: only where it may prune.
     low, high = tuning.TAIL_LP_ALL_GPUS
     within = (0.0 if low <= state.instance.cluster.num_gpus <= high
               else tuning.TAIL_LP_WITHIN)
     if within * incumbent_s <= bound < incumbent_s:
+        step = "tail_lp_walk"
         p = sub.num_stages
         w, k = sub.fill_weight(state.instance), sub.steady_weight(state.instance)
         fill = _fill_floor(state, sub, floors)
@@ -351,18 +378,75 @@ def _strong_lower_bound(state: SearchState, sub: SubProblem, floors: tuple[float
         # cost up to 2^sides LPs a question, and pay only where the walk ends near the
         # incumbent (gpt3-2.7b-a100x32-v100x96-4gpu, every single-type sub-problem against a
         # plan 12% above the best: 2.6 times the CPU time for 2 more closed of 241).
+        # The tail-threshold capacity (where it applies) is asked before each LP: a necessary
+        # condition too, so the walk's R_min can only rise, and where it fails no LP is solved.
+        also = tail_capacity.holds_all_layers if tail_capacity is not None else None
         positional.link_sides_on = False
         try:
             bound = max(bound, positional.objective_floor(p, cost_of_interval, t_values,
                                                           bottleneck, stop=incumbent_s,
-                                                          integer=integer))
+                                                          integer=integer, also=also))
         finally:
             positional.link_sides_on = True
         if tuning.LINK_SIDES_WITHIN * incumbent_s <= bound < incumbent_s:
+            step = "link_sides_walk"
             bound = max(bound, positional.objective_floor(p, cost_of_interval, t_values,
                                                           bottleneck, stop=incumbent_s,
-                                                          integer=integer))
-    return bound
+                                                          integer=integer, also=also))
+    return bound, step
+
+
+def tail_capacity_bound(state: SearchState, sub: SubProblem,
+                        floors: tuple[float, float, float], p_max: int,
+                        incumbent_s: float = math.inf, prune_only: bool = False,
+                        max_steps: int = 24) -> float:
+    """A lower bound on every plan of the sub-problem from the GPU-granular capacity with a tail
+    threshold (Sec. 4.9), no LP: min over bottlenecks T of the pipeline's cost
+    at T (the fill and drain of Sec. 4.1 with the links' least sides, and (m - 1) T) plus
+    R_min(T), the least largest tail at which some p stages with bottleneck <= T hold every
+    layer (`TailCapacity`), walked as in Sec. 4.5 (`bounds.tail_walk`); at least the granular
+    step's bound. 0 (no claim) where it does not apply: empty end stages, mixed-type stages
+    (`SearchState.tail_capacity`). With an incumbent the walk stops once it reaches it."""
+    if sub.empty_ends:
+        return 0.0
+    tail_capacity = state.tail_capacity(sub.micro_batch, p_max, sub.schedule)
+    if tail_capacity is None:
+        return 0.0
+    granular, bound, bottleneck = _granular_step(state, sub, floors, p_max)
+    if not math.isfinite(granular):
+        return math.inf
+    return max(bound, _tail_capacity_walk(state, sub, floors, tail_capacity, bottleneck,
+                                          incumbent_s, prune_only, max_steps))
+
+
+def _tail_capacity_walk(state: SearchState, sub: SubProblem, floors: tuple[float, float, float],
+                        tail_capacity: TailCapacity, bottleneck: float,
+                        incumbent_s: float, prune_only: bool = False,
+                        max_steps: int = 24) -> float:
+    """The walk of `tail_capacity_bound` from a known bottleneck floor: every plan costs at
+    least BottleneckCosts.at_least(T) at bottleneck T, plus its largest tail. The fill counts
+    the links too: 2 sum_j c_j >= sum_i deg_i pi(c_i) >= 2 (p - 1) min_c pi(c) (Sec. 4.6)."""
+    p = sub.num_stages
+    links = 0.0
+    if p > 1:
+        floor = state.positional_bound(sub.micro_batch, sub.schedule).link_floor()
+        links = 2.0 * (p - 1) * float(floor.min()) if len(floor) else 0.0
+    costs = bottleneck_costs(state, sub, floors, bottleneck, links)
+
+    def cost_of_interval(t_lo: float, _t_hi: float) -> float:
+        return costs.at_least(max(t_lo, bottleneck))
+
+    t_values = tail_capacity.t_values
+    if prune_only:
+        if not math.isfinite(incumbent_s) or not t_values:
+            return 0.0
+        t_idx = int(np.searchsorted(t_values, bottleneck * (1 - 1e-12), side="left"))
+        if t_idx >= len(t_values):
+            return cost_of_interval(bottleneck, math.inf)
+        return incumbent_s if cannot_beat(tail_capacity.holds_all_layers, p, cost_of_interval,
+                                          t_values, t_idx, incumbent_s) else 0.0
+    return tail_walk(tail_capacity.holds_all_layers, p, cost_of_interval, t_values,
+                     tail_capacity.r_values, bottleneck, stop=incumbent_s, max_steps=max_steps)
 
 
 def refined_interval_cost(cost: Callable[[float, float], float], t_values: list[float],

@@ -36,6 +36,46 @@ of the open sub-problems was 2.23 s with the factor 0.8 and 3.54 s without it, a
 agreement tests' tiny instances take about three quarters more process time (409 s against
 231 s for test_bounds, test_bruteforce_agreement and test_search_exact, on a loaded host)."""
 
+TAIL_CAPACITY_PRUNE = True
+"""strong_lower_bound tries to prune with the GPU-granular capacity with a tail threshold (Sec.
+4.9, no LP) before the positional LPs, where it applies. Measured (2026-12-03, every
+single-type sub-problem below a fixed plan strengthened, CPU on a shared 2-core host):
+gpt3-2.7b-a100x32-v100x96-4gpu against 4.659 s: the prune test alone closes 140 of the 234
+below the plan in 1.4-2.1 s (the granular step 70 in 0.7 s), but the LP walk closed those
+cheaply too; the strong bound still closes 216 and leaves the same 18 open at the same bounds
+(3.87-4.65 s). gpt3-6.7b-a100x128-v100x256-a10x128-4gpu against 4.043 s: strong bound without
+it 140 of 179 closed (4.2-5.1 s), with prune and walk 176 of 179 (11.1 s), least open bound
+2.71 s -> 4.00 s."""
+
+TAIL_CAPACITY_WALK = True
+"""Where the prune test of TAIL_CAPACITY_PRUNE fails, walk on for the bound (Sec. 4.5's walk
+with the tail-threshold capacity as its question, no LP)."""
+
+TAIL_CAPACITY_PASS_SHARE = 0.25
+"""Share of the time limit the single-type search may spend before its first pass raising
+every sub-problem's bound by the tail-threshold capacity (BranchAndBound.tail_capacity_pass);
+0: no such pass. Measured (2026-12-03, `haap solve --threads 1 --time-limit 30`, host shared
+with two niced probes), this pass with the strong bound's prune and walk against without:
+gpt3-2.7b-a100x32-v100x96-4gpu --no-mixed gap 70.37% -> 27.09% (bound 1.380 -> 3.397 s; 19
+-> 142 sub-problems closed by a bound); with mixed stages its single-type phase 69.57% ->
+28.68%, the result unchanged at 71.17% (the mixed phase's cheap bounds, which this bound does
+not cover, are the least); gpt3-6.7b-a100x128-v100x256-a10x128-4gpu 39.99% -> 31.30%
+(single-type phase 26.77% -> 5.47%); llama3-8b-h100-a100-l40s proven optimal at 12.0592 s
+both (39.6 s and 40.3 s); gpt3-2.7b-a100x8-v100x8-4gpu 13.3483 s at a 1.52% gap after 240 s
+both."""
+
+TAIL_CAPACITY_PASS_GPUS = (128, 512)
+"""Clusters (GPUs, inclusive) where that pass runs: where it was measured to pay. Below, the
+lazy strengthening reaches every sub-problem anyway (and the pass, closing a toy instance's
+sub-problems before the first pass, took the Metis-style seed's turn away:
+test_metis_seed_runs_only_where_the_search_has_not_beaten_the_grid); above, unmeasured."""
+
+TAIL_CAPACITY_IN_LP_WALK = False
+"""The LP walk of Sec. 4.5 asks the tail-threshold capacity before each LP (a necessary
+condition too). Off: on gpt3-2.7b-a100x32-v100x96-4gpu against 4.659 s it closed no more of
+the 234 sub-problems for about the same CPU, and two walks ran out of steps on its finer
+staircase and returned lower bounds (3.871 -> 3.705 s, 4.603 -> 4.535 s)."""
+
 WARM_START_SUBPROBLEMS = (16, 48)
 """Sub-problems (per schedule) the warm start tries: on clusters of up to WARM_START_LARGE_GPUS
 GPUs, and above. On the smaller ones, the best of each micro-batch size by the cheap bound first,

@@ -1,0 +1,195 @@
+"""The GPU-granular capacity with a tail threshold (formulations Sec. 4.9) is
+valid: every plan of a sub-problem is a selection it admits at the plan's own bottleneck and
+largest tail, and the bound it gives never exceeds the sub-problem's least iteration time, by
+enumeration of every plan of small instances (as tests/test_bounds.py does for the other
+bounds). Its dynamic program matches the one of the capacity bound it extends."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_bounds import (
+    P2P_MODES,
+    SETTINGS,
+    _sequences,
+    _with_p2p,
+    compositions,
+    memory_bound_instances,
+    mixed_memory_bound_instances,
+)
+from tiny_instances import tiny_instance
+
+from haap_solver.cost.pipeline import links_around
+from haap_solver.instance import Instance, load_instance
+from haap_solver.search.bounds import NEG, _group_history, role_tables
+from haap_solver.search.formulation import SubProblem
+from haap_solver.search.solve import SearchState
+from haap_solver.search.space import build_plan
+from haap_solver.search.subproblem_bounds import (
+    _layer_rate_bounds,
+    granular_lower_bound,
+    tail_capacity_bound,
+)
+from haap_solver.validate import plan_violations
+
+INSTANCES = Path(__file__).resolve().parent.parent / "instances"
+
+
+@settings(max_examples=80, deadline=None, derandomize=True)
+@given(st.lists(st.tuples(st.integers(1, 4),
+                          st.lists(st.sampled_from([0, 0, 1, 2, 5]), min_size=3, max_size=3)),
+                max_size=5),
+       st.integers(0, 10), st.integers(1, 6))
+def test_role_tables_match_the_group_dynamic_program(gains: list[tuple[int, list[int]]],
+                                                     width: int, p_max: int) -> None:
+    """role_tables (middle stages by stage count, then one first and one last stage) against
+    `_group_history`, the capacity bound's program (itself checked against enumeration in
+    tests/test_bounds.py)."""
+    gains = [(w, n) for w, n in gains if w <= width]
+    sizes = np.array([w for w, _ in gains], dtype=int)
+    values = np.array([n for _, n in gains], dtype=int).reshape(len(gains), 3)
+    got = role_tables(sizes, values, width, p_max)
+    hist, _ = _group_history(gains, width, p_max, 1)  # type: ignore[arg-type]
+    want = hist[:, :, -1]
+    assert got.shape == want.shape
+    for k in range(p_max + 1):
+        for roles in range(4):
+            if want[k, roles] < NEG / 2:
+                assert got[k, roles] < NEG / 2, (k, roles, got[k, roles])
+            else:
+                assert got[k, roles] == want[k, roles], (k, roles, got[k, roles], want[k, roles])
+
+
+def _plans(state: SearchState, sub: SubProblem,
+           limit: int = 4000) -> Iterator[tuple[float, float, float]] | None:
+    """(bottleneck period, largest tail, iteration time) of every valid plan of `sub`, as the
+    capacity tables charge them (the period with the stage's sends: blocking, tau + c_{i-1} +
+    c_i; overlapped, max(tau, 2 c_j)); None where there are more than `limit` candidates."""
+    instance = state.instance
+    L, p, b = instance.model.num_layers, sub.num_stages, sub.micro_batch
+    budget = {g.name: g.num_gpus for g in instance.cluster.node_groups}
+    seqs = list(_sequences(state.configs(b), p, dict(budget)))
+    if len(seqs) * math.comb(L - 1, p - 1) > limit:
+        return None
+
+    def gen() -> Iterator[tuple[float, float, float]]:
+        cm = state.cost_model
+        for seq in seqs:
+            for layers in compositions(L, p):
+                plan = build_plan(instance, seq, layers, micro_batch=b, schedule=sub.schedule,
+                                  note="test")
+                if plan is None or plan_violations(instance, plan, cost_model=cm):
+                    continue
+                coeffs = [state.cache.coefficients(c, b, i == 0, i == p - 1, p > 1)
+                          for i, c in enumerate(seq)]
+                taus = [co.tau(n) for co, n in zip(coeffs, layers, strict=True)]
+                evaluation = cm.evaluate(plan)
+                links = [s.p2p_next_s for s in evaluation.stages[:-1]]
+                if instance.training.blocks_p2p(sub.schedule):
+                    taus = [tau + links_around(links, i) for i, tau in enumerate(taus)]
+                else:
+                    taus = [*taus, *(2 * c for c in links)]
+                tail = max(s.tail_s for s in evaluation.stages)
+                yield max(taus), tail, evaluation.iteration_time_s
+
+    return gen()
+
+
+def _check(state: SearchState) -> int:
+    """Every enumerable sub-problem: the predicate admits each plan at its own (T, R), and the
+    bound (walk and prune test, against several incumbents) stays at or below the least
+    iteration time. Returns how many sub-problems were checked."""
+    instance = state.instance
+    p_cap = min(instance.model.num_layers, instance.cluster.num_gpus)
+    checked = 0
+    for b in state.micro_batches():
+        configs = state.configs(b)
+        if not configs:
+            continue
+        floors = _layer_rate_bounds(state, b, configs)
+        for schedule in instance.training.schedules:
+            capacity = state.tail_capacity(b, p_cap, schedule)
+            if capacity is None:
+                continue
+            for p in range(1, p_cap + 1):
+                sub = SubProblem(p, b, schedule)
+                plans = _plans(state, sub)
+                if plans is None:
+                    continue
+                best = math.inf
+                for period, tail, iteration in plans:
+                    assert capacity.holds_all_layers(p, period, tail), (sub, period, tail)
+                    best = min(best, iteration)
+                if not math.isfinite(best):
+                    continue
+                checked += 1
+                for incumbent in (math.inf, 1.2 * best, 1.05 * best, best, 0.7 * best):
+                    for prune_only in (False, True):
+                        bound = tail_capacity_bound(state, sub, floors, p_cap, incumbent,
+                                                    prune_only=prune_only)
+                        assert bound <= best * (1 + 1e-9), (sub, incumbent, prune_only, bound,
+                                                            best)
+    return checked
+
+
+@settings(max_examples=8, **SETTINGS)  # type: ignore[arg-type]
+@given(memory_bound_instances(), st.sampled_from(P2P_MODES))
+def test_tail_capacity_never_exceeds_the_sub_problem_optimum(instance: Instance,
+                                                             p2p: str) -> None:
+    _check(SearchState(_with_p2p(instance, p2p)))
+
+
+@settings(max_examples=4, **SETTINGS)  # type: ignore[arg-type]
+@given(mixed_memory_bound_instances(), st.sampled_from(P2P_MODES))
+def test_tail_capacity_on_two_device_types(instance: Instance, p2p: str) -> None:
+    """Two node groups of different devices (single-type stages: the bound does not apply
+    where mixed-type stages are candidates)."""
+    _check(SearchState(_with_p2p(instance, p2p)))
+
+
+def test_tail_capacity_on_slow_nics_where_the_tail_decides() -> None:
+    """Data-parallel stages over slow NICs, where the all-reduce tail is a large part of the
+    iteration: the bound must be valid there too and, on some sub-problem, above the
+    GPU-granular step alone."""
+    inst = tiny_instance(devices=[("A100-80G", 6.0), ("V100-32G", 6.0)],
+                         groups=[(0, 2, 2), (1, 2, 2)], layers=4, hidden=1024, heads=4,
+                         seq=256, batch=8, recompute=("none",), zero=0, overlap=False,
+                         nic_gbit_s=1.0)
+    lifted = 0
+    for p2p in P2P_MODES:
+        state = SearchState(_with_p2p(inst, p2p))
+        assert _check(state) > 0
+        p_cap = min(inst.model.num_layers, inst.cluster.num_gpus)
+        for b in state.micro_batches():
+            floors = _layer_rate_bounds(state, b, state.configs(b))
+            for p in range(1, p_cap + 1):
+                sub = SubProblem(p, b, "1f1b")
+                granular = granular_lower_bound(state, sub, floors, p_cap)
+                if math.isfinite(granular):
+                    lifted += tail_capacity_bound(state, sub, floors, p_cap) > granular * (
+                        1 + 1e-6)
+    assert lifted, "the tail threshold never lifted the granular step's bound"
+
+
+def test_tail_capacity_closes_what_the_lp_free_bounds_left_open() -> None:
+    """On 32 cloud VMs of 4 GPUs behind one slow NIC each, where the data-parallel tail is a
+    large part of the iteration: against a plan of 4.659 s (the best a 30 s search found),
+    sub-problem (p, b) = (4, 256) has a GPU-granular bound with the tail staircase (Sec.
+    4.3, 4.5; the LP-free bound before this one) below the plan, and the tail threshold's
+    prune test, still without an LP, closes it."""
+    inst = load_instance(INSTANCES / "gpt3-2.7b-a100x32-v100x96-4gpu.toml")
+    state = SearchState(inst)
+    p_cap = min(inst.model.num_layers, inst.cluster.num_gpus)
+    sub = SubProblem(4, 256, "1f1b")
+    floors = state.floors(sub.micro_batch)
+    assert floors is not None
+    plan_s = 4.659
+    before = granular_lower_bound(state, sub, floors, p_cap)
+    assert before < 0.75 * plan_s, before
+    after = tail_capacity_bound(state, sub, floors, p_cap, plan_s, prune_only=True)
+    assert after >= plan_s, after
