@@ -1120,6 +1120,45 @@ def test_backends_solve_a_model_whose_objective_weighs_the_bottleneck_127_times(
     assert res.bound_s <= LARGE_OBJECTIVE_OPTIMUM_S * (1 + 1e-12)
 
 
+INCLUSION_OPTIMUM_S = 0.03732657051633358
+"""The optimum of tests/data/cpsat-inclusion-presolve.json.xz: HiGHS's and CBC's answer, and the
+brute force's time of the instance it comes from (tests/data/cpsat-inclusion-presolve.toml)."""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_backends_solve_a_model_that_cpsat_presolve_cut_short(backend: str) -> None:
+    """The three-stage sub-problem at micro-batch 1 of tests/data/cpsat-inclusion-presolve.toml
+    (23 variables): CP-SAT 9.15's presolve, in its inclusion step (one linear row's terms a
+    subset of another's: here two pipeline-send rows of one stage boundary, coefficients near
+    2e9 units), removed the optimum, two stages on the 3-GPU node of g1 (TP 1 then TP 2), and
+    CP-SAT said "optimal" 5.3% slower (0.0392872 s; `haap solve --backend cpsat` reported it,
+    and under a rate limit 5% above the optimum called the instance infeasible). Its answer is
+    right with presolve off, with `presolve_inclusion_work_limit` = 0 (what the backend now
+    sets), and with a unit 4x coarser; OR-Tools issue 5293 reports the same step and
+    workaround on another model."""
+    lp, floor_s = _stored_model("cpsat-inclusion-presolve.json.xz")
+    res = run(backend, lp, floor_s)
+    assert res.status == "optimal" and res.objective_s is not None, res.status
+    assert rel(res.objective_s, INCLUSION_OPTIMUM_S) <= 1e-9, res.objective_s
+    assert res.bound_s <= INCLUSION_OPTIMUM_S * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_search_keeps_an_optimum_cpsat_presolve_removed(backend: str) -> None:
+    """The instance of the model above (benchmarks/feature_probe.py --multi-node seed 1154, without
+    its prices and rate limit): every backend "optimal" at the brute force's time."""
+    from random_instances import disagreement
+
+    from haap_solver.baselines.bruteforce import bruteforce
+
+    instance = load_instance(DATA / "cpsat-inclusion-presolve.toml")
+    truth = bruteforce(instance)
+    assert truth.plan is not None
+    assert rel(truth.iteration_time_s, INCLUSION_OPTIMUM_S) <= 1e-12
+    d = disagreement(instance, truth, backend=backend, mixed=False)
+    assert d is None, d
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_model_holds_pipeline_sends_far_slower_than_its_stages(backend: str) -> None:
     """Two 1-GPU nodes on a 0.01 Gbit/s network, one layer each: the optimum is the two-stage

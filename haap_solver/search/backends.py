@@ -96,6 +96,28 @@ def _solve_auto(lp: LinearProgram, opts: SolveOptions, objective_floor_s: float)
 
 
 # -- CP-SAT ---------------------------------------------------------------------------------------
+CPSAT_PRESOLVE_INCLUSION_WORK_LIMIT = 0
+"""CP-SAT's presolve step on rows whose terms are a subset of another's, or beside an at-most-one
+(its ``presolve_inclusion_work_limit``; 0 turns the step off, the rest of presolve stays on).
+In OR-Tools 9.15 that step reaches a check that sums a row's Boolean coefficients in a 32-bit
+int (OR-Tools issue 5293: past 2^31 the sum wraps, the check passes on an empty domain, and an
+enforced row becomes unconditional, cutting solutions off). Our scaled time rows hold Boolean
+coefficients of 1e9-1e10 units (the unit of scaling.RELATIVE_ERROR), so their sums pass 2^31
+on most sub-problems: on a 23-variable one CP-SAT said "optimal" 5.3% slower than HiGHS, CBC
+and the brute force (two pipeline-send rows of one stage boundary; tests/data/cpsat-inclusion-
+presolve.*, benchmarks/feature_probe.py --multi-node seed 1154). Right with the step off, with
+presolve off, or with a unit 4x coarser (too coarse for RELATIVE_ERROR). Cost, CPU of `solve
+(threads=1)` with the step on -> off (2026-12-03, 2 shared cores with other jobs, so the wall
+clock and with it the proofs within a limit were noisy): --backend cpsat, 120 s limit:
+toy-gpt-6l-a100x2-t4x2 1.0 -> 0.9 s, llama3.2-1b-h100x4-l40sx4 3.6 -> 3.5 s,
+gpt3-1.3b-t4x4-a100x12 3.7 -> 3.3 s, llama3-8b-h100-a100-l40s 76.9 -> 43.3 s,
+llama3-70b-h100x32-a100x32 14.6 -> 14.5 s, gpt3-2.7b-a100x8-v100x8-4gpu 81.3 s proven -> not
+proven (94 s CPU, the same plan, gap 1.1%), at a 400 s limit 99.3 -> 121.5 s, both proven;
+the default backend (auto), 400 s limit: llama3-8b-h100-a100-l40s 40.6 -> 33.0 s,
+gpt3-2.7b-a100x8-v100x8-4gpu 233 s proven -> not proven at 232 s (gap 1.1%). The one
+instance that proved slower, by up to a fifth, is the price of not trusting a wrong proof."""
+
+
 def _solve_cpsat(lp: LinearProgram, opts: SolveOptions, objective_floor_s: float) -> BackendResult:
     from ortools.sat.python import cp_model
 
@@ -153,6 +175,7 @@ def _solve_cpsat(lp: LinearProgram, opts: SolveOptions, objective_floor_s: float
     solver.parameters.num_workers = opts.threads
     solver.parameters.random_seed = opts.seed
     solver.parameters.relative_gap_limit = opts.relative_gap
+    solver.parameters.presolve_inclusion_work_limit = CPSAT_PRESOLVE_INCLUSION_WORK_LIMIT
     if opts.threads == 1:
         # One worker runs a single strategy by default, which can stall on tiny models (seen:
         # two stages, six splits, no proof within the limit); a portfolio interleaves several.

@@ -153,6 +153,8 @@ def solve_objective(instance: Instance, *, solve: Callable[..., SolveResult],
 
     # The sub-clusters. With time as the objective and no cost limit the largest allowed one
     # is the answer (T* only falls as nodes are added; a time limit is met there or nowhere).
+    # T* is over the whole instance's space; the search on a smaller cluster explores a wider
+    # one (formulations/objectives.md Sec. 2, *Which space*), so its answer is at least as good.
     if by_cost or math.isfinite(c_max):
         count = math.prod(c + 1 for c in caps) - 1
         if count > MAX_SUBCLUSTERS:
