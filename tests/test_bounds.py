@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from bound_sweep import sizes_and_schedules
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from tiny_instances import tiny_instance
@@ -241,38 +242,33 @@ def _check_bounds(state: SearchState) -> int:
     L = instance.model.num_layers
     p_cap = min(L, instance.cluster.num_gpus)
     checked = 0
-    for b in state.micro_batches():
-        configs = state.configs(b)
-        if not configs:
-            continue
-        floors = _layer_rate_bounds(state, b, configs)
-        for schedule in instance.training.schedules:
-            for p in range(1, p_cap + 1):
-                sub = SubProblem(p, b, schedule)
-                truth = _sub_problem_optima(instance, state, sub)
-                if truth is None:
-                    continue
-                best_time, best_bottleneck, fastest_bottleneck = truth
-                checked += 1
-                floor = state.bottleneck_floor(sub, p_cap)
-                assert floor <= best_bottleneck * (1 + 1e-9), (sub, floor, best_bottleneck)
-                cheap = lower_bound(state, sub, floors)
-                assert cheap <= best_time * (1 + 1e-9), (sub, cheap, best_time)
-                for incumbent in (2 * best_time, 1.2 * best_time, 1.05 * best_time):
-                    # The fastest plan beats these incumbents: its bottleneck is within the cap.
-                    cap = _stage_time_cap(state, sub, floors, incumbent)
-                    assert fastest_bottleneck <= cap * (1 + 1e-9), (sub, incumbent, cap)
-                for incumbent in (math.inf, 2 * best_time, 1.2 * best_time, 1.05 * best_time,
-                                  best_time, 0.7 * best_time):
-                    # One state for all: what a bisection stopped early keeps must stay valid.
-                    bound = strong_lower_bound(state, sub, floors, p_cap, incumbent)
-                    assert bound <= best_time * (1 + 1e-9), (sub, incumbent, bound, best_time)
-                for incumbent in (math.inf, best_time):
-                    # The walk with integer stage counts (Sec. 4.5, integer walk); against the
-                    # tightest valid incumbent only (each finite one costs a full walk).
-                    bound = strong_lower_bound(state, sub, floors, p_cap, incumbent,
-                                               integer=True)
-                    assert bound <= best_time * (1 + 1e-9), (sub, incumbent, bound, best_time)
+    for b, floors, schedule in sizes_and_schedules(state):
+        for p in range(1, p_cap + 1):
+            sub = SubProblem(p, b, schedule)
+            truth = _sub_problem_optima(instance, state, sub)
+            if truth is None:
+                continue
+            best_time, best_bottleneck, fastest_bottleneck = truth
+            checked += 1
+            floor = state.bottleneck_floor(sub, p_cap)
+            assert floor <= best_bottleneck * (1 + 1e-9), (sub, floor, best_bottleneck)
+            cheap = lower_bound(state, sub, floors)
+            assert cheap <= best_time * (1 + 1e-9), (sub, cheap, best_time)
+            for incumbent in (2 * best_time, 1.2 * best_time, 1.05 * best_time):
+                # The fastest plan beats these incumbents: its bottleneck is within the cap.
+                cap = _stage_time_cap(state, sub, floors, incumbent)
+                assert fastest_bottleneck <= cap * (1 + 1e-9), (sub, incumbent, cap)
+            for incumbent in (math.inf, 2 * best_time, 1.2 * best_time, 1.05 * best_time,
+                              best_time, 0.7 * best_time):
+                # One state for all: what a bisection stopped early keeps must stay valid.
+                bound = strong_lower_bound(state, sub, floors, p_cap, incumbent)
+                assert bound <= best_time * (1 + 1e-9), (sub, incumbent, bound, best_time)
+            for incumbent in (math.inf, best_time):
+                # The walk with integer stage counts (Sec. 4.5, integer walk); against the
+                # tightest valid incumbent only (each finite one costs a full walk).
+                bound = strong_lower_bound(state, sub, floors, p_cap, incumbent,
+                                           integer=True)
+                assert bound <= best_time * (1 + 1e-9), (sub, incumbent, bound, best_time)
     return checked
 
 

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 import pytest
+from bound_sweep import sizes_and_schedules
 from random_instances import random_instance
 from tiny_instances import tiny_instance
 
@@ -29,7 +30,6 @@ from haap_solver.search.formulation import SubProblem
 from haap_solver.search.solve import SearchState, solve
 from haap_solver.search.space import build_plan, micro_batch_candidates, stage_configs
 from haap_solver.search.subproblem_bounds import (
-    _layer_rate_bounds,
     granular_lower_bound,
     lower_bound,
     strong_lower_bound,
@@ -117,25 +117,20 @@ def _check_every_bound(state: SearchState, optima: dict[SubProblem, float]) -> i
     instance = state.instance
     p_max = _stage_count_cap(instance, None)
     checked = 0
-    for b in state.micro_batches():
-        configs = state.configs(b)
-        if not configs:
-            continue
-        floors = _layer_rate_bounds(state, b, configs)
-        for schedule in instance.training.schedules:
-            for sub in _subproblems(instance, b, schedule, 1, None, empty_ends=True):
-                if not sub.empty_ends:
-                    continue
-                best = optima.get(sub, math.inf)
-                for bound in (lower_bound(state, sub, floors),
-                              granular_lower_bound(state, sub, floors, p_max),
-                              strong_lower_bound(state, sub, floors, p_max),
-                              strong_lower_bound(state, sub, floors, p_max, 2 * best),
-                              strong_lower_bound(state, sub, floors, p_max, integer=True),
-                              state.bottleneck_floor(sub, p_max) * sub.num_micro_batches(
-                                  instance)):
-                    assert bound <= best * (1 + 1e-9), (sub, bound, best)
-                    checked += math.isfinite(best)
+    for b, floors, schedule in sizes_and_schedules(state):
+        for sub in _subproblems(instance, b, schedule, 1, None, empty_ends=True):
+            if not sub.empty_ends:
+                continue
+            best = optima.get(sub, math.inf)
+            for bound in (lower_bound(state, sub, floors),
+                          granular_lower_bound(state, sub, floors, p_max),
+                          strong_lower_bound(state, sub, floors, p_max),
+                          strong_lower_bound(state, sub, floors, p_max, 2 * best),
+                          strong_lower_bound(state, sub, floors, p_max, integer=True),
+                          state.bottleneck_floor(sub, p_max) * sub.num_micro_batches(
+                              instance)):
+                assert bound <= best * (1 + 1e-9), (sub, bound, best)
+                checked += math.isfinite(best)
     return checked
 
 

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
+from bound_sweep import sizes_and_schedules
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_bounds import (
@@ -107,33 +108,28 @@ def _check(state: SearchState) -> int:
     instance = state.instance
     p_cap = min(instance.model.num_layers, instance.cluster.num_gpus)
     checked = 0
-    for b in state.micro_batches():
-        configs = state.configs(b)
-        if not configs:
+    for b, floors, schedule in sizes_and_schedules(state):
+        capacity = state.tail_capacity(b, p_cap, schedule)
+        if capacity is None:
             continue
-        floors = _layer_rate_bounds(state, b, configs)
-        for schedule in instance.training.schedules:
-            capacity = state.tail_capacity(b, p_cap, schedule)
-            if capacity is None:
+        for p in range(1, p_cap + 1):
+            sub = SubProblem(p, b, schedule)
+            plans = _plans(state, sub)
+            if plans is None:
                 continue
-            for p in range(1, p_cap + 1):
-                sub = SubProblem(p, b, schedule)
-                plans = _plans(state, sub)
-                if plans is None:
-                    continue
-                best = math.inf
-                for period, tail, iteration in plans:
-                    assert capacity.holds_all_layers(p, period, tail), (sub, period, tail)
-                    best = min(best, iteration)
-                if not math.isfinite(best):
-                    continue
-                checked += 1
-                for incumbent in (math.inf, 1.2 * best, 1.05 * best, best, 0.7 * best):
-                    for prune_only in (False, True):
-                        bound = tail_capacity_bound(state, sub, floors, p_cap, incumbent,
-                                                    prune_only=prune_only)
-                        assert bound <= best * (1 + 1e-9), (sub, incumbent, prune_only, bound,
-                                                            best)
+            best = math.inf
+            for period, tail, iteration in plans:
+                assert capacity.holds_all_layers(p, period, tail), (sub, period, tail)
+                best = min(best, iteration)
+            if not math.isfinite(best):
+                continue
+            checked += 1
+            for incumbent in (math.inf, 1.2 * best, 1.05 * best, best, 0.7 * best):
+                for prune_only in (False, True):
+                    bound = tail_capacity_bound(state, sub, floors, p_cap, incumbent,
+                                                prune_only=prune_only)
+                    assert bound <= best * (1 + 1e-9), (sub, incumbent, prune_only, bound,
+                                                        best)
     return checked
 
 
