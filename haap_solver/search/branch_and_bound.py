@@ -933,9 +933,9 @@ def _time_ub(slots: list[Any], sub: SubProblem, instance: Instance,
     for s in slots:
         for co, n in zip(s.coeffs, s.max_layers, strict=True):
             worst = max(worst, co.tau(n), co.tail(n), co.fwd(n) + co.bwd(n))
-    v = sub.chunks(instance)
     if cache is None:
         return 4.0 * worst + 1.0
+    v = sub.chunks(instance)
     keys = {c.link_key for s in slots for c in s.candidates}
     link = max(cache.p2p_side(c, sub.micro_batch, key)
                for s in slots for c in s.candidates for key in keys)

@@ -92,18 +92,21 @@ higher, "optimal" at that plan's 1.2% slower neighbour). With the objective near
 the model right; 2^46 (7e13) keeps a margin below that."""
 
 
+def _reach(lp: LinearProgram, i: int, c: float) -> float:
+    """The largest absolute value the term c x_i takes with x_i within its bounds."""
+    v = lp.vars[i]
+    return abs(c) * max(abs(v.lb), abs(v.ub))
+
+
 def _expression_magnitude(lp: LinearProgram) -> float:
     """The largest absolute value, in seconds, that a time row's terms (rhs included) or the
     objective can reach with every variable at its bound: what the scaled model's linear
     expressions reach, times the unit. inf where a time variable has no upper bound."""
-    def reach(i: int, c: float) -> float:
-        v = lp.vars[i]
-        return abs(c) * max(abs(v.lb), abs(v.ub))
-
-    largest = sum(reach(i, w) for i, w in lp.objective.items())
+    largest = sum(_reach(lp, i, w) for i, w in lp.objective.items())
     for r in lp.rows:
         if r.time:
-            largest = max(largest, abs(r.rhs) + sum(reach(i, c) for i, c in r.coeffs.items()))
+            largest = max(largest,
+                          abs(r.rhs) + sum(_reach(lp, i, c) for i, c in r.coeffs.items()))
     return largest
 
 
@@ -119,8 +122,7 @@ def choose_scaling(lp: LinearProgram, *, objective_floor_s: float,
     for r in lp.rows:
         if r.time:
             largest = max(largest, abs(r.rhs), *(
-                abs(c) * max(abs(lp.vars[i].lb), abs(lp.vars[i].ub))
-                for i, c in r.coeffs.items() if not lp.vars[i].time))
+                _reach(lp, i, c) for i, c in r.coeffs.items() if not lp.vars[i].time))
     unit = max(unit, largest / MAX_SCALED)
     expression = _expression_magnitude(lp)
     if expression < float("inf"):
