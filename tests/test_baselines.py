@@ -53,7 +53,14 @@ def _check(result: SolveResult, path: Path) -> None:
     assert math.isnan(result.gap) or result.gap == 0.0
 
 
-@pytest.mark.parametrize("path", MATRIX, ids=[p.stem for p in MATRIX])
+SLOW_BASELINES = ("gpt3-175b-4types-x1024", "llama3-405b-6types-x16384")
+"""The matrix instances whose uniform-grid enumeration alone takes tens of seconds: under
+`-m slow` (`haap bench` validates every baseline plan on them in each run too)."""
+
+
+@pytest.mark.parametrize("path", [
+    pytest.param(p, id=p.stem, marks=pytest.mark.slow if p.stem in SLOW_BASELINES else ())
+    for p in MATRIX])
 def test_baseline_plans_pass_the_validator(path: Path) -> None:
     inst = load_instance(path)
     cm = CostModel(inst)
