@@ -409,3 +409,69 @@ def test_capacity_back_makes_the_earlier_plan_the_incumbent() -> None:
     assert back.result.iteration_time_s == pytest.approx(first.result.iteration_time_s,
                                                          rel=1e-9, abs=0)
     _agree(back.result, _cold(planner.instance))
+
+
+def _one_node_a100() -> haap.Instance:
+    """One node of two A100s; the optimum runs one stage of two replicas (TP 1, 16 sequences
+    each); more GPUs make a faster plan."""
+    return tiny_instance(devices=[("A100-80G", None)], groups=[(0, 1, 2)], layers=8, hidden=1024,
+                         heads=8, seq=1024, batch=64, recompute=("none",))
+
+
+@pytest.mark.parametrize(("change", "replan"), [
+    (ch.Resize(node_group="g0", num_nodes=2), True),
+    (ch.AddNodeGroup(group=NodeGroup(name="new", device="d0", num_nodes=1, gpus_per_node=2,
+                                     nic_gbit_s=100.0)), False)], ids=["resize", "add_group"])
+def test_growth_repair_puts_arrived_gpus_to_work(change: ch.Change, replan: bool) -> None:
+    """GPUs arrive (a node group grows, a node group is added): the repair keeps the running
+    plan as it is, its GPUs idle beside the new ones; the growth repair widens a stage onto
+    them (TP 2) or inserts one there, and that faster plan (valid, in the search space) is the
+    cutoff. The optimum is still the cold solve's (checked where the node group grew: with a
+    new group the space's mixed stages make both solves take seconds)."""
+    from haap_solver.search.growth import grown_plan
+    from haap_solver.search.repair import rebalanced, repaired_plan, stage_config_of
+    from haap_solver.search.space import stage_configs
+
+    planner = haap.Planner(_one_node_a100(), time_limit_s=LIMIT_S)
+    first = planner.solve()
+    assert first.result.plan is not None
+    before = first.result.plan
+    planner.apply(change)
+    state = SearchState(planner.instance)
+    repaired = repaired_plan(state, before, mixed=True)
+    assert repaired is not None
+    shrink_only = rebalanced(planner.instance, *repaired)
+    assert shrink_only[1].iteration_time_s == pytest.approx(first.result.iteration_time_s,
+                                                            rel=1e-12)
+    grown = grown_plan(state, *shrink_only)
+    assert grown is not None
+    plan, ev = grown
+    haap.check_plan(planner.instance, plan)
+    assert haap.evaluate(planner.instance, plan).iteration_time_s == ev.iteration_time_s
+    assert ev.iteration_time_s < shrink_only[1].iteration_time_s * (1 - 1e-6)
+    used = sum(r.count * r.tp for s in plan.stages for r in s.replicas)
+    assert used > sum(r.count * r.tp for s in before.stages for r in s.replicas)
+    space = set(stage_configs(planner.instance, plan.micro_batch_size))
+    assert all(stage_config_of(planner.instance, s, plan.micro_batch_size) in space
+               for s in plan.stages)
+
+    if not replan:
+        return
+    again = planner.solve()
+    assert again.incumbent_from == "running, grown onto idle GPUs"
+    assert again.incumbent_s == pytest.approx(ev.iteration_time_s, rel=1e-12)
+    assert again.result.iteration_time_s <= again.incumbent_s
+    _agree(again.result, _cold(planner.instance))
+
+
+def test_a_short_first_solve_of_a_large_cluster_returns_a_plan() -> None:
+    """512 GPUs of three types: within a 1 s limit the search's set-up does not finish, and the
+    Planner's search runs without the baseline seeds; its first solve found no plan. The best
+    uniform grid (or its proportional split), where it lies in the search space, is now its
+    cutoff and the plan returned unless the search beats it."""
+    inst = haap.load_instance(ROOT / "instances/gpt3-6.7b-a100x128-v100x256-a10x128-4gpu.toml")
+    got = haap.Planner(inst, time_limit_s=1.0).solve()
+    assert got.incumbent_from.startswith("baseline: ")
+    assert got.result.plan is not None and got.incumbent_s is not None
+    haap.check_plan(inst, got.result.plan)
+    assert got.result.iteration_time_s <= got.incumbent_s
