@@ -267,7 +267,7 @@ class Planner:
         for name, got in tried:
             if got is None:
                 continue
-            fixed = rebalanced(self.instance, *got)
+            fixed = rebalanced(self.instance, *got, state=self.state)
             if best is None or fixed[1].iteration_time_s < best[1].iteration_time_s * (1 - _SAME):
                 best, source = fixed, name
         return best, source
@@ -305,7 +305,7 @@ class Planner:
             if got is None:
                 continue
             got = (dataclasses.replace(got[0], note=plan.note), got[1])  # (not repaired)
-            fixed = rebalanced(self.instance, *got)
+            fixed = rebalanced(self.instance, *got, state=self.state)
             if best is None or fixed[1].iteration_time_s < best[1].iteration_time_s * (1 - _SAME):
                 best, source = fixed, f"baseline: {name}"
         return best, source

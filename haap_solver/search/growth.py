@@ -18,8 +18,8 @@ round, until none does or the deadline passes. The micro-batch size and the sche
 plan's. Only configurations of the search space are used (single-type, on one node or on whole
 nodes, neither spread nor uneven: `space.stage_configs`), and every stage keeps a layer, so the
 grown plan lies in the space and its time bounds the space's optimum from above, like the
-repair's (1F1B and GPipe plans: `GROWN_SCHEDULES`). The plan returned is placed the canonical
-way and costed by evaluate(), which validates it.
+repair's (1F1B and GPipe plans: `repair.EXACT_SPLIT_SCHEDULES`). The plan returned is placed
+the canonical way and costed by evaluate(), which validates it.
 """
 
 from __future__ import annotations
@@ -35,17 +35,12 @@ from haap_solver.costing import evaluate
 from haap_solver.errors import HaapError
 from haap_solver.plan import Plan
 from haap_solver.search.dp import best_layer_split
-from haap_solver.search.repair import stage_config_of
+from haap_solver.search.repair import EXACT_SPLIT_SCHEDULES, stage_config_of
 from haap_solver.search.space import StageConfig, build_plan, canonical_placement, stage_configs
 from haap_solver.search.state import SearchState
 
 EXACT_PER_ROUND = 3
 """How many of a round's best-screened moves get the exact layer split."""
-
-GROWN_SCHEDULES = ("1f1b", "gpipe")
-"""The schedules whose plans are grown: those `dp.best_layer_split` splits exactly, with any
-stage count (the interleaved schedule's stage count must divide the micro-batch count, and its
-layers per stage follow its chunks, Sec. 1.4)."""
 
 MAX_ROUNDS = 32
 """Rounds of the local search at most (each keeps one move)."""
@@ -67,7 +62,7 @@ def grown_plan(state: SearchState, plan: Plan, ev: Evaluation, *,
     no GPU idle. `deadline`: a time.perf_counter() value after which no round starts."""
     instance = state.instance
     b, schedule = plan.micro_batch_size, plan.schedule
-    if schedule not in GROWN_SCHEDULES:
+    if schedule not in EXACT_SPLIT_SCHEDULES:
         return None
     configs: list[StageConfig] = []
     for stage in plan.stages:
@@ -96,6 +91,8 @@ def grown_plan(state: SearchState, plan: Plan, ev: Evaluation, *,
         screened: list[tuple[float, int, list[StageConfig]]] = []
         seen: set[tuple[StageConfig, ...]] = set()
         for k, candidate in enumerate(_moves(configs, idle, space)):
+            if k % 64 == 63 and screened and time.perf_counter() >= deadline:
+                break  # (the moves screened so far: a round at 1,024 GPUs screens some 400)
             if len(candidate) > instance.model.num_layers or tuple(candidate) in seen:
                 continue
             seen.add(tuple(candidate))
