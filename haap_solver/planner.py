@@ -31,11 +31,13 @@ a loaded 2-core host: warm CPU 8.62 s without the warm start, 3.70 s with it; co
 
 Repairs only keep or shrink a plan, so GPUs the cluster gained stay idle in them; the fastest
 repair is then grown onto the idle GPUs (`search.growth`: stages widened, moved or inserted on
-them, layers re-split exactly; within GROWTH_SHARE of the time limit). On the 1,024-GPU trace,
-with the plan of a two-stage b=128 solve running (2026-12-03, 2 s re-plans, a loaded 2-core
-host), the first H100 node lost halved the 512-GPU H100 stage (the space has no replica count
-between 64 and 128 there) and left 248 H100 GPUs idle: 1.28x the cold plan's time before,
-1.08x grown; 16 H100 nodes arriving: 1.25x before, 1.21x grown.
+them, layers re-split exactly; within GROWTH_SHARE of the time limit). On the 1,024-GPU trace
+(2026-12-03, 2 s re-plans on a loaded 2-core host, against cold 30 s plans), from a two-stage
+b=128 plan (1.690 s): the first H100 node lost halved the 512-GPU H100 stage (the space has no
+replica count between 64 and 128 there) and left 248 H100 GPUs idle, a cutoff 1.275x the cold
+plan's time that the 2 s search did not improve; grown, 1.088x. When 16 H100 nodes arrived, the
+cutoff went from 1.25x to 1.18x the cold plan (from the 15-stage b=16 plan too), which the cold
+plan beats with another micro-batch size the local search does not change.
 
 The Planner searches without the baseline seeds (`solve(seed_with_baselines=False)`): their
 plans may lie outside the search space, and the optimum it proves is the space's, the one a cold
