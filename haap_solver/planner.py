@@ -36,8 +36,8 @@ them, layers re-split exactly; within GROWTH_SHARE of the time limit). On the 1,
 b=128 plan (1.690 s): the first H100 node lost halved the 512-GPU H100 stage (the space has no
 replica count between 64 and 128 there) and left 248 H100 GPUs idle, a cutoff 1.275x the cold
 plan's time that the 2 s search did not improve; grown, 1.088x. When 16 H100 nodes arrived, the
-cutoff went from 1.25x to 1.18x the cold plan (from the 15-stage b=16 plan too), which the cold
-plan beats with another micro-batch size the local search does not change.
+cutoff went from 1.247x to 1.131x the cold plan (from a 15-stage b=16 plan: 1.284x to 1.144x);
+the cold plan is faster still with another micro-batch size, which the growth does not change.
 
 The Planner searches without the baseline seeds (`solve(seed_with_baselines=False)`): their
 plans may lie outside the search space, and the optimum it proves is the space's, the one a cold

@@ -34,6 +34,7 @@ from haap_solver.cost.evaluate import Evaluation
 from haap_solver.costing import evaluate
 from haap_solver.errors import HaapError
 from haap_solver.plan import Plan
+from haap_solver.search.coefficients import pieces_max
 from haap_solver.search.dp import best_layer_split
 from haap_solver.search.repair import EXACT_SPLIT_SCHEDULES, stage_config_of
 from haap_solver.search.space import StageConfig, build_plan, canonical_placement, stage_configs
@@ -172,7 +173,8 @@ class _Screen:
     it can at T, the 1F1B time without the links: the sum of the stage times, m - 1 times T,
     and the largest data-parallel tail (which decides between few wide stages and more narrow
     ones on small clusters). The per-stage tables are kept, keyed by what they depend on; a
-    few microseconds of numpy a sequence (a move round at 1,024 GPUs screens some 400)."""
+    few tens of microseconds of numpy a sequence (a move round at 1,024 GPUs screens some
+    400)."""
 
     def __init__(self, state: SearchState, micro_batch: int, schedule: str):
         self.cache, self.b, self.schedule = state.cache, micro_batch, schedule
@@ -180,12 +182,16 @@ class _Screen:
         self.m = state.instance.training.global_batch_size // micro_batch
         self.tables: dict[tuple[StageConfig, bool, bool, bool, int],
                           tuple[np.ndarray, np.ndarray]] = {}
+        self.in_flight: dict[tuple[int, int], int] = {}
 
     def table(self, c: StageConfig, i: int, p: int) -> tuple[np.ndarray, np.ndarray]:
         """Stage times (running maximum) and tails at 1..L layers, inf beyond what memory
         holds, of `c` as stage i of p."""
         first, last = i == 0, i == p - 1
-        in_flight = self.cache.in_flight(self.schedule, p - 1 - i, p, self.m)
+        in_flight = self.in_flight.get((i, p))
+        if in_flight is None:
+            in_flight = self.in_flight[(i, p)] = self.cache.in_flight(self.schedule, p - 1 - i,
+                                                                      p, self.m)
         key = (c, first, last, p > 1, in_flight)  # (what the time and memory depend on)
         got = self.tables.get(key)
         if got is None:
@@ -194,8 +200,9 @@ class _Screen:
             co = self.cache.coefficients(c, self.b, first, last, p > 1)
             taus, tails = np.full(self.layers, math.inf), np.full(self.layers, math.inf)
             if limit >= 1:
-                taus[:limit] = np.maximum.accumulate([co.tau(n) for n in range(1, limit + 1)])
-                tails[:limit] = [co.tail(n) for n in range(1, limit + 1)]
+                n = np.arange(1, limit + 1, dtype=float)
+                taus[:limit] = np.maximum.accumulate(pieces_max(co.tau_pieces, n))
+                tails[:limit] = pieces_max(co.tail_pieces, n)
             got = self.tables[key] = (taus, tails)
         return got
 
@@ -204,19 +211,12 @@ class _Screen:
         p = len(configs)
         rows = [self.table(c, i, p) for i, c in enumerate(configs)]
         taus = np.stack([r[0] for r in rows])
-        # (the least T at which every stage holds a layer and all hold L: a value of the table)
-        floor = float(taus[:, 0].max())
-        values = np.unique(taus[np.isfinite(taus) & (taus >= floor)])
-        lo, hi = 0, len(values)
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if int((taus <= values[mid]).sum()) >= self.layers:
-                hi = mid
-            else:
-                lo = mid + 1
-        if lo == len(values):
+        # The least T at which the stages hold L layers in all is the L-th smallest entry (each
+        # row is non-decreasing), and at least the largest one-layer time (each holds one).
+        t = max(float(taus[:, 0].max()),
+                float(np.partition(taus.ravel(), self.layers - 1)[self.layers - 1]))
+        if not math.isfinite(t):
             return math.inf
-        t = values[lo]
         held = (taus <= t).sum(axis=1) - 1  # (index of the layers each stage holds at T)
         at = np.arange(p)
         tails = np.stack([r[1] for r in rows])
