@@ -475,3 +475,34 @@ def test_a_short_first_solve_of_a_large_cluster_returns_a_plan() -> None:
     assert got.result.plan is not None and got.incumbent_s is not None
     haap.check_plan(inst, got.result.plan)
     assert got.result.iteration_time_s <= got.incumbent_s
+
+
+@pytest.mark.parametrize("start", [[6, 1, 1], [1, 6, 1]])
+def test_rebalanced_with_the_state_gives_the_best_split(start: list[int]) -> None:
+    """With the search state, the re-balancing is the exact optimal layer split of the stage
+    sequence (one dynamic program, not up to 200 evaluate() calls): every split of the three
+    stages, costed by evaluate(), is no faster."""
+    import itertools
+
+    from haap_solver.search.repair import rebalanced
+    from haap_solver.search.space import StageConfig, build_plan
+
+    inst = tiny_instance(devices=[("A100-80G", None), ("V100-32G", None)],
+                         groups=[(0, 1, 2), (1, 1, 4)], layers=8, hidden=1024, heads=8, seq=1024,
+                         batch=32, recompute=("none",))
+
+    def config(group: str) -> StageConfig:
+        g = inst.cluster.group(group)
+        return StageConfig(node_group=group, device=g.device, tp=1, dp=2, recompute="none",
+                           gpus_per_node=g.gpus_per_node)
+
+    configs = [config("g1"), config("g0"), config("g1")]
+    plan = build_plan(inst, configs, start, micro_batch=4, schedule="1f1b")
+    assert plan is not None
+    got, ev = rebalanced(inst, plan, haap.evaluate(inst, plan), state=SearchState(inst))
+    haap.check_plan(inst, got)
+    assert haap.evaluate(inst, got).iteration_time_s == ev.iteration_time_s
+    splits = [list(n) for n in itertools.product(range(1, 7), repeat=3) if sum(n) == 8]
+    best = min(haap.evaluate(inst, p).iteration_time_s for n in splits
+               if (p := build_plan(inst, configs, n, micro_batch=4, schedule="1f1b")) is not None)
+    assert ev.iteration_time_s == pytest.approx(best, rel=1e-12)
