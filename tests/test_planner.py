@@ -9,6 +9,7 @@ import dataclasses
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -23,6 +24,7 @@ from haap_solver.cluster import NodeGroup
 from haap_solver.cost.evaluate import CostModel
 from haap_solver.errors import InputError
 from haap_solver.result import SolveResult
+from haap_solver.search import coefficients
 from haap_solver.search.coefficients import CoefficientCache
 from haap_solver.search.state import SearchState
 from haap_solver.stragglers import Straggler, apply_stragglers
@@ -58,6 +60,9 @@ def _assert_cache_holds(state: SearchState) -> None:
         assert n == fresh.max_layers(*key) == from_misc.max_layers(*key), key
     for key, t in state.cache._p2p.items():
         assert t == fresh.p2p_side(*key) == from_misc.p2p_side(*key), key
+    for key, below in state.cache._misc.items():
+        if key[0] == "dom":  # (the dominance verdicts on the coefficients alone)
+            assert below == fresh._pieces_dominate(*key[1:]), key
 
 
 def _base() -> haap.Instance:
@@ -152,6 +157,34 @@ def test_cache_carried_only_where_it_holds() -> None:
     planner.solve()
     dropped = planner.apply(ch.SetSequenceLength(seq_length=1024))
     assert dropped.kept == 0 and dropped.total > 0
+
+
+def test_dominance_verdicts_are_carried_with_the_coefficients(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The configurations' set-up after a change that keeps every node group's signature (the
+    global batch) compares no coefficient pieces again: the verdicts of the dominance test on
+    the two configurations' coefficients are carried with them (`search.carry`, "dom"), where
+    a cold set-up compares them all. It keeps the configurations the cold one keeps."""
+    planner = haap.Planner(_base(), time_limit_s=LIMIT_S)
+    planner.solve()
+    planner.apply(ch.SetGlobalBatch(global_batch_size=4))
+    calls: list[int] = []
+    real = coefficients.pieces_below
+
+    def counted(*args: Any) -> bool:
+        calls.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(coefficients, "pieces_below", counted)
+    warm, cold = planner.state, SearchState(planner.instance)
+    assert warm.prepare_mixed(math.inf)
+    warm_calls = len(calls)
+    assert cold.prepare_mixed(math.inf)
+    assert len(calls) > warm_calls == 0
+    for b in cold.micro_batches():
+        warm.mixed = cold.mixed = True
+        assert warm.configs(b) == cold.configs(b)
+    _assert_cache_holds(warm)
 
 
 def test_previous_plan_is_the_incumbent_after_growth() -> None:
