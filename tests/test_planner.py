@@ -159,6 +159,28 @@ def test_cache_carried_only_where_it_holds() -> None:
     assert dropped.kept == 0 and dropped.total > 0
 
 
+def test_a_group_down_to_one_node_keeps_all_but_its_point_to_point_times() -> None:
+    """The coefficients, memory forms and placements do not read a group's node count; only a
+    point-to-point time does (sends within a one-node group are intra-node transfers). So when
+    g0 goes from two nodes to one, every entry is carried but the point-to-point times naming
+    g0, and each carried entry is what a fresh cache computes."""
+    planner = haap.Planner(_base(), time_limit_s=LIMIT_S)
+    planner.solve()
+    old = planner.state.cache
+    planner.apply(ch.Resize(node_group="g0", num_nodes=1))
+
+    def names_g0(key: tuple[Any, ...]) -> bool:
+        return "g0" in (*key[0].groups, *((key[2],) if isinstance(key[2], str) else key[2]))
+
+    p2p_g0 = [k for k in old._p2p if names_g0(k)]
+    assert p2p_g0 and any("g0" in k[0].groups for k in old._coeffs)
+    new = planner.state.cache
+    assert new._coeffs.keys() == old._coeffs.keys()
+    assert new._max_layers.keys() == old._max_layers.keys()
+    assert new._p2p.keys() == old._p2p.keys() - set(p2p_g0)
+    _assert_cache_holds(planner.state)
+
+
 def test_dominance_verdicts_are_carried_with_the_coefficients(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """The configurations' set-up after a change that keeps every node group's signature (the
