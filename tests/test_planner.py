@@ -147,8 +147,8 @@ def test_every_change_kind_is_drawn() -> None:
 
 
 def test_cache_carried_only_where_it_holds() -> None:
-    """A resize keeps the coefficients of the groups it did not touch and the ones whose node
-    count stays 'more than one'; a new sequence length keeps none."""
+    """A resize keeps the coefficients (a node count changes only point-to-point times, and
+    only between one node and more); a new sequence length keeps none."""
     planner = haap.Planner(_base(), time_limit_s=LIMIT_S)
     planner.solve()
     kept = planner.apply(ch.Resize(node_group="g0", num_nodes=3))
