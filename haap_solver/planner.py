@@ -29,9 +29,22 @@ replicas), and strengthening every bound against its time took longer than a col
 warm start found a better plan first (spot trace, 09:30 event, 2026-12-03, 30 s, one thread,
 a loaded 2-core host: warm CPU 8.62 s without the warm start, 3.70 s with it; cold 5.70 s).
 
+Repairs only keep or shrink a plan, so GPUs the cluster gained stay idle in them; the fastest
+repair is then grown onto the idle GPUs (`search.growth`: stages widened, moved or inserted on
+them, layers re-split exactly; within GROWTH_SHARE of the time limit). On the 1,024-GPU trace
+(2026-12-03, 2 s re-plans on a loaded 2-core host, against cold 30 s plans), from a two-stage
+b=128 plan (1.690 s): the first H100 node lost halved the 512-GPU H100 stage (the space has no
+replica count between 64 and 128 there) and left 248 H100 GPUs idle, a cutoff 1.275x the cold
+plan's time that the 2 s search did not improve; grown, 1.088x. When 16 H100 nodes arrived, the
+cutoff went from 1.247x to 1.131x the cold plan (from a 15-stage b=16 plan: 1.284x to 1.144x);
+the cold plan is faster still with another micro-batch size, which the growth does not change.
+
 The Planner searches without the baseline seeds (`solve(seed_with_baselines=False)`): their
 plans may lie outside the search space, and the optimum it proves is the space's, the one a cold
-`solve(..., seed_with_baselines=False)` proves.
+`solve(..., seed_with_baselines=False)` proves. Where no earlier plan can be repaired (the first
+solve), the best uniform grid and its proportional split are the cutoff instead, where they lie
+in the space (`Planner._baseline_seed`): a 2 s first solve of fleet-1024, whose set-up alone
+outlasts the limit, found no plan without them.
 
 `relative_gap` (as `solve`'s): each re-solve stops once its plan is proven within that share of
 the optimum; the bounds carried from a previous solve then close at once what they prove within
@@ -58,8 +71,9 @@ from haap_solver.instance import Instance
 from haap_solver.migration import Migration, migration
 from haap_solver.plan import Plan
 from haap_solver.result import SolveResult
-from haap_solver.search import objectives
+from haap_solver.search import objectives, tuning
 from haap_solver.search.carry import CacheReuse, carry_state
+from haap_solver.search.growth import grown_plan
 from haap_solver.search.repair import rebalanced, renamed_plan, repaired_plan
 from haap_solver.search.solve import solve
 from haap_solver.search.state import SearchState
@@ -68,6 +82,17 @@ from haap_solver.stragglers import Straggler, apply_stragglers, node_renames
 
 EARLIER_PLANS = 8
 """How many plans of earlier solves (besides the running one) the Planner repairs as incumbents."""
+
+SEED_SHARE = 0.25
+"""Share of a solve's time limit the baseline seeds may take where no earlier plan could be
+repaired (`Planner._baseline_seed`: the first solve), at most tuning.EARLY_SEED_MAX_S as the
+search's own early seed (a 30 s first solve of fleet-1024 that gave them 7.5 s ended at a
+plan 1% slower)."""
+
+GROWTH_SHARE = 0.25
+"""Share of a solve's time limit the growth repair of the incumbent (`search.growth`) may take
+(no round starts after it): at 1,024 GPUs a round takes 0.05-0.2 s on a loaded 2-core host, and
+the 2 s re-plan needs most of its limit for the search."""
 
 _SAME = 1e-12
 """Relative tolerance under which the search's bound counts as reaching the incumbent's time."""
@@ -85,11 +110,14 @@ class Replanned:
     """Coefficient-cache entries carried over by the changes since the previous solve."""
     incumbent_s: float | None
     """evaluate()'s time of the previous plan repaired to the changed cluster (its layers
-    re-balanced), or of an earlier solve's plan where its repair is faster: the search's cutoff
-    (None: no such plan could be repaired into the search space)."""
+    re-balanced), or of an earlier solve's plan where its repair is faster, or of a baseline
+    seed where none could be repaired, with idle GPUs put to work where that is faster: the
+    search's cutoff (None: no such plan in the search space)."""
     incumbent_from: str = ""
     """Which plan the cutoff is: "running" (the previous solve's), "k solves back" (an earlier
-    solve's), or "" where there was none."""
+    solve's), "baseline: uniform grid" or "baseline: proportional split" (where none could be
+    repaired, as on the first solve: `Planner._baseline_seed`), each followed by ", grown onto
+    idle GPUs" where the growth repair improved it (`search.growth`); "" where there was none."""
     solve_s: float
     """Wall time of this solve, seconds (repair included)."""
     changes: tuple[str, ...]
@@ -187,8 +215,17 @@ class Planner:
         if time_limit_s is not None:
             options["time_limit_s"] = time_limit_s
         start = time.perf_counter()
+        limit = float(options["time_limit_s"])  # type: ignore[arg-type]
         in_place = self._incumbent()
         incumbent, source = self._fastest_repair(in_place)
+        if incumbent is None:  # (the first solve, or no plan could be repaired)
+            incumbent, source = self._baseline_seed(
+                deadline=start + min(SEED_SHARE * limit, tuning.EARLY_SEED_MAX_S))
+        if incumbent is not None:
+            grown = grown_plan(self.state, *incumbent,
+                               deadline=time.perf_counter() + GROWTH_SHARE * limit)
+            if grown is not None:
+                incumbent, source = grown, f"{source}, grown onto idle GPUs"
         cutoff = incumbent[1].iteration_time_s if incumbent is not None else math.inf
         result = solve(self.instance, state=self.state, seed_with_baselines=False,
                        cutoff_s=cutoff, warm_start=True,
@@ -232,9 +269,47 @@ class Planner:
         for name, got in tried:
             if got is None:
                 continue
-            fixed = rebalanced(self.instance, *got)
+            fixed = rebalanced(self.instance, *got, state=self.state)
             if best is None or fixed[1].iteration_time_s < best[1].iteration_time_s * (1 - _SAME):
                 best, source = fixed, name
+        return best, source
+
+    def _baseline_seed(self, deadline: float) -> tuple[tuple[Plan, Evaluation] | None, str]:
+        """Where no earlier plan could be repaired (the first solve): the best uniform
+        Megatron-LM grid found by `deadline` (largest TP degree first, as the search's early
+        seed) and the proportional layer split on its grid, where they lie in the search space
+        (`repaired_plan` on the instance itself: it keeps a plan whose stages are
+        configurations of the space and rejects one whose stages straddle node groups outside
+        it), layers re-balanced; the faster, and which it is. The Planner's search runs
+        without the baseline seeds (module docstring), and at 1,024 GPUs its set-up alone
+        takes seconds: a 2 s first solve of fleet-1024 found no plan at all (2026-12-03).
+        In the space, the seed only prunes, as a repaired plan does."""
+        from haap_solver.baselines.proportional import on_grid
+        from haap_solver.baselines.uniform import uniform
+
+        budget = deadline - time.perf_counter()
+        if budget <= 0:
+            return None, ""
+        cm = self.state.cost_model
+        grid = uniform(self.instance, time_limit_s=budget, cost_model=cm,
+                       largest_tp_first=True)
+        plans = [("uniform grid", grid.plan)]
+        if grid.plan is not None:
+            split = on_grid(self.instance, grid.options["choice"], cost_model=cm,
+                            time_limit_s=max(0.05, deadline - time.perf_counter()))
+            plans.append(("proportional split", split.plan))
+        best: tuple[Plan, Evaluation] | None = None
+        source = ""
+        for name, plan in plans:
+            if plan is None:
+                continue
+            got = repaired_plan(self.state, plan, mixed=bool(self.options["mixed"]))
+            if got is None:
+                continue
+            got = (dataclasses.replace(got[0], note=plan.note), got[1])  # (not repaired)
+            fixed = rebalanced(self.instance, *got, state=self.state)
+            if best is None or fixed[1].iteration_time_s < best[1].iteration_time_s * (1 - _SAME):
+                best, source = fixed, f"baseline: {name}"
         return best, source
 
     def _with_incumbent(self, result: SolveResult, incumbent: tuple[Plan, Evaluation] | None,
@@ -248,14 +323,19 @@ class Planner:
         bound = min(result.best_bound_s, t)
         proven = bound >= t * (1 - _SAME)
         gap = self.relative_gap
-        which = "the previous plan" if source == "running" else f"the plan from {source}"
-        message = (f"{which}, repaired to the changed cluster: no plan of the search space is "
-                   "faster" if proven else
-                   f"{which}, repaired to the changed cluster: no plan of the search space is "
-                   f"faster by more than the relative gap ({gap:.2%})"
+        base, _, grown = source.partition(", grown")
+        which = ("the previous plan, repaired to the changed cluster" if base == "running" else
+                 f"the {base.removeprefix('baseline: ')} baseline's plan"
+                 if base.startswith("baseline: ") else
+                 f"the plan from {base}, repaired to the changed cluster")
+        if grown:
+            which += ", its idle GPUs put to work"
+        message = (f"{which}: no plan of the search space is faster" if proven else
+                   f"{which}: no plan of the search space is faster by more than the relative "
+                   f"gap ({gap:.2%})"
                    if bound >= t * (1 - gap) * (1 - _SAME) else
-                   f"{which}, repaired to the changed cluster: the time limit ended the search "
-                   "before it found a faster plan or proved none exists")
+                   f"{which}: the time limit ended the search before it found a faster plan or "
+                   "proved none exists")
         return dataclasses.replace(result, plan=plan, evaluation=ev,
                                    status="optimal" if proven else "feasible",
                                    iteration_time_s=t, best_bound_s=t if proven else bound,

@@ -9,6 +9,7 @@ import dataclasses
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -23,6 +24,7 @@ from haap_solver.cluster import NodeGroup
 from haap_solver.cost.evaluate import CostModel
 from haap_solver.errors import InputError
 from haap_solver.result import SolveResult
+from haap_solver.search import coefficients
 from haap_solver.search.coefficients import CoefficientCache
 from haap_solver.search.state import SearchState
 from haap_solver.stragglers import Straggler, apply_stragglers
@@ -58,6 +60,9 @@ def _assert_cache_holds(state: SearchState) -> None:
         assert n == fresh.max_layers(*key) == from_misc.max_layers(*key), key
     for key, t in state.cache._p2p.items():
         assert t == fresh.p2p_side(*key) == from_misc.p2p_side(*key), key
+    for key, below in state.cache._misc.items():
+        if key[0] == "dom":  # (the dominance verdicts on the coefficients alone)
+            assert below == fresh._pieces_dominate(*key[1:]), key
 
 
 def _base() -> haap.Instance:
@@ -142,8 +147,8 @@ def test_every_change_kind_is_drawn() -> None:
 
 
 def test_cache_carried_only_where_it_holds() -> None:
-    """A resize keeps the coefficients of the groups it did not touch and the ones whose node
-    count stays 'more than one'; a new sequence length keeps none."""
+    """A resize keeps the coefficients (a node count changes only point-to-point times, and
+    only between one node and more); a new sequence length keeps none."""
     planner = haap.Planner(_base(), time_limit_s=LIMIT_S)
     planner.solve()
     kept = planner.apply(ch.Resize(node_group="g0", num_nodes=3))
@@ -152,6 +157,56 @@ def test_cache_carried_only_where_it_holds() -> None:
     planner.solve()
     dropped = planner.apply(ch.SetSequenceLength(seq_length=1024))
     assert dropped.kept == 0 and dropped.total > 0
+
+
+def test_a_group_down_to_one_node_keeps_all_but_its_point_to_point_times() -> None:
+    """The coefficients, memory forms and placements do not read a group's node count; only a
+    point-to-point time does (sends within a one-node group are intra-node transfers). So when
+    g0 goes from two nodes to one, every entry is carried but the point-to-point times naming
+    g0, and each carried entry is what a fresh cache computes."""
+    planner = haap.Planner(_base(), time_limit_s=LIMIT_S)
+    planner.solve()
+    old = planner.state.cache
+    planner.apply(ch.Resize(node_group="g0", num_nodes=1))
+
+    def names_g0(key: tuple[Any, ...]) -> bool:
+        return "g0" in (*key[0].groups, *((key[2],) if isinstance(key[2], str) else key[2]))
+
+    p2p_g0 = [k for k in old._p2p if names_g0(k)]
+    assert p2p_g0 and any("g0" in k[0].groups for k in old._coeffs)
+    new = planner.state.cache
+    assert new._coeffs.keys() == old._coeffs.keys()
+    assert new._max_layers.keys() == old._max_layers.keys()
+    assert new._p2p.keys() == old._p2p.keys() - set(p2p_g0)
+    _assert_cache_holds(planner.state)
+
+
+def test_dominance_verdicts_are_carried_with_the_coefficients(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The configurations' set-up after a change that keeps every node group's signature (the
+    global batch) compares no coefficient pieces again: the verdicts of the dominance test on
+    the two configurations' coefficients are carried with them (`search.carry`, "dom"), where
+    a cold set-up compares them all. It keeps the configurations the cold one keeps."""
+    planner = haap.Planner(_base(), time_limit_s=LIMIT_S)
+    planner.solve()
+    planner.apply(ch.SetGlobalBatch(global_batch_size=4))
+    calls: list[int] = []
+    real = coefficients.pieces_below
+
+    def counted(*args: Any) -> bool:
+        calls.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(coefficients, "pieces_below", counted)
+    warm, cold = planner.state, SearchState(planner.instance)
+    assert warm.prepare_mixed(math.inf)
+    warm_calls = len(calls)
+    assert cold.prepare_mixed(math.inf)
+    assert len(calls) > warm_calls == 0
+    for b in cold.micro_batches():
+        warm.mixed = cold.mixed = True
+        assert warm.configs(b) == cold.configs(b)
+    _assert_cache_holds(warm)
 
 
 def test_previous_plan_is_the_incumbent_after_growth() -> None:
@@ -409,3 +464,100 @@ def test_capacity_back_makes_the_earlier_plan_the_incumbent() -> None:
     assert back.result.iteration_time_s == pytest.approx(first.result.iteration_time_s,
                                                          rel=1e-9, abs=0)
     _agree(back.result, _cold(planner.instance))
+
+
+def _one_node_a100() -> haap.Instance:
+    """One node of two A100s; the optimum runs one stage of two replicas (TP 1, 16 sequences
+    each); more GPUs make a faster plan."""
+    return tiny_instance(devices=[("A100-80G", None)], groups=[(0, 1, 2)], layers=8, hidden=1024,
+                         heads=8, seq=1024, batch=64, recompute=("none",))
+
+
+@pytest.mark.parametrize(("change", "replan"), [
+    (ch.Resize(node_group="g0", num_nodes=2), True),
+    (ch.AddNodeGroup(group=NodeGroup(name="new", device="d0", num_nodes=1, gpus_per_node=2,
+                                     nic_gbit_s=100.0)), False)], ids=["resize", "add_group"])
+def test_growth_repair_puts_arrived_gpus_to_work(change: ch.Change, replan: bool) -> None:
+    """GPUs arrive (a node group grows, a node group is added): the repair keeps the running
+    plan as it is, its GPUs idle beside the new ones; the growth repair widens a stage onto
+    them (TP 2) or inserts one there, and that faster plan (valid, in the search space) is the
+    cutoff. The optimum is still the cold solve's (checked where the node group grew: with a
+    new group the space's mixed stages make both solves take seconds)."""
+    from haap_solver.search.growth import grown_plan
+    from haap_solver.search.repair import rebalanced, repaired_plan, stage_config_of
+    from haap_solver.search.space import stage_configs
+
+    planner = haap.Planner(_one_node_a100(), time_limit_s=LIMIT_S)
+    first = planner.solve()
+    assert first.result.plan is not None
+    before = first.result.plan
+    planner.apply(change)
+    state = SearchState(planner.instance)
+    repaired = repaired_plan(state, before, mixed=True)
+    assert repaired is not None
+    shrink_only = rebalanced(planner.instance, *repaired)
+    assert shrink_only[1].iteration_time_s == pytest.approx(first.result.iteration_time_s,
+                                                            rel=1e-12)
+    grown = grown_plan(state, *shrink_only)
+    assert grown is not None
+    plan, ev = grown
+    haap.check_plan(planner.instance, plan)
+    assert haap.evaluate(planner.instance, plan).iteration_time_s == ev.iteration_time_s
+    assert ev.iteration_time_s < shrink_only[1].iteration_time_s * (1 - 1e-6)
+    used = sum(r.count * r.tp for s in plan.stages for r in s.replicas)
+    assert used > sum(r.count * r.tp for s in before.stages for r in s.replicas)
+    space = set(stage_configs(planner.instance, plan.micro_batch_size))
+    assert all(stage_config_of(planner.instance, s, plan.micro_batch_size) in space
+               for s in plan.stages)
+
+    if not replan:
+        return
+    again = planner.solve()
+    assert again.incumbent_from == "running, grown onto idle GPUs"
+    assert again.incumbent_s == pytest.approx(ev.iteration_time_s, rel=1e-12)
+    assert again.result.iteration_time_s <= again.incumbent_s
+    _agree(again.result, _cold(planner.instance))
+
+
+def test_a_short_first_solve_of_a_large_cluster_returns_a_plan() -> None:
+    """512 GPUs of three types: within a 1 s limit the search's set-up does not finish, and the
+    Planner's search runs without the baseline seeds; its first solve found no plan. The best
+    uniform grid (or its proportional split), where it lies in the search space, is now its
+    cutoff and the plan returned unless the search beats it."""
+    inst = haap.load_instance(ROOT / "instances/gpt3-6.7b-a100x128-v100x256-a10x128-4gpu.toml")
+    got = haap.Planner(inst, time_limit_s=1.0).solve()
+    assert got.incumbent_from.startswith("baseline: ")
+    assert got.result.plan is not None and got.incumbent_s is not None
+    haap.check_plan(inst, got.result.plan)
+    assert got.result.iteration_time_s <= got.incumbent_s
+
+
+@pytest.mark.parametrize("start", [[6, 1, 1], [1, 6, 1]])
+def test_rebalanced_with_the_state_gives_the_best_split(start: list[int]) -> None:
+    """With the search state, the re-balancing is the exact optimal layer split of the stage
+    sequence (one dynamic program, not up to 200 evaluate() calls): every split of the three
+    stages, costed by evaluate(), is no faster."""
+    import itertools
+
+    from haap_solver.search.repair import rebalanced
+    from haap_solver.search.space import StageConfig, build_plan
+
+    inst = tiny_instance(devices=[("A100-80G", None), ("V100-32G", None)],
+                         groups=[(0, 1, 2), (1, 1, 4)], layers=8, hidden=1024, heads=8, seq=1024,
+                         batch=32, recompute=("none",))
+
+    def config(group: str) -> StageConfig:
+        g = inst.cluster.group(group)
+        return StageConfig(node_group=group, device=g.device, tp=1, dp=2, recompute="none",
+                           gpus_per_node=g.gpus_per_node)
+
+    configs = [config("g1"), config("g0"), config("g1")]
+    plan = build_plan(inst, configs, start, micro_batch=4, schedule="1f1b")
+    assert plan is not None
+    got, ev = rebalanced(inst, plan, haap.evaluate(inst, plan), state=SearchState(inst))
+    haap.check_plan(inst, got)
+    assert haap.evaluate(inst, got).iteration_time_s == ev.iteration_time_s
+    splits = [list(n) for n in itertools.product(range(1, 7), repeat=3) if sum(n) == 8]
+    best = min(haap.evaluate(inst, p).iteration_time_s for n in splits
+               if (p := build_plan(inst, configs, n, micro_batch=4, schedule="1f1b")) is not None)
+    assert ev.iteration_time_s == pytest.approx(best, rel=1e-12)

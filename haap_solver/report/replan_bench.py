@@ -18,7 +18,16 @@ against the cold 30 s plans of that day's `haap bench`): every re-plan returned 
 wall; spot-a100-v100 plans 1.000-1.033x the cold plan's time on 7 of 8 events, 1.206x at
 19:00 (two V100 nodes back: the A100-only plan kept; 1.013x since the Planner repairs earlier
 plans too, `planner.EARLIER_PLANS`); fleet-1024 1.022-1.054x on 5 of 7, 1.232x after the
-first H100 node fails and 1.237x when 16 H100 nodes arrive (not used)."""
+first H100 node fails and 1.237x when 16 H100 nodes arrive (not used).
+
+With the growth repair (planner.py, search/growth.py; 2026-12-03, 2 s re-plans from a fixed
+starting plan, cold 30 s plans of the same day, a 2-core host at load 3.5-4.7): from a
+two-stage b=128 plan the first H100 loss went from 1.275x to 1.088x, the arrival of 16 H100
+nodes from 1.247x to 1.131x; from the 15-stage b=16 plan the arrival's cutoff from 1.284x to
+1.144x, and the third H100 loss's from 1.141x to 1.086x (the 2 s search itself found a 1.034x
+plan at the arrival in some runs with and without it: the short search's luck varies run to
+run on a loaded host). A 2 s first solve of fleet-1024 returned no
+plan before; with the in-space uniform grid as its cutoff it returns one (1.870 s)."""
 
 from __future__ import annotations
 
