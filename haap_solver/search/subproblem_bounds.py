@@ -331,7 +331,10 @@ def _strong_steps(state: SearchState, sub: SubProblem, floors: tuple[float, floa
         return math.inf, "granular"
     if bound >= incumbent_s:
         return bound, "granular"
-    tail_capacity = state.tail_capacity(sub.micro_batch, p_max, sub.schedule)
+    tables = state.tail_capacity(sub.micro_batch, p_max, sub.schedule)
+    # (With mixed-type candidates, off by default; with require_mixed its floor is the
+    # granular one above: Sec. 4.9, *Mixed stages*.)
+    tail_capacity = tables if not tables.halves or tuning.TAIL_CAPACITY_MIXED_WALK else None
     if tail_capacity is not None and tuning.TAIL_CAPACITY_PRUNE:
         # Every stage's tail with GPUs in node blocks, no LP (Sec. 4.9): the prune test
         # (`cannot_beat`) and, where TAIL_CAPACITY_WALK says so, the walk for a bound; the
