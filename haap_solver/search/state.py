@@ -18,6 +18,7 @@ import numpy as np
 
 from haap_solver.cost.evaluate import CostModel
 from haap_solver.instance import Instance
+from haap_solver.search import tuning
 from haap_solver.search.bounds import CapacityBound, PositionalBound, TailCapacity
 from haap_solver.search.coefficients import CoefficientCache, pieces_max_rows
 from haap_solver.search.deadline import DeadlineReached, check_deadline, until
@@ -322,16 +323,21 @@ class SearchState:
     def granular_floor(self, sub: SubProblem, p_max: int) -> float:
         """The GPU-granular bottleneck floor of Sec. 4.3 (inf: no plan holds every layer).
 
-        With require_mixed, only the least stage time any configuration can take: there the
-        relaxation of mixed stages (free items that fill the GPUs the stages leave) makes the
-        floor weak, and its dynamic program over thousands of mixed items cost more than it saved
-        (the mixed phase of llama3-8b-h100-a100-l40s 2.4 s -> 2.1 s, of
-        llama3-70b-h100x32-a100x32 1.2 s -> 0.9 s); the positional LP, which charges mixed
-        stages their GPUs exactly and has the row (M), does that work."""
-        if self.require_mixed:
-            return self.tail_capacity(sub.micro_batch, p_max,
-                                      sub.schedule).bottleneck_floor(sub.num_stages)
+        With require_mixed, the floor of the tail-threshold tables at R = inf, in half-units
+        (Sec. 4.9 *Mixed stages*; `TailCapacity.bottleneck_floor`), on clusters of up to
+        MIXED_HALF_UNIT_FLOOR_MAX_GPUS; above, only the least stage time any configuration can
+        take. Not CapacityBound's floor: there the relaxation of mixed stages (free items that
+        fill the GPUs the stages leave) makes the floor weak, and its dynamic program over
+        thousands of mixed items cost more than it saved (the mixed phase of
+        llama3-8b-h100-a100-l40s 2.4 s -> 2.1 s, of llama3-70b-h100x32-a100x32 1.2 s -> 0.9 s);
+        the positional LP, which charges mixed stages their GPUs exactly and has the row (M),
+        starts from this floor."""
         capacity = self.capacity_bound(sub.micro_batch, p_max, sub.schedule)
+        if self.require_mixed:
+            if self.instance.cluster.num_gpus <= tuning.MIXED_HALF_UNIT_FLOOR_MAX_GPUS:
+                return self.tail_capacity(sub.micro_batch, p_max,
+                                          sub.schedule).bottleneck_floor(sub.num_stages)
+            return capacity.t_values[0] if capacity.t_values else math.inf
         return capacity.bottleneck_floor(sub.num_stages)
 
     def bottleneck_floor(self, sub: SubProblem, p_max: int, stop: float = math.inf) -> float:

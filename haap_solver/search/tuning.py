@@ -58,8 +58,12 @@ search does. Off: there the tables are rarely shared (every mixed part's layers 
 the walk costs several times the single-type one, and the LP walk closed the same
 sub-problems anyway. Measured (2026-12-03, gpt3-2.7b-a100x32-v100x96-4gpu, every sub-problem
 of the mixed search below a plan of 4.659 s strengthened against it, CPU on a loaded 2-core
-host): on, 122 s and 8 of 194 left open, the least at 4.210 s; off (the half-unit floor only
-as the granular floor), see the commit. The floor is taken either way (`granular_floor`)."""
+host): on, 122 s and 8 of 194 left open, the least at 4.210 s; off (the half-unit floor only,
+as the granular floor), 41 s and the same 8 open at the same bounds (before the half-unit
+floor, whose granular step closes 37 of them without an LP: 47 s, the same 8). The walk
+raised the least bound of all 194 to 3.23 s alone, so a faster table (they are rarely
+shared: every mixed part's layers key one) would make it pay. The floor is taken either way
+(`SearchState.granular_floor`)."""
 
 TAIL_CAPACITY_PASS_SHARE = 0.25
 """Share of the time limit the single-type search may spend before its first pass raising
@@ -81,6 +85,14 @@ enough to reach every sub-problem, and the least bound it leaves is the search's
 one thread the search over plans with a mixed stage has what the single-type one left (a
 quarter of the limit at most): on gpt3-2.7b-a100x32-v100x96-4gpu (30 s, loaded host) a quarter
 of that reached 67 of its sub-problems (mixed-phase bound 1.31 s -> 1.72 s)."""
+
+MIXED_HALF_UNIT_FLOOR_MAX_GPUS = 512
+"""Clusters (GPUs, at most) where the search over plans with a mixed stage takes the half-unit
+tables' floor as its granular floor (SearchState.granular_floor). Measured at 16 and 128 GPUs
+(2026-12-03, one thread, 30 s, loaded host): gpt3-2.7b-a100x8-v100x8-4gpu's mixed-phase bound
+unchanged at 8.166 s, gpt3-2.7b-a100x32-v100x96-4gpu's strong bounds of every mixed
+sub-problem 47 s -> 41 s of CPU, the same left open. Above, unmeasured: with free items (three
+groups or more) a table spans every GPU of its group, thousands at 1,024 GPUs."""
 
 TAIL_CAPACITY_PASS_GPUS = (128, 512)
 """Clusters (GPUs, inclusive) where that pass runs: where it was measured to pay. Below, the
