@@ -145,7 +145,7 @@ def test_tail_capacity_on_two_device_types(instance: Instance, p2p: str) -> None
     _check(SearchState(_with_p2p(instance, p2p)))
 
 
-@settings(max_examples=3, **SETTINGS)  # type: ignore[arg-type]
+@settings(max_examples=2, **SETTINGS)  # type: ignore[arg-type]
 @given(mixed_memory_bound_instances(), st.sampled_from(P2P_MODES), st.booleans())
 def test_tail_capacity_with_mixed_stages(instance: Instance, p2p: str,
                                          require_mixed: bool) -> None:
