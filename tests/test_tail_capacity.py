@@ -275,3 +275,28 @@ def test_half_unit_tables_match_enumeration(items: list[tuple[int, int, list[flo
                 assert got[u, roles] < NEG / 2, (u, roles, got[u, roles])
             else:
                 assert abs(got[u, roles] - want[u, roles]) < 1e-9, (u, roles, got, want)
+
+
+def test_tail_capacity_where_the_stage_count_binds() -> None:
+    """Three node groups of two 1-GPU nodes, memory for about half the model a GPU, mixed-type
+    stages alone: a plan has two stages, each over the three groups, and at its own (T, R) one
+    stage fewer holds too few layers, so the count of half-units decides. Each part of a mixed
+    stage counted as a whole stage (two half-units, as a single-type stage) would leave the two
+    stages' parts in the counted groups too few layers: planted (`2 if rank < 2`
+    in TailCapacity), it fails here, not in the tests above."""
+    inst = tiny_instance(devices=[("A100-80G", 2.5), ("V100-32G", 2.5), ("T4", 2.5)],
+                         groups=[(0, 2, 1), (1, 2, 1), (2, 2, 1)], layers=4, hidden=512,
+                         heads=4, seq=1024, batch=6, recompute=("none",), zero=0,
+                         nic_gbit_s=400.0)
+    state = SearchState(inst, mixed=True)
+    state.stage_filter = _mixed_only
+    state.require_mixed = True
+    assert _check(state) > 0
+    binds = 0
+    for b, _, schedule in sizes_and_schedules(state):
+        capacity = state.tail_capacity(b, 4, schedule)
+        plans = _plans(state, SubProblem(2, b, schedule))
+        assert plans is not None
+        binds += sum(capacity.capacity(t, r)[1] < inst.model.num_layers - 1e-9
+                     for t, r, _ in plans)
+    assert binds, "no two-stage plan needs both its stages at its own (T, R)"
