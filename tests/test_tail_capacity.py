@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 from bound_sweep import sizes_and_schedules
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from test_bounds import (
     P2P_MODES,
@@ -27,10 +27,10 @@ from tiny_instances import tiny_instance
 
 from haap_solver.cost.pipeline import links_around
 from haap_solver.instance import Instance, load_instance
-from haap_solver.search.bounds import NEG, _group_history, role_tables
+from haap_solver.search.bounds import NEG, _group_history, half_unit_tables, role_tables
 from haap_solver.search.formulation import SubProblem
 from haap_solver.search.solve import SearchState
-from haap_solver.search.space import build_plan
+from haap_solver.search.space import StageConfig, build_plan
 from haap_solver.search.subproblem_bounds import (
     _layer_rate_bounds,
     granular_lower_bound,
@@ -110,8 +110,6 @@ def _check(state: SearchState) -> int:
     checked = 0
     for b, floors, schedule in sizes_and_schedules(state):
         capacity = state.tail_capacity(b, p_cap, schedule)
-        if capacity is None:
-            continue
         for p in range(1, p_cap + 1):
             sub = SubProblem(p, b, schedule)
             plans = _plans(state, sub)
@@ -143,9 +141,51 @@ def test_tail_capacity_never_exceeds_the_sub_problem_optimum(instance: Instance,
 @settings(max_examples=4, **SETTINGS)  # type: ignore[arg-type]
 @given(mixed_memory_bound_instances(), st.sampled_from(P2P_MODES))
 def test_tail_capacity_on_two_device_types(instance: Instance, p2p: str) -> None:
-    """Two node groups of different devices (single-type stages: the bound does not apply
-    where mixed-type stages are candidates)."""
+    """Two node groups of different devices, single-type stages."""
     _check(SearchState(_with_p2p(instance, p2p)))
+
+
+@settings(max_examples=2, **SETTINGS)  # type: ignore[arg-type]
+@given(mixed_memory_bound_instances(), st.sampled_from(P2P_MODES), st.booleans())
+def test_tail_capacity_with_mixed_stages(instance: Instance, p2p: str,
+                                         require_mixed: bool) -> None:
+    """Mixed-type stages among the candidates (Sec. 4.9, *Mixed stages*: half-units): every
+    plan, mixed stages included, is a selection the tables admit at its own (T, R), and the
+    bound stays below the least plan; in the search over plans with a mixed stage
+    (require_mixed) too, where the bottleneck floor it starts from is the tables' own."""
+    state = SearchState(_with_p2p(instance, p2p), mixed=True)
+    assume(any(c.mixed for b in state.micro_batches() for c in state.configs(b)))
+    state.require_mixed = require_mixed
+    assume(_check(state))
+    # Mixed-type stages alone (a restricted space, as a target's stage filter makes it): the
+    # single-type items, which mostly decide the bound above, cannot stand in for them.
+    only_mixed = SearchState(_with_p2p(instance, p2p), mixed=True)
+    only_mixed.stage_filter = _mixed_only
+    only_mixed.require_mixed = require_mixed
+    _check(only_mixed)
+
+
+def _mixed_only(c: StageConfig) -> bool:
+    return c.mixed
+
+
+def test_tail_capacity_with_mixed_stages_over_three_groups() -> None:
+    """Three node groups of three device types: a mixed stage over all three is an item in its
+    two largest parts' groups and a free item in the third (half_unit_tables' free items)."""
+    inst = tiny_instance(devices=[("A100-80G", 3.0), ("V100-32G", 3.0), ("T4", 3.0)],
+                         groups=[(0, 1, 2), (1, 1, 1), (2, 1, 1)], layers=3, hidden=512,
+                         heads=4, seq=512, batch=4, recompute=("none",), zero=0,
+                         nic_gbit_s=1.0)
+    for p2p, require_mixed in zip(P2P_MODES, (True, False), strict=True):
+        state = SearchState(_with_p2p(inst, p2p), mixed=True)
+        assert any(len(c.groups) == 3 for b in state.micro_batches()
+                   for c in state.configs(b)), "no mixed stage over three groups"
+        state.require_mixed = require_mixed
+        assert _check(state) > 0
+        only_mixed = SearchState(_with_p2p(inst, p2p), mixed=True)
+        only_mixed.stage_filter = _mixed_only
+        only_mixed.require_mixed = require_mixed
+        assert _check(only_mixed) > 0
 
 
 def test_tail_capacity_on_slow_nics_where_the_tail_decides() -> None:
@@ -189,3 +229,74 @@ def test_tail_capacity_closes_what_the_lp_free_bounds_left_open() -> None:
     assert before < 0.75 * plan_s, before
     after = tail_capacity_bound(state, sub, floors, p_cap, plan_s, prune_only=True)
     assert after >= plan_s, after
+
+
+def _half_unit_enumeration(items: list[tuple[int, int, list[float]]], width: int,
+                           u_max: int) -> np.ndarray:
+    """best[u, f] of half_unit_tables by enumerating every multiset of items with a role each
+    (middle, or the one first, or the one last; a free item, 0 half-units, middle only)."""
+    best = np.full((u_max + 1, 4), NEG)
+
+    def rec(start: int, w: int, u: int, f: int, value: float) -> None:
+        best[u:, f] = np.maximum(best[u:, f], value)
+        for i in range(start, len(items)):
+            size, halves, held = items[i]
+            if size > w or u + halves > u_max:
+                continue
+            for role, bit in ((0, 0), (1, 1), (2, 2)):
+                if held[role] <= 0 or (bit and f & bit) or (role and not halves):
+                    continue
+                rec(i, w - size, u + halves, f | bit, value + held[role])
+
+    rec(0, width, 0, 0, 0.0)
+    return best
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(st.lists(st.tuples(st.integers(1, 3), st.sampled_from([0, 1, 1, 2, 2]),
+                          st.lists(st.sampled_from([0.0, 0.0, 0.5, 1.0, 2.5]), min_size=3,
+                                   max_size=3)),
+                max_size=4),
+       st.integers(0, 6), st.integers(0, 5))
+def test_half_unit_tables_match_enumeration(items: list[tuple[int, int, list[float]]],
+                                            width: int, u_max: int) -> None:
+    """half_unit_tables (the node-group tables of Sec. 4.9 with mixed-type parts) against
+    enumeration: items of 2 half-units (stages), 1 (counted parts of a mixed stage) and 0 (free
+    parts, middle only, any number)."""
+    sizes = np.array([s for s, _, _ in items], dtype=int)
+    halves = np.array([h for _, h, _ in items], dtype=int)
+    values = np.array([v for _, _, v in items], dtype=float).reshape(len(items), 3)
+    got = half_unit_tables(sizes, halves, values, width, u_max)
+    want = _half_unit_enumeration(items, width, u_max)
+    assert got.shape == want.shape
+    for u in range(u_max + 1):
+        for roles in range(4):
+            if want[u, roles] < NEG / 2:
+                assert got[u, roles] < NEG / 2, (u, roles, got[u, roles])
+            else:
+                assert abs(got[u, roles] - want[u, roles]) < 1e-9, (u, roles, got, want)
+
+
+def test_tail_capacity_where_the_stage_count_binds() -> None:
+    """Three node groups of two 1-GPU nodes, memory for about half the model a GPU, mixed-type
+    stages alone: a plan has two stages, each over the three groups, and at its own (T, R) one
+    stage fewer holds too few layers, so the count of half-units decides. Each part of a mixed
+    stage counted as a whole stage (two half-units, as a single-type stage) would leave the two
+    stages' parts in the counted groups too few layers: planted (`2 if rank < 2`
+    in TailCapacity), it fails here, not in the tests above."""
+    inst = tiny_instance(devices=[("A100-80G", 2.5), ("V100-32G", 2.5), ("T4", 2.5)],
+                         groups=[(0, 2, 1), (1, 2, 1), (2, 2, 1)], layers=4, hidden=512,
+                         heads=4, seq=1024, batch=6, recompute=("none",), zero=0,
+                         nic_gbit_s=400.0)
+    state = SearchState(inst, mixed=True)
+    state.stage_filter = _mixed_only
+    state.require_mixed = True
+    assert _check(state) > 0
+    binds = 0
+    for b, _, schedule in sizes_and_schedules(state):
+        capacity = state.tail_capacity(b, 4, schedule)
+        plans = _plans(state, SubProblem(2, b, schedule))
+        assert plans is not None
+        binds += sum(capacity.capacity(t, r)[1] < inst.model.num_layers - 1e-9
+                     for t, r, _ in plans)
+    assert binds, "no two-stage plan needs both its stages at its own (T, R)"

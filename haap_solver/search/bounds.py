@@ -55,6 +55,9 @@ class CapacityBound:
             g.name: [] for g in instance.cluster.node_groups}
         self.only: list[tuple[int, np.ndarray]] = []
         self.only_configs: list[StageConfig] = []
+        self.mixed_configs: list[tuple[StageConfig, list[np.ndarray]]] = []
+        """The mixed-type configurations with their periods per role (TailCapacity's
+        half-units, Sec. 4.9)."""
         # Mixed stages (Sec. 4.3, last paragraph): a relaxation charges each node group its own
         # GPUs and its own share of the stage's layers (in proportion to GPUs); the stage counts
         # (and takes its role) in one group only, in the others it is a free item.
@@ -81,6 +84,7 @@ class CapacityBound:
         for k, c in enumerate(configs):
             per_role = [times[k] for times in by_role]
             if c.mixed:
+                self.mixed_configs.append((c, per_role))
                 anchor = max(c.groups, key=lambda g: (c.gpus_in(g), g))
                 for g in c.groups:
                     item = (c.gpus_in(g), per_role, c.gpus_in(g) / c.gpus)
@@ -385,6 +389,62 @@ def role_tables(sizes: np.ndarray, values: np.ndarray, width: int, p_max: int) -
     return table
 
 
+def half_unit_tables(sizes: np.ndarray, halves: np.ndarray, values: np.ndarray, width: int,
+                     u_max: int) -> np.ndarray:
+    """best[u, f] = most layers of items of one node group within `width` GPU units whose
+    half-units sum to at most u (u = 0..u_max), with role set f (as in role_tables), items
+    drawn with repetition: `halves[i]` is 2 for a single-type stage, 1 for a part of a
+    mixed-type stage that counts (Sec. 4.9, *Mixed stages*) and 0 for one that does not (a free
+    item: any number of them, its layers `values[i, 0]`); `values[i, role]` as in role_tables.
+    As there, the middle items by a dynamic program over half-units, then the one first and the
+    one last item as max-plus steps over every count at once (one numpy step per count, not
+    twelve: these tables are asked thousands of times per micro-batch size); the free items
+    fill the GPUs the others leave (an unbounded knapsack over GPUs, then a max-plus
+    convolution, as CapacityBound's `_group_capacity`)."""
+    add = np.where(values > 0, values.astype(float), NEG)
+    span = width + 1
+    sizes, halves = np.asarray(sizes), np.asarray(halves)
+    idx = np.arange(span)[None, :] - sizes[:, None]
+    valid = idx >= 0
+    idx = np.where(valid, idx, 0)
+    counted = [(h, sel) for h in (1, 2) if len(sel := np.nonzero(halves == h)[0])]
+    mid = np.zeros((u_max + 1, span))  # middle items of at most u half-units within w units
+    for u in range(1, u_max + 1):
+        new = mid[u - 1].copy()
+        for h, sel in counted:
+            if u >= h:
+                step = np.where(valid[sel], mid[u - h][idx[sel]] + add[sel, 0][:, None], NEG)
+                np.maximum(new, step.max(axis=0), out=new)
+        mid[u] = new
+        if u >= 2 and np.array_equal(new, mid[u - 1]) and np.array_equal(new, mid[u - 2]):
+            mid[u + 1:] = new  # (row u depends on rows u - 1 and u - 2 only)
+            break
+
+    def one_more(table: np.ndarray, role: int) -> np.ndarray:
+        """out[u, w] = max over items of table[u - h_i, w - size_i] + values[i, role]."""
+        out = np.full((u_max + 1, span), NEG)
+        for h, sel in counted:
+            if h <= u_max:
+                shifted = np.where(valid[sel][None], table[: u_max + 1 - h][:, idx[sel]]
+                                   + add[sel, role][None, :, None], NEG)
+                np.maximum(out[h:], shifted.max(axis=1), out=out[h:])
+        return np.maximum(out, NEG)
+
+    first = one_more(mid, 1)
+    table = np.stack([mid, first, one_more(mid, 2), one_more(first, 2)], axis=1)  # (u, f, w)
+    free = np.nonzero(halves == 0)[0]
+    if not len(free):
+        return table[:, :, -1].copy()
+    extra = np.zeros(span)  # unbounded knapsack of the free items
+    free_sizes, free_values = sizes[free], values[free, 0].astype(float)
+    for w in range(1, span):
+        fit = (free_sizes <= w) & (free_values > 0)
+        extra[w] = extra[w - 1]
+        if fit.any():
+            extra[w] = max(extra[w], float((extra[w - free_sizes[fit]] + free_values[fit]).max()))
+    return np.maximum((table[:, :, ::-1] + extra[None, None, :]).max(axis=2), NEG)
+
+
 class TailCapacity:
     """The GPU-granular capacity of Sec. 4.3 with a tail threshold (Sec. 4.9).
 
@@ -403,39 +463,62 @@ class TailCapacity:
     the tail staircase of Sec. 4.5 charges only the most loaded stage's tail; here every
     stage's tail counts, with GPUs in node-aligned blocks, and no LP.
 
-    Single-type stages only: with mixed ones among the configurations (`applies` is False) the
-    free-item relaxation of CapacityBound would be needed; the search skips the bound there.
+    Mixed-type stages (Sec. 4.9, *Mixed stages*): the tables count half-units, two a stage. A
+    mixed stage is an item in each of its two largest parts' node groups (one half-unit each,
+    its role with the part of the most GPUs) and a free item in any other, each holding its
+    GPUs' share of the stage's layers; a plan of p stages is then a selection of 2p half-units.
+    Without mixed-type configurations every item is a whole stage and the tables are those of
+    stage counts.
     """
 
     def __init__(self, capacity: CapacityBound, cache: CoefficientCache, micro_batch: int):
         self.L = capacity.L
         self.p_max = capacity.p_max
         self.t_values = capacity.t_values
-        self.applies = not any(capacity.mixed_items.values()) and not any(
-            capacity.free_items.values())
-        self._groups: list[tuple[np.ndarray, np.ndarray, np.ndarray, int, int]] = []
-        tails: list[np.ndarray] = []
+        self.halves = bool(capacity.mixed_configs)
+        """Whether the tables count half-units (mixed-type configurations among the items)."""
+        # Per node group: (GPUs, half-units, share of the layers, takes the stage's role,
+        # periods per role, configuration) of every item.
+        entries: dict[str, list[tuple[int, int, float, bool, list[np.ndarray], StageConfig]]] = {
+            g: [] for g in capacity.items}
         for g, items in capacity.items.items():
-            budget = capacity.budget[g]
-            kept = [(gpus, per_role, c) for (gpus, per_role), c
-                    in zip(items, capacity.item_configs[g], strict=True) if gpus <= budget]
+            for (size, per_role), c in zip(items, capacity.item_configs[g], strict=True):
+                if size <= capacity.budget[g]:
+                    entries[g].append((size, 2, 1.0, True, per_role, c))
+        for c, per_role in capacity.mixed_configs:
+            if any(c.gpus_in(g) > capacity.budget[g] for g in c.groups):
+                continue  # (in no plan)
+            order = sorted(c.groups, key=lambda g: (c.gpus_in(g), g), reverse=True)
+            if len(order) == 1:  # (two replica groups on one node group: one stage there)
+                entries[order[0]].append((c.gpus, 2, 1.0, True, per_role, c))
+                continue
+            for rank, g in enumerate(order):
+                entries[g].append((c.gpus_in(g), 1 if rank < 2 else 0, c.gpus_in(g) / c.gpus,
+                                   rank == 0, per_role, c))
+        self._groups: list[tuple[np.ndarray, np.ndarray, np.ndarray, int, int,
+                                 tuple[np.ndarray, np.ndarray, np.ndarray]]] = []
+        tails: list[np.ndarray] = []
+        for g, kept in entries.items():
             if not kept:
                 continue
-            width = max(max(len(t) for t in per_role) for _, per_role, _ in kept)
+            budget = capacity.budget[g]
+            width = max(max(len(t) for t in e[4]) for e in kept)
             taus = np.full((len(kept), len(ROLES), max(width, 1)), np.inf)
             tail = np.full(taus.shape, np.inf)
             for r, role in enumerate(ROLES):
-                widths = [len(per_role[r]) for _, per_role, _ in kept]
-                pieces = [cache.coefficients(c, micro_batch, *role).tail_pieces
-                          for _, _, c in kept]
+                widths = [len(e[4][r]) for e in kept]
+                pieces = [cache.coefficients(e[5], micro_batch, *role).tail_pieces for e in kept]
                 tail[:, r, :] = pieces_max_rows(pieces, widths, width=taus.shape[2],
                                                 beyond=np.inf)
-                for i, (_, per_role, _) in enumerate(kept):
-                    taus[i, r, : widths[i]] = per_role[r]
+                for i, e in enumerate(kept):
+                    taus[i, r, : widths[i]] = e[4][r]
             tails.append(tail[np.isfinite(tail)])
-            gpus = np.array([w for w, _, _ in kept], dtype=int)
+            gpus = np.array([e[0] for e in kept], dtype=int)
             unit = math.gcd(*gpus.tolist())
-            self._groups.append((gpus, taus, tail, budget, unit))
+            shape = (np.array([e[1] for e in kept], dtype=int),
+                     np.array([e[2] for e in kept], dtype=float),
+                     np.array([e[3] for e in kept], dtype=bool))
+            self._groups.append((gpus, taus, tail, budget, unit, shape))
         only_w = max([len(t) for _, t in capacity.only] + [1])
         self._only_tau = np.full((len(capacity.only), only_w), np.inf)
         self._only_tail = np.full(self._only_tau.shape, np.inf)
@@ -454,7 +537,7 @@ class TailCapacity:
         self._by_values: dict[tuple[bytes, ...], np.ndarray] = {}
         self._tables: dict[tuple[int, bytes], np.ndarray] = {}
         self.tables = 0
-        """Node-group tables computed (role_tables)."""
+        """Node-group tables computed (role_tables, half_unit_tables)."""
 
     @staticmethod
     def _most(taus: np.ndarray, tails: np.ndarray, t: float, r: float) -> np.ndarray:
@@ -473,56 +556,98 @@ class TailCapacity:
         questions in other words: by (t, r); r taken down to the largest candidate tail not
         above it (the same items qualify); and each node group's table by the layers its items
         hold, which many (t, r) share."""
+        need = self.p_max  # (tables for a few stages only were rebuilt too often to pay)
         at = int(np.searchsorted(self.r_values, r * (1 + 1e-12), side="right")) - 1
         r = float(self.r_values[at]) if at >= 0 else -math.inf
         key = (t, r)
         hit = self._memo.get(key)
-        if hit is not None:
+        if hit is not None and len(hit) > need:
             return hit
         check_deadline()
         t, r = t * (1 + 1e-12), r * (1 + 1e-12)
-        keys = [self._most(taus, tails, t, r).tobytes() for _, taus, tails, _, _ in self._groups]
+        keys = [self._most(taus, tails, t, r).tobytes()
+                for _, taus, tails, _, _, _ in self._groups]
         joint = tuple(keys)
         out = self._by_values.get(joint)
-        if out is None:
+        if out is None or len(out) <= need:
             total: np.ndarray | None = None
-            for g, ((gpus, _, _, budget, unit), held) in enumerate(
+            u_max = 2 * need if self.halves else self.p_max
+            for g, ((gpus, _, _, budget, unit, shape), held) in enumerate(
                     zip(self._groups, keys, strict=True)):
                 best = self._tables.get((g, held))
-                if best is None:
-                    best = self._group_table(gpus, np.frombuffer(held, dtype=np.int64)
-                                             .reshape(len(gpus), len(ROLES)), budget, unit)
+                if best is None or len(best) <= u_max:
+                    best = self._group_table(gpus, shape, np.frombuffer(held, dtype=np.int64)
+                                             .reshape(len(gpus), len(ROLES)), budget, unit,
+                                             u_max)
                     self._tables[(g, held)] = best
+                best = best[: u_max + 1]
                 total = best if total is None else _combine(total, best)
-            out = (total[:, FIRST | LAST].copy() if total is not None
-                   else np.full(self.p_max + 1, NEG))
+            if total is None:
+                out = np.full(self.p_max + 1, NEG)
+            else:  # (half-units: a stage count k is 2k of them)
+                out = total[:: 2 if self.halves else 1, FIRST | LAST][: self.p_max + 1].copy()
             self._by_values[joint] = out
-        if len(self._only_tau) and self.p_max >= 1:
+        if len(self._only_tau) and len(out) > 1:
             out = out.copy()
             out[1] = float(self._most(self._only_tau, self._only_tail, t, r).max())
         self._memo[key] = out
         return out
 
-    def _group_table(self, gpus: np.ndarray, most: np.ndarray, budget: int,
-                     unit: int) -> np.ndarray:
-        """One node group's table (role_tables) with its items holding `most` layers per
-        role: per GPU count only the best item per role matters."""
+    def _group_table(self, gpus: np.ndarray,
+                     shape: tuple[np.ndarray, np.ndarray, np.ndarray], most: np.ndarray,
+                     budget: int, unit: int, u_max: int) -> np.ndarray:
+        """One node group's table with its items holding `most` layers per role: per GPU count
+        (and half-units) only the best item per role matters. In stage counts (role_tables,
+        all p_max + 1 of them) without mixed-type configurations, else in half-units up to
+        `u_max` (half_unit_tables; a single-type group's stage table, repeated)."""
         self.tables += 1
-        sizes, at = np.unique(gpus, return_inverse=True)
-        values = np.zeros((len(sizes), len(ROLES)), dtype=np.int64)
-        np.maximum.at(values, at.reshape(-1), most)
-        use = values.any(axis=1)
+        halves, share, anchor = shape
+        if not self.halves or (halves == 2).all():
+            sizes, at = np.unique(gpus, return_inverse=True)
+            values = np.zeros((len(sizes), len(ROLES)), dtype=np.int64)
+            np.maximum.at(values, at.reshape(-1), most)
+            use = values.any(axis=1)
+            if not use.any():
+                best = np.full((self.p_max + 1, 4), NEG)
+                best[:, 0] = 0.0
+            else:
+                units = sizes[use] // unit
+                width = min(budget // unit, self.p_max * int(units.max()))
+                best = role_tables(units, values[use], width, self.p_max)
+            return best[np.arange(2 * self.p_max + 1) // 2] if self.halves else best
+        # A part that does not take its stage's role holds its share of the stage's layers in
+        # whatever role the stage has: the most of them, as a middle item.
+        part = most * share[:, None]
+        held = np.where(anchor[:, None], part,
+                        np.stack([part.max(axis=1), np.zeros(len(part)), np.zeros(len(part))],
+                                 axis=1))
+        kinds, at = np.unique(np.stack([gpus, halves], axis=1), axis=0, return_inverse=True)
+        layers = np.zeros((len(kinds), len(ROLES)))
+        np.maximum.at(layers, at.reshape(-1), held)
+        use = layers.any(axis=1)
         if not use.any():
-            best = np.full((self.p_max + 1, 4), NEG)
+            best = np.full((u_max + 1, 4), NEG)
             best[:, 0] = 0.0
             return best
-        units = sizes[use] // unit
-        width = min(budget // unit, self.p_max * int(units.max()))
-        return role_tables(units, values[use], width, self.p_max)
+        units, kind_halves = kinds[use, 0] // unit, kinds[use, 1]
+        width = budget // unit
+        if (kind_halves > 0).all():  # (at most u_max items: GPUs beyond cannot be used)
+            width = min(width, u_max * int(units.max()))
+        return half_unit_tables(units, kind_halves, layers[use], width, u_max)
 
     def holds_all_layers(self, p: int, t: float, r: float = math.inf) -> bool:
         """Whether some selection of p stages with stage times <= t and tails <= r holds L."""
         return bool(self.capacity(t, r)[min(p, self.p_max)] >= self.L - 1e-9)
+
+    def bottleneck_floor(self, p: int) -> float:
+        """The least candidate T at which some selection of p stages holds every layer, tails
+        unbounded (inf where none): the floor of Sec. 4.3 by these tables. The search over
+        plans with a mixed stage takes it for the granular floor (`SearchState.granular_floor`),
+        and the walk of Sec. 4.5 starts there: below it, `holds` is false at every R."""
+        if not self.t_values or not self.holds_all_layers(p, self.t_values[-1]):
+            return math.inf
+        return self.t_values[first_true(lambda i: self.holds_all_layers(p, self.t_values[i]),
+                                        0, len(self.t_values) - 1)]
 
 
 class PositionalBound:

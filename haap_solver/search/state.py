@@ -18,6 +18,7 @@ import numpy as np
 
 from haap_solver.cost.evaluate import CostModel
 from haap_solver.instance import Instance
+from haap_solver.search import tuning
 from haap_solver.search.bounds import CapacityBound, PositionalBound, TailCapacity
 from haap_solver.search.coefficients import CoefficientCache, pieces_max_rows
 from haap_solver.search.deadline import DeadlineReached, check_deadline, until
@@ -63,7 +64,7 @@ class SearchState:
         """Per micro-batch: mixed candidates generated, fitting memory, kept after dominance."""
         self._capacity: dict[tuple[int, int, bool, bool], CapacityBound] = {}
         self._positional: dict[tuple[int, str, bool, bool], PositionalBound] = {}
-        self._tail_capacity: dict[tuple[int, int, bool, bool], TailCapacity | None] = {}
+        self._tail_capacity: dict[tuple[int, int, bool, bool], TailCapacity] = {}
         self.closing_steps: dict[str, int] = {}
         """How many strong bounds reached their incumbent, by the step that did
         (subproblem_bounds._strong_steps: granular, tail_capacity, positional_floor,
@@ -298,19 +299,17 @@ class SearchState:
         return self._capacity[key]
 
     def tail_capacity(self, micro_batch: int, p_max: int,
-                      schedule: str = "1f1b") -> TailCapacity | None:
+                      schedule: str = "1f1b") -> TailCapacity:
         """The GPU-granular capacity with a tail threshold (Sec. 4.9) over the
-        tables of `capacity_bound`; None where it does not apply: with mixed-type stages among
-        the configurations (it has no free items), and in the search over plans with a mixed
-        stage (require_mixed), which skips the granular floor too (`granular_floor`)."""
-        if self.require_mixed:
-            return None
+        tables of `capacity_bound`, mixed-type configurations counted in half-units where they
+        are candidates (Sec. 4.9, *Mixed stages*). It bounds every plan of those
+        configurations, so the search over plans with a mixed stage (require_mixed) may use it
+        too (it has no row (M): a relaxation of it)."""
         blocking = self.instance.training.blocks_p2p(schedule)
         key = (micro_batch, p_max, self.mixed, blocking)
         if key not in self._tail_capacity:
-            built = TailCapacity(self.capacity_bound(micro_batch, p_max, schedule), self.cache,
-                                 micro_batch)
-            self._tail_capacity[key] = built if built.applies else None
+            self._tail_capacity[key] = TailCapacity(
+                self.capacity_bound(micro_batch, p_max, schedule), self.cache, micro_batch)
         return self._tail_capacity[key]
 
     def positional_bound(self, micro_batch: int, schedule: str) -> PositionalBound:
@@ -324,14 +323,20 @@ class SearchState:
     def granular_floor(self, sub: SubProblem, p_max: int) -> float:
         """The GPU-granular bottleneck floor of Sec. 4.3 (inf: no plan holds every layer).
 
-        With require_mixed, only the least stage time any configuration can take: there the
-        relaxation of mixed stages (free items that fill the GPUs the stages leave) makes the
-        floor weak, and its dynamic program over thousands of mixed items cost more than it saved
-        (the mixed phase of llama3-8b-h100-a100-l40s 2.4 s -> 2.1 s, of
-        llama3-70b-h100x32-a100x32 1.2 s -> 0.9 s); the positional LP, which charges mixed
-        stages their GPUs exactly and has the row (M), does that work."""
+        With require_mixed, the floor of the tail-threshold tables at R = inf, in half-units
+        (Sec. 4.9 *Mixed stages*; `TailCapacity.bottleneck_floor`), on clusters of up to
+        MIXED_HALF_UNIT_FLOOR_MAX_GPUS; above, only the least stage time any configuration can
+        take. Not CapacityBound's floor: there the relaxation of mixed stages (free items that
+        fill the GPUs the stages leave) makes the floor weak, and its dynamic program over
+        thousands of mixed items cost more than it saved (the mixed phase of
+        llama3-8b-h100-a100-l40s 2.4 s -> 2.1 s, of llama3-70b-h100x32-a100x32 1.2 s -> 0.9 s);
+        the positional LP, which charges mixed stages their GPUs exactly and has the row (M),
+        starts from this floor."""
         capacity = self.capacity_bound(sub.micro_batch, p_max, sub.schedule)
         if self.require_mixed:
+            if self.instance.cluster.num_gpus <= tuning.MIXED_HALF_UNIT_FLOOR_MAX_GPUS:
+                return self.tail_capacity(sub.micro_batch, p_max,
+                                          sub.schedule).bottleneck_floor(sub.num_stages)
             return capacity.t_values[0] if capacity.t_values else math.inf
         return capacity.bottleneck_floor(sub.num_stages)
 

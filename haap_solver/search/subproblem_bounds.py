@@ -331,7 +331,10 @@ def _strong_steps(state: SearchState, sub: SubProblem, floors: tuple[float, floa
         return math.inf, "granular"
     if bound >= incumbent_s:
         return bound, "granular"
-    tail_capacity = state.tail_capacity(sub.micro_batch, p_max, sub.schedule)
+    tables = state.tail_capacity(sub.micro_batch, p_max, sub.schedule)
+    # (With mixed-type candidates, off by default; with require_mixed its floor is the
+    # granular one above: Sec. 4.9, *Mixed stages*.)
+    tail_capacity = tables if not tables.halves or tuning.TAIL_CAPACITY_MIXED_WALK else None
     if tail_capacity is not None and tuning.TAIL_CAPACITY_PRUNE:
         # Every stage's tail with GPUs in node blocks, no LP (Sec. 4.9): the prune test
         # (`cannot_beat`) and, where TAIL_CAPACITY_WALK says so, the walk for a bound; the
@@ -405,13 +408,12 @@ def tail_capacity_bound(state: SearchState, sub: SubProblem,
     at T (the fill and drain of Sec. 4.1 with the links' least sides, and (m - 1) T) plus
     R_min(T), the least largest tail at which some p stages with bottleneck <= T hold every
     layer (`TailCapacity`), walked as in Sec. 4.5 (`bounds.tail_walk`); at least the granular
-    step's bound. 0 (no claim) where it does not apply: empty end stages, mixed-type stages
-    (`SearchState.tail_capacity`). With an incumbent the walk stops once it reaches it."""
+    step's bound. 0 (no claim) with empty end stages; with mixed-type stages among the
+    candidates, in half-units (`SearchState.tail_capacity`, Sec. 4.9 *Mixed stages*). With an
+    incumbent the walk stops once it reaches it."""
     if sub.empty_ends:
         return 0.0
     tail_capacity = state.tail_capacity(sub.micro_batch, p_max, sub.schedule)
-    if tail_capacity is None:
-        return 0.0
     granular, bound, bottleneck = _granular_step(state, sub, floors, p_max)
     if not math.isfinite(granular):
         return math.inf

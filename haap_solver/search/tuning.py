@@ -51,6 +51,20 @@ TAIL_CAPACITY_WALK = True
 """Where the prune test of TAIL_CAPACITY_PRUNE fails, walk on for the bound (Sec. 4.5's walk
 with the tail-threshold capacity as its question, no LP)."""
 
+TAIL_CAPACITY_MIXED_WALK = False
+"""In the search over plans with a mixed stage, the strong bound runs the tail-capacity prune
+test and walk (in half-units, Sec. 4.9 *Mixed stages*) before its LPs, as the single-type
+search does. Off: there the tables are rarely shared (every mixed part's layers key them), so
+the walk costs several times the single-type one, and the LP walk closed the same
+sub-problems anyway. Measured (2026-12-03, gpt3-2.7b-a100x32-v100x96-4gpu, every sub-problem
+of the mixed search below a plan of 4.659 s strengthened against it, CPU on a loaded 2-core
+host): on, 122 s and 8 of 194 left open, the least at 4.210 s; off (the half-unit floor only,
+as the granular floor), 41 s and the same 8 open at the same bounds (before the half-unit
+floor, whose granular step closes 37 of them without an LP: 47 s, the same 8). The walk
+raised the least bound of all 194 to 3.23 s alone, so a faster table (they are rarely
+shared: every mixed part's layers key one) would make it pay. The floor is taken either way
+(`SearchState.granular_floor`)."""
+
 TAIL_CAPACITY_PASS_SHARE = 0.25
 """Share of the time limit the single-type search may spend before its first pass raising
 every sub-problem's bound by the tail-threshold capacity (BranchAndBound.tail_capacity_pass);
@@ -63,6 +77,22 @@ not cover, are the least); gpt3-6.7b-a100x128-v100x256-a10x128-4gpu 39.99% -> 31
 (single-type phase 26.77% -> 5.47%); llama3-8b-h100-a100-l40s proven optimal at 12.0592 s
 both (39.6 s and 40.3 s); gpt3-2.7b-a100x8-v100x8-4gpu 13.3483 s at a 1.52% gap after 240 s
 both."""
+
+TAIL_CAPACITY_PASS_SHARE_MIXED = 0.5
+"""The same share for the pass where mixed-type stages are candidates, which takes the
+granular step of the half-unit tables (Sec. 4.9 *Mixed stages*) rather than the walk: cheap
+enough to reach every sub-problem, and the least bound it leaves is the search's bound. With
+one thread the search over plans with a mixed stage has what the single-type one left (a
+quarter of the limit at most): on gpt3-2.7b-a100x32-v100x96-4gpu (30 s, loaded host) a quarter
+of that reached 67 of its sub-problems (mixed-phase bound 1.31 s -> 1.72 s)."""
+
+MIXED_HALF_UNIT_FLOOR_MAX_GPUS = 512
+"""Clusters (GPUs, at most) where the search over plans with a mixed stage takes the half-unit
+tables' floor as its granular floor (SearchState.granular_floor). Measured at 16 and 128 GPUs
+(2026-12-03, one thread, 30 s, loaded host): gpt3-2.7b-a100x8-v100x8-4gpu's mixed-phase bound
+unchanged at 8.166 s, gpt3-2.7b-a100x32-v100x96-4gpu's strong bounds of every mixed
+sub-problem 47 s -> 41 s of CPU, the same left open. Above, unmeasured: with free items (three
+groups or more) a table spans every GPU of its group, thousands at 1,024 GPUs."""
 
 TAIL_CAPACITY_PASS_GPUS = (128, 512)
 """Clusters (GPUs, inclusive) where that pass runs: where it was measured to pay. Below, the
