@@ -286,7 +286,7 @@ def test_issue_19_reproducer_full_space() -> None:
 def _rotated(seed_index: int, mixed: bool) -> str:
     """The backend the default run checks a (seed, mixed) case with: the backends take turns,
     so each meets both modes and a third of the seeds; the other two run under `-m slow`
-    (the default run is bounded by CI's time, and scripts/feature_probe.py and the slow
+    (the default run is bounded by CI's time, and benchmarks/feature_probe.py and the slow
     randomized test below run every backend on hundreds of seeds)."""
     return BACKENDS[(2 * seed_index + mixed) % len(BACKENDS)]
 
