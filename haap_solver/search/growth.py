@@ -36,7 +36,7 @@ from haap_solver.errors import HaapError
 from haap_solver.plan import Plan
 from haap_solver.search.coefficients import pieces_max
 from haap_solver.search.dp import best_layer_split
-from haap_solver.search.repair import EXACT_SPLIT_SCHEDULES, stage_config_of
+from haap_solver.search.repair import EXACT_SPLIT_SCHEDULES, plan_configs
 from haap_solver.search.space import StageConfig, build_plan, canonical_placement, stage_configs
 from haap_solver.search.state import SearchState
 
@@ -65,12 +65,9 @@ def grown_plan(state: SearchState, plan: Plan, ev: Evaluation, *,
     b, schedule = plan.micro_batch_size, plan.schedule
     if schedule not in EXACT_SPLIT_SCHEDULES:
         return None
-    configs: list[StageConfig] = []
-    for stage in plan.stages:
-        c = stage_config_of(instance, stage, b)
-        if c is None:
-            return None
-        configs.append(c)
+    configs = plan_configs(instance, plan)
+    if configs is None:
+        return None
     if not any(n > 0 for n in idle_gpus(state, configs).values()):
         return None
     # Per node group, its configurations of the space; per (group, TP, recompute) the widest

@@ -98,6 +98,18 @@ def stage_config_of(instance: Instance, stage: Stage, micro_batch: int) -> Stage
     return mixed_config(tuple(sorted(parts, key=lambda p: order[p.node_group])), stage.recompute)
 
 
+def plan_configs(instance: Instance, plan: Plan) -> list[StageConfig] | None:
+    """The configuration of each of `plan`'s stages on `instance` (stage_config_of), or None
+    where some stage has none."""
+    configs: list[StageConfig] = []
+    for stage in plan.stages:
+        c = stage_config_of(instance, stage, plan.micro_batch_size)
+        if c is None:
+            return None
+        configs.append(c)
+    return configs
+
+
 def repaired_plan(state: SearchState, plan: Plan, *, mixed: bool) -> tuple[Plan, Evaluation] | None:
     """`plan` repaired to `state`'s instance (module docstring) with its evaluation, or None
     where it cannot be repaired into the search space."""
@@ -110,18 +122,15 @@ def repaired_plan(state: SearchState, plan: Plan, *, mixed: bool) -> tuple[Plan,
     layers = [s.num_layers for s in plan.stages]
     if sum(layers) != instance.model.num_layers or 0 in layers:
         return None  # (an empty end stage's configurations are restricted: not repaired)
-    configs: list[StageConfig] = []
-    for stage in plan.stages:
-        c = stage_config_of(instance, stage, b)
-        if c is None:
-            return None
-        configs.append(c)
+    found = plan_configs(instance, plan)
+    if found is None:
+        return None
     single = set(stage_configs(instance, b))
     # A spread stage outside the space here (Sec. 1.3: no size needs the packing rows, or the
     # ring rule) is repaired as its twin on one node.
     configs = [dataclasses.replace(c, spread=False)
                if c.spread and (c not in single or not state.cache.spread_allowed(c, b)) else c
-               for c in configs]
+               for c in found]
     mixed_space = set(state.mixed_space(b)) if mixed and any(c.mixed for c in configs) else set()
     configs = [_as_single(c) if c.mixed and c not in mixed_space else c for c in configs]
     fitted = _fit_to_groups(instance, configs, b, single,
@@ -297,12 +306,9 @@ def _exact_rebalanced(state: SearchState, plan: Plan,
     from haap_solver.search.dp import best_layer_split
 
     instance, b = state.instance, plan.micro_batch_size
-    configs: list[StageConfig] = []
-    for stage in plan.stages:
-        c = stage_config_of(instance, stage, b)
-        if c is None:
-            return None
-        configs.append(c)
+    configs = plan_configs(instance, plan)
+    if configs is None:
+        return None
     split = best_layer_split(instance, state.cache, configs, b, plan.schedule)
     if split is None:
         return None
