@@ -48,16 +48,6 @@ def _compositions(total: int, parts: int) -> Iterator[list[int]]:
 
 TARGETS = ("megatron", "deepspeed", "torchtitan", "flagscale")
 
-_TRUTHS: dict[tuple[str, str], float] = {}
-"""_target_bruteforce's answers by (instance as text, target): several tests ask the same."""
-
-
-def _target_bruteforce(instance, target: str) -> float:
-    key = (repr(instance), target)
-    if key not in _TRUTHS:
-        _TRUTHS[key] = _target_enumeration(instance, (target,))[target]
-    return _TRUTHS[key]
-
 
 def _target_may_run(c, target: str) -> bool:
     """What every target asks of one stage (docs/targets.md): one TP degree and one micro-batch
@@ -311,8 +301,8 @@ def test_zero_2_runs_on_deepspeed_without_a_pipeline_only():
     res = solve_for_target(zero2, "deepspeed", time_limit_s=60, seed=0)
     assert res.plan is not None and res.plan.num_stages == 1
     assert target_violations(zero2, res.plan, "deepspeed") == []
-    assert math.isclose(res.iteration_time_s, _target_bruteforce(zero2, "deepspeed"),
-                        rel_tol=1e-9)
+    truth = _target_enumeration(zero2, ("deepspeed",))["deepspeed"]
+    assert math.isclose(res.iteration_time_s, truth, rel_tol=1e-9)
     two = solve_for_target(instance, "deepspeed", time_limit_s=60, seed=0, max_stages=2)
     if two.plan is not None and two.plan.num_stages > 1:
         assert any(m.startswith("stages: DeepSpeed") and "without pipeline" in m
