@@ -677,6 +677,42 @@ def test_a_dive_counts_as_its_sub_problem_s_first_pass_model(
     assert result.iteration_time_s == pytest.approx(reference.iteration_time_s, rel=1e-9)
 
 
+def test_a_model_left_open_is_not_solved_again_with_the_same_budget_and_cutoff(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pass solves a sub-problem's model again only with a larger budget or against a better
+    incumbent (`BranchAndBound.worth_a_model`): the same model, cutoff and time limit give the
+    same answer. Every full model given at most 2 s ends without an answer here (the dives'
+    2 s models, then the first follow-up pass's 2 s), so each sub-problem's 2 s model, at a
+    given cutoff, is solved once, and the 15 s pass still proves the optimum."""
+    inst = load_instance(SMALL_DIR.parent / "llama3.2-1b-h100x4-l40sx4.toml")
+    reference = solve(inst, time_limit_s=30, mixed=False)
+    real_build = BNB.build_model
+    building: list[SubProblem] = []
+    full_models: list[tuple[SubProblem, float | None, float]] = []
+
+    def build_model(instance: Instance, cache: object, sub: SubProblem, *args: object,
+                    **kwargs: object) -> object:
+        building.append(sub)
+        return real_build(instance, cache, sub, *args, **kwargs)  # type: ignore[arg-type]
+
+    def full(lp: LinearProgram, opts: SolveOptions, floor: float,
+             real: Callable[..., BackendResult]) -> BackendResult:
+        full_models.append((building[-1], lp.objective_cutoff, opts.time_limit_s))
+        if opts.time_limit_s <= 2.0:
+            return BackendResult("unknown", None, None, -math.inf, 0.0)
+        return real(lp, opts, floor)
+
+    monkeypatch.setattr(BNB, "build_model", build_model)
+    _hook_full_models(monkeypatch, full)
+    monkeypatch.setattr(TUNING, "DIVE_FIRST", 1)
+    result = solve(inst, time_limit_s=60, mixed=False)
+    assert any(limit == 2.0 for _, _, limit in full_models), "no 2 s model was solved"
+    repeated = [m for m in set(full_models) if full_models.count(m) > 1]
+    assert not repeated, repeated
+    assert result.status == "optimal"
+    assert result.iteration_time_s == pytest.approx(reference.iteration_time_s, rel=1e-9)
+
+
 @given(st.lists(st.tuples(st.floats(-5, 5), st.floats(-5, 5)), min_size=1, max_size=5),
        st.integers(1, 200))
 def test_pieces_max_is_the_largest_piece_everywhere(pieces: list[tuple[float, float]],
