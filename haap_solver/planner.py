@@ -83,6 +83,13 @@ from haap_solver.stragglers import Straggler, apply_stragglers, node_renames
 EARLIER_PLANS = 8
 """How many plans of earlier solves (besides the running one) the Planner repairs as incumbents."""
 
+PROOFS_KEPT = 8
+"""The sub-problem bounds and space floors of the last this many distinct clusters the Planner
+solved, kept by instance (`_proof_key`): a change that brings back a cluster solved before (a
+spot node reclaimed, then granted again) starts the search from what was proven on it, which
+is valid as it stands on the same instance (formulations Sec. 8, *A cluster seen before*)."""
+
+
 SEED_SHARE = 0.25
 """Share of a solve's time limit the baseline seeds may take where no earlier plan could be
 repaired (`Planner._baseline_seed`: the first solve), at most tuning.EARLY_SEED_MAX_S as the
@@ -170,6 +177,9 @@ class Planner:
         names of the current instance."""
         self._reuse = CacheReuse(kept=0, total=0)
         self._changes: list[str] = []
+        self._proofs: list[tuple[Instance, Any, dict[Any, float], dict[str, float]]] = []
+        """Per instance solved (`_proof_key`, most recent first, at most PROOFS_KEPT): its cost
+        model's key (`_cost_key`), sub-problem bounds and space floors."""
 
     # -- changes -----------------------------------------------------------------------------
     def apply(self, change: Change) -> CacheReuse:
@@ -192,6 +202,7 @@ class Planner:
                              "GPU cap or prices, which the Planner does not search",
                              field="objective")
         self.state, reuse = carry_state(self.state, instance)
+        reuse = self._recall_proof(reuse)  # (on the new state's instance)
         moves = _node_moves(self._base, self._slow, base, slow)
         if self.plan is not None:
             self.plan = renamed_plan(self.plan, moves, instance)
@@ -247,7 +258,40 @@ class Planner:
         self.plan = result.plan
         self._changes = []
         self._reuse = CacheReuse(kept=0, total=0)
+        self._remember_proof()
         return out
+
+    def _remember_proof(self) -> None:
+        """Keep what the searches on this instance proved (its state's sub-problem bounds and
+        space floors) for a change that brings the same cluster back (PROOFS_KEPT)."""
+        key, cost = _proof_key(self.state.instance), _cost_key(self.state)
+        kept = [entry for entry in self._proofs if not (entry[0] == key and entry[1] == cost)]
+        self._proofs = [(key, cost, dict(self.state.sub_bounds),
+                         dict(self.state.space_floors)), *kept][:PROOFS_KEPT]
+
+    def _recall_proof(self, reuse: CacheReuse) -> CacheReuse:
+        """Where the new instance is one solved before (the same model, training set-up,
+        cluster, devices, profile and cost constants; node groups in any order), raise the
+        carried sub-problem bounds and space floors to what was proven on it then: bounds
+        proven on an instance hold on that instance (formulations Sec. 8, *A cluster seen
+        before*). `reuse` counted with them."""
+        key, cost = _proof_key(self.state.instance), _cost_key(self.state)
+        for seen, seen_cost, bounds, floors in self._proofs:
+            if seen != key or seen_cost != cost:
+                continue
+            state = self.state
+            for sub, bound in bounds.items():
+                if bound > state.sub_bounds.get(sub, 0.0):
+                    state.sub_bounds[sub] = bound
+            for space, floor in floors.items():
+                if floor > state.space_floors.get(space, 0.0):
+                    state.space_floors[space] = floor
+            return dataclasses.replace(
+                reuse, bounds_kept=len(state.sub_bounds),
+                bounds_total=max(reuse.bounds_total, len(bounds)),
+                bounds_note="" if bounds else reuse.bounds_note,
+                floors_kept=len(state.space_floors))
+        return reuse
 
     def _incumbent(self) -> tuple[Plan, Evaluation] | None:
         """The previous plan repaired to the current instance, with its evaluation."""
@@ -363,6 +407,22 @@ class Planner:
                                    status="optimal" if bound >= t * (1 - _SAME) else "feasible",
                                    iteration_time_s=t, best_bound_s=bound,
                                    gap=(t - bound) / t, message=note)
+
+
+def _proof_key(instance: Instance) -> Instance:
+    """The instance as far as the search's space and costs read it: no name, description,
+    source or expected result, the node groups in name order (a group removed and added back
+    comes last)."""
+    cluster = instance.cluster
+    groups = tuple(sorted(cluster.node_groups, key=lambda g: g.name))
+    return dataclasses.replace(instance, name="", description="", source=None, expected=None,
+                               cluster=dataclasses.replace(cluster, node_groups=groups))
+
+
+def _cost_key(state: SearchState) -> tuple[Any, ...]:
+    """What a state's cost model reads beyond its instance (as `carry._same_job`)."""
+    cm = state.cost_model
+    return (cm.constants, cm.profile, cm.embedding_held, cm.head_held)
 
 
 def _still_there(base: Instance, s: Straggler) -> bool:

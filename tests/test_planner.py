@@ -159,6 +159,29 @@ def test_cache_carried_only_where_it_holds() -> None:
     assert dropped.kept == 0 and dropped.total > 0
 
 
+def test_a_cluster_seen_before_starts_from_what_was_proven_on_it() -> None:
+    """Nodes leave and come back: the cluster after the round trip is one the Planner solved,
+    so the bounds proven on it then hold again (formulations Sec. 8, *A cluster seen
+    before*), where a carry across nodes gained keeps none. The re-solve closes its
+    sub-problems on them, solves no model, and proves what a cold solve proves. (The first
+    version recalled by the instance before the change: every change "recalled" the last
+    cluster's bounds, and the spot trace's 11:00 event was "proven" 2.1% above the optimum.)"""
+    planner = haap.Planner(_base(), time_limit_s=LIMIT_S)
+    planner.solve()
+    # A cluster not solved before recalls nothing (here nothing is carried either: g0 drops
+    # to one node), and its re-solve proves its own optimum.
+    down = planner.apply(ch.Resize(node_group="g0", num_nodes=1))
+    assert down.bounds_kept == 0 and "one node" in down.bounds_note
+    _agree(planner.solve().result, _cold(planner.instance))
+    back = planner.apply(ch.Resize(node_group="g0", num_nodes=2))
+    assert back.bounds_kept > 0 and back.bounds_note == ""
+    warm = planner.solve().result
+    assert warm.search_space["subproblem_fates"]["carried_bound"] > 0
+    assert warm.solved == 0
+    _agree(warm, _cold(planner.instance))
+    assert warm.status == "optimal"
+
+
 def test_a_group_down_to_one_node_keeps_all_but_its_point_to_point_times() -> None:
     """The coefficients, memory forms and placements do not read a group's node count; only a
     point-to-point time does (sends within a one-node group are intra-node transfers). So when
