@@ -46,6 +46,14 @@ solve), the best uniform grid and its proportional split are the cutoff instead,
 in the space (`Planner._baseline_seed`): a 2 s first solve of fleet-1024, whose set-up alone
 outlasts the limit, found no plan without them.
 
+A solve's time limit bounds the whole re-plan, not the search alone: one deadline is set at
+entry, and the repairs (`REPAIR_SHARE` for the earlier plans), the baseline seed
+(`SEED_SHARE`), the growth (`GROWTH_SHARE`) and then the search (its set-up, passes and result)
+each get what the steps before them left, less `REPLAN_RESERVE_S` kept for what runs past the
+search's deadline. Before, the steps ran on top of the search's full limit: 2 s re-plans of
+fleet-1024 took 2.10-2.77 s wall (a loaded 2-core host, 2026-12-03); with one deadline
+1.97-2.05 s, their plans the same (`Replanned.search_limit_s` says what the search got).
+
 `relative_gap` (as `solve`'s): each re-solve stops once its plan is proven within that share of
 the optimum; the bounds carried from a previous solve then close at once what they prove within
 it.
@@ -94,6 +102,22 @@ GROWTH_SHARE = 0.25
 (no round starts after it): at 1,024 GPUs a round takes 0.05-0.2 s on a loaded 2-core host, and
 the 2 s re-plan needs most of its limit for the search."""
 
+REPAIR_SHARE = 0.15
+"""Share of a solve's time limit after which no earlier plan's repair starts (the running plan's
+is always made): each takes 0.01-0.08 s at 1,024 GPUs on a loaded 2-core host, and up to
+EARLIER_PLANS of them ran on top of a 2 s re-plan's search before."""
+
+REPLAN_RESERVE_S = 0.05
+REPLAN_RESERVE_SHARE = 0.05
+"""Kept back from a solve's time limit for what runs past the search's own deadline (the
+result's bookkeeping, the bound of plans with a mixed stage where their set-up did not finish,
+the migration count), at most this share of the limit: the wall of `solve(time_limit_s=T)` is
+then T within a small overshoot."""
+
+MIN_SEARCH_S = 0.01
+"""The least time limit the search gets where the steps before it used the solve's: it then
+stops at once, and its bounds (the floors) still make the status and gap honest."""
+
 _SAME = 1e-12
 """Relative tolerance under which the search's bound counts as reaching the incumbent's time."""
 
@@ -120,6 +144,9 @@ class Replanned:
     idle GPUs" where the growth repair improved it (`search.growth`); "" where there was none."""
     solve_s: float
     """Wall time of this solve, seconds (repair included)."""
+    search_limit_s: float = math.inf
+    """The time limit the search got: what the repairs, the seed and the growth left of the
+    solve's (less REPLAN_RESERVE_S)."""
     changes: tuple[str, ...]
     """What changed since the previous solve, a line each."""
 
@@ -127,6 +154,7 @@ class Replanned:
         r = self.result
         return {"iteration_time_s": r.iteration_time_s, "best_bound_s": r.best_bound_s,
                 "gap": r.gap, "status": r.status, "solve_s": self.solve_s,
+                "search_limit_s": self.search_limit_s,
                 "incumbent_s": self.incumbent_s, "incumbent_from": self.incumbent_from,
                 "changes": list(self.changes),
                 "cache_reuse": self.cache_reuse.to_dict(), **self.migration.to_dict(),
@@ -207,29 +235,38 @@ class Planner:
         repaired as incumbent, the migration preference where set. `time_limit_s` overrides
         the Planner's limit for this solve only: an operator re-plans within seconds of a node
         failing, and may refine with a longer solve later (the bounds the short one proved are
-        kept for it)."""
+        kept for it). The limit bounds the whole re-plan, repairs and growth included (module
+        docstring): the search gets what they leave."""
         if time_limit_s is not None and not (time_limit_s > 0 and math.isfinite(time_limit_s)):
             raise ValueError(f"time_limit_s: must be a positive number of seconds, got "
                              f"{time_limit_s!r}")
         options = dict(self.options)
         if time_limit_s is not None:
             options["time_limit_s"] = time_limit_s
+        # One deadline for the whole re-plan: each step below gets what the steps before it
+        # left (each also within its own share), the search the rest less REPLAN_RESERVE_S
+        # (what it and this method take past the search's own deadline).
         start = time.perf_counter()
         limit = float(options["time_limit_s"])  # type: ignore[arg-type]
+        search_until = start + limit - min(REPLAN_RESERVE_S, REPLAN_RESERVE_SHARE * limit)
         in_place = self._incumbent()
-        incumbent, source = self._fastest_repair(in_place)
+        incumbent, source = self._fastest_repair(
+            in_place, until=min(start + REPAIR_SHARE * limit, search_until))
         if incumbent is None:  # (the first solve, or no plan could be repaired)
-            incumbent, source = self._baseline_seed(
-                deadline=start + min(SEED_SHARE * limit, tuning.EARLY_SEED_MAX_S))
+            incumbent, source = self._baseline_seed(deadline=min(
+                start + min(SEED_SHARE * limit, tuning.EARLY_SEED_MAX_S), search_until))
         if incumbent is not None:
-            grown = grown_plan(self.state, *incumbent,
-                               deadline=time.perf_counter() + GROWTH_SHARE * limit)
+            grown = grown_plan(self.state, *incumbent, deadline=min(
+                time.perf_counter() + GROWTH_SHARE * limit, search_until))
             if grown is not None:
                 incumbent, source = grown, f"{source}, grown onto idle GPUs"
         cutoff = incumbent[1].iteration_time_s if incumbent is not None else math.inf
+        search_limit = max(search_until - time.perf_counter(), MIN_SEARCH_S)
+        options["time_limit_s"] = search_limit
         result = solve(self.instance, state=self.state, seed_with_baselines=False,
                        cutoff_s=cutoff, warm_start=True,
                        **options)  # type: ignore[arg-type]
+        result.options["time_limit_s"] = limit  # (the re-plan's limit; the search had the rest)
         result = self._with_incumbent(result, incumbent, source)
         if self.migration_slack is not None:
             result = self._prefer_in_place(result, in_place)
@@ -240,7 +277,7 @@ class Planner:
         out = Replanned(result=result, migration=moved, cache_reuse=self._reuse,
                         incumbent_s=None if incumbent is None else cutoff,
                         incumbent_from=source, solve_s=time.perf_counter() - start,
-                        changes=tuple(self._changes))
+                        search_limit_s=search_limit, changes=tuple(self._changes))
         if self.plan is not None and self.plan != result.plan:
             self._earlier = [self.plan, *(q for q in self._earlier if q != self.plan)]
             del self._earlier[EARLIER_PLANS:]
@@ -255,18 +292,24 @@ class Planner:
             return None
         return repaired_plan(self.state, self.plan, mixed=bool(self.options["mixed"]))
 
-    def _fastest_repair(self, in_place: tuple[Plan, Evaluation] | None
+    def _fastest_repair(self, in_place: tuple[Plan, Evaluation] | None, *,
+                        until: float = math.inf
                         ) -> tuple[tuple[Plan, Evaluation] | None, str]:
         """The fastest of the running plan's repair and the earlier plans' repairs, each with
         its layers re-balanced, and which it is. Ties go to the running plan (it moves no
-        GPUs), then to the more recent plan."""
+        GPUs), then to the more recent plan. No earlier plan's repair starts after `until` (a
+        time.perf_counter() value): the running plan's, always made, is the one most likely
+        the cutoff, and the re-plan's time limit is the search's too."""
         best: tuple[Plan, Evaluation] | None = None
         source = ""
-        tried = [("running", in_place)] + [
-            (f"{k} solves back",
-             repaired_plan(self.state, plan, mixed=bool(self.options["mixed"])))
-            for k, plan in enumerate(self._earlier, start=2)]
-        for name, got in tried:
+        mixed = bool(self.options["mixed"])
+        for k, plan in enumerate([None, *self._earlier], start=1):
+            if plan is None:
+                name, got = "running", in_place
+            elif time.perf_counter() >= until:
+                break
+            else:
+                name, got = f"{k} solves back", repaired_plan(self.state, plan, mixed=mixed)
             if got is None:
                 continue
             fixed = rebalanced(self.instance, *got, state=self.state)

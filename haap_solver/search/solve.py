@@ -105,7 +105,7 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
     # limit: after the search it overran it by 0.2-0.4 s at 1,024 GPUs (2 shared cores).
     summary_start = time.perf_counter()
     mixed_summary = mixed_space_summary(instance) if mixed else None
-    outside = outside_space(instance, mixed=mixed)
+    outside = outside_space(instance, mixed=mixed, summary=mixed_summary)
     summary_s = time.perf_counter() - summary_start
     with collector_paused():
         result = _solve_dispatch(instance, backend=backend,
