@@ -114,6 +114,17 @@ result's bookkeeping, the bound of plans with a mixed stage where their set-up d
 the migration count), at most this share of the limit: the wall of `solve(time_limit_s=T)` is
 then T within a small overshoot."""
 
+SKIP_UNFIT_MIXED = True
+"""With mixed-type stages, the search over plans with a mixed stage runs after the single-type
+search's share of the limit (`tuning.MIXED_SINGLE_SHARE`), and where its set-up does not finish
+those plans are bounded by the cluster's compute alone (the floors). In the Planner's 2 s
+re-plans it never finished (fleet-1024 and spot-a100-v100, 2026-12-03: the set-up of the mixed
+configurations took the last 0.35-0.47 s, its queue was not built): the floors were the bound
+and the single-type search had a quarter less time. So where a solve of this Planner with a
+limit as long or longer could not set that search up, the next one leaves it out
+(`solve(mixed_search=False)`): the single-type search has the whole limit, and the plans with a
+mixed stage keep the same bound, the floors; a longer limit tries again."""
+
 MIN_SEARCH_S = 0.01
 """The least time limit the search gets where the steps before it used the solve's: it then
 stops at once, and its bounds (the floors) still make the status and gap honest."""
@@ -198,6 +209,9 @@ class Planner:
         names of the current instance."""
         self._reuse = CacheReuse(kept=0, total=0)
         self._changes: list[str] = []
+        self._mixed_setup: tuple[float, bool] | None = None
+        """The time limit of the last solve that searched the plans with a mixed stage, and
+        whether that search got set up in it (every micro-batch size: SKIP_UNFIT_MIXED)."""
 
     # -- changes -----------------------------------------------------------------------------
     def apply(self, change: Change) -> CacheReuse:
@@ -263,10 +277,19 @@ class Planner:
         cutoff = incumbent[1].iteration_time_s if incumbent is not None else math.inf
         search_limit = max(search_until - time.perf_counter(), MIN_SEARCH_S)
         options["time_limit_s"] = search_limit
+        # (Where an earlier solve as short could not set up the search over plans with a mixed
+        # stage, it is left out and bounded as it was then: SKIP_UNFIT_MIXED)
+        skip_mixed = SKIP_UNFIT_MIXED and self._mixed_setup is not None \
+            and not self._mixed_setup[1] \
+            and limit <= self._mixed_setup[0]
         result = solve(self.instance, state=self.state, seed_with_baselines=False,
-                       cutoff_s=cutoff, warm_start=True,
+                       cutoff_s=cutoff, warm_start=True, mixed_search=not skip_mixed,
                        **options)  # type: ignore[arg-type]
         result.options["time_limit_s"] = limit  # (the re-plan's limit; the search had the rest)
+        phase = result.search_space.get("mixed_phase")
+        if isinstance(phase, dict) and not phase.get("skipped"):
+            self._mixed_setup = (limit, bool(phase.get("set_up", True)) and not
+                                 result.search_space.get("micro_batch_sizes_not_set_up"))
         result = self._with_incumbent(result, incumbent, source)
         if self.migration_slack is not None:
             result = self._prefer_in_place(result, in_place)

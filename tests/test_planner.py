@@ -651,3 +651,35 @@ def test_a_re_plan_whose_repairs_outlast_its_limit_stays_honest(
     assert r.best_bound_s <= r.iteration_time_s
     assert r.gap == pytest.approx((r.iteration_time_s - r.best_bound_s) / r.iteration_time_s)
     _agree(r, _cold(planner.instance))
+
+
+def test_a_mixed_search_that_did_not_fit_is_left_out_of_solves_as_short() -> None:
+    """Where a solve as short could not set up the search over plans with a mixed stage (the
+    Planner's 2 s re-plans at 1,024 GPUs never did), the next one leaves it out: the single-type
+    search gets the whole limit and those plans are bounded by the floors, which the status and
+    gap say (the interval still holds a cold solve's optimum; here the first solve's proof left
+    a floor at the optimum). A longer limit searches them again, and records that they fit."""
+    # (an instance whose optimum has a mixed stage)
+    planner = haap.Planner(haap.load_instance(ROOT / "instances/llama3.2-1b-h100x4-l40sx4.toml"),
+                           time_limit_s=LIMIT_S)
+    first = planner.solve()
+    assert "skipped" not in first.result.search_space["mixed_phase"]
+    assert planner._mixed_setup == (LIMIT_S, True)
+    planner._mixed_setup = (LIMIT_S, False)  # (as if its set-up had not finished)
+    short = planner.solve()
+    phase = short.result.search_space["mixed_phase"]
+    assert phase["skipped"] and not phase["set_up"]
+    r = short.result
+    assert r.plan is not None
+    haap.check_plan(planner.instance, r.plan)
+    assert haap.evaluate(planner.instance, r.plan).iteration_time_s == r.iteration_time_s
+    # (the floors: here the space floor the first solve's proof left, Sec. 8)
+    assert r.best_bound_s <= phase["best_bound_s"] * (1 + 1e-12)
+    cold = _cold(planner.instance)
+    _agree(r, cold)
+    assert planner._mixed_setup == (LIMIT_S, False)  # (kept: a skipped solve tells nothing)
+    planner._mixed_setup = (LIMIT_S / 2, False)  # (a shorter solve did not fit: this one tries)
+    again = planner.solve()
+    assert "skipped" not in again.result.search_space["mixed_phase"]
+    assert planner._mixed_setup == (LIMIT_S, True)
+    _agree(again.result, cold)
