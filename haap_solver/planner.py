@@ -51,13 +51,14 @@ entry, and the repairs (`REPAIR_SHARE` for the earlier plans), the baseline seed
 (`SEED_SHARE`), the growth (`GROWTH_SHARE`) and then the search (its set-up, passes and result)
 each get what the steps before them left, less `REPLAN_RESERVE_S` kept for what runs past the
 search's deadline (`Replanned.search_limit_s` says what the search got). Before, the steps ran
-on top of the search's full limit: 2 s re-plans of fleet-1024 took 2.10-2.77 s wall (a 2-core
-host at load 2.5-3.5, 2026-12-03), with one deadline 1.97-2.06 s where the process had its core.
-The search then has 0.1-0.7 s less at 1,024 GPUs, which the mixed search left out where it does
-not fit (`SKIP_UNFIT_MIXED`) gives back: per event, forked from one Planner state, 2 runs each,
-the 2 s re-plan's plan over a cold 30 s plan was the same as before or better on every event of
-both traces (spot-a100-v100 12:45 1.030x -> 1.000x, 14:00 1.068x/1.041x -> 1.041x; fleet-1024
-H100 throttle 1.164x/1.059x -> 1.042x).
+on top of the search's full limit: 2 s re-plans of fleet-1024 took 2.10-2.74 s wall, of
+spot-a100-v100 2.04-2.24 s (a 2-core host at load 2-3, 2026-12-03); with one deadline
+1.94-1.99 s and 1.94-2.03 s. The search then has 0.1-0.7 s less at 1,024 GPUs, which the mixed
+search left out where it does not fit (`SKIP_UNFIT_MIXED`) gives back: per event, forked from
+one Planner state, old and new side by side (60 pairs over both traces), the 2 s re-plan's plan
+was the same in 51, better in 8 (spot 12:45 1.030x -> 1.000x a cold 30 s plan, 14:00 1.068x ->
+1.041x; fleet-1024 H100 throttle 1.164x and 1.059x -> 1.042x) and worse in one, where the new
+run had half the CPU the old one had (1.15 s against 2.07 s).
 
 `relative_gap` (as `solve`'s): each re-solve stops once its plan is proven within that share of
 the optimum; the bounds carried from a previous solve then close at once what they prove within
