@@ -46,6 +46,20 @@ solve), the best uniform grid and its proportional split are the cutoff instead,
 in the space (`Planner._baseline_seed`): a 2 s first solve of fleet-1024, whose set-up alone
 outlasts the limit, found no plan without them.
 
+A solve's time limit bounds the whole re-plan, not the search alone: one deadline is set at
+entry, and the repairs (`REPAIR_SHARE` for the earlier plans), the baseline seed
+(`SEED_SHARE`), the growth (`GROWTH_SHARE`) and then the search (its set-up, passes and result)
+each get what the steps before them left, less `REPLAN_RESERVE_S` kept for what runs past the
+search's deadline (`Replanned.search_limit_s` says what the search got). Before, the steps ran
+on top of the search's full limit: 2 s re-plans of fleet-1024 took 2.10-2.74 s wall, of
+spot-a100-v100 2.04-2.24 s (a 2-core host at load 2-3, 2026-12-03); with one deadline
+1.94-1.99 s and 1.94-2.03 s. The search then has 0.1-0.7 s less at 1,024 GPUs, which the mixed
+search left out where it does not fit (`SKIP_UNFIT_MIXED`) gives back: per event, forked from
+one Planner state, old and new side by side (60 pairs over both traces), the 2 s re-plan's plan
+was the same in 51, better in 8 (spot 12:45 1.030x -> 1.000x a cold 30 s plan, 14:00 1.068x ->
+1.041x; fleet-1024 H100 throttle 1.164x and 1.059x -> 1.042x) and worse in one, where the new
+run had half the CPU the old one had (1.15 s against 2.07 s).
+
 `relative_gap` (as `solve`'s): each re-solve stops once its plan is proven within that share of
 the optimum; the bounds carried from a previous solve then close at once what they prove within
 it.
@@ -58,6 +72,7 @@ is kept wherever it is within the slack, and the result says what it costs.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import time
@@ -101,6 +116,35 @@ GROWTH_SHARE = 0.25
 (no round starts after it): at 1,024 GPUs a round takes 0.05-0.2 s on a loaded 2-core host, and
 the 2 s re-plan needs most of its limit for the search."""
 
+REPAIR_SHARE = 0.15
+"""Share of a solve's time limit after which no earlier plan's repair starts (the running plan's
+is always made): each takes 0.01-0.08 s at 1,024 GPUs on a loaded 2-core host, and up to
+EARLIER_PLANS of them ran on top of a 2 s re-plan's search before."""
+
+REPLAN_RESERVE_S = 0.08
+REPLAN_RESERVE_SHARE = 0.05
+"""Kept back from a solve's time limit for what runs past the search's own deadline (the
+result's bookkeeping, the bound of plans with a mixed stage where their set-up did not finish,
+the migration count, the search's last step), at most this share of the limit: the wall of
+`solve(time_limit_s=T)` is then T within a small overshoot. With 0.05 s, 2 of 21 2 s re-plans
+of fleet-1024 that had their core ended 0.02-0.04 s past 2 s (2026-12-03); the search itself
+ends 0.02-0.05 s past its deadline there."""
+
+SKIP_UNFIT_MIXED = True
+"""With mixed-type stages, the search over plans with a mixed stage runs after the single-type
+search's share of the limit (`tuning.MIXED_SINGLE_SHARE`), and where its set-up does not finish
+those plans are bounded by the cluster's compute alone (the floors). In the Planner's 2 s
+re-plans it never finished (fleet-1024 and spot-a100-v100, 2026-12-03: the set-up of the mixed
+configurations took the last 0.35-0.47 s, its queue was not built): the floors were the bound
+and the single-type search had a quarter less time. So where a solve of this Planner with a
+limit as long or longer could not set that search up, the next one leaves it out
+(`solve(mixed_search=False)`): the single-type search has the whole limit, and the plans with a
+mixed stage keep the same bound, the floors; a longer limit tries again."""
+
+MIN_SEARCH_S = 0.01
+"""The least time limit the search gets where the steps before it used the solve's: it then
+stops at once, and its bounds (the floors) still make the status and gap honest."""
+
 _SAME = 1e-12
 """Relative tolerance under which the search's bound counts as reaching the incumbent's time."""
 
@@ -127,6 +171,9 @@ class Replanned:
     idle GPUs" where the growth repair improved it (`search.growth`); "" where there was none."""
     solve_s: float
     """Wall time of this solve, seconds (repair included)."""
+    search_limit_s: float = math.inf
+    """The time limit the search got: what the repairs, the seed and the growth left of the
+    solve's (less REPLAN_RESERVE_S)."""
     changes: tuple[str, ...]
     """What changed since the previous solve, a line each."""
 
@@ -134,6 +181,7 @@ class Replanned:
         r = self.result
         return {"iteration_time_s": r.iteration_time_s, "best_bound_s": r.best_bound_s,
                 "gap": r.gap, "status": r.status, "solve_s": self.solve_s,
+                "search_limit_s": self.search_limit_s,
                 "incumbent_s": self.incumbent_s, "incumbent_from": self.incumbent_from,
                 "changes": list(self.changes),
                 "cache_reuse": self.cache_reuse.to_dict(), **self.migration.to_dict(),
@@ -166,6 +214,8 @@ class Planner:
         """The slowdowns in force, by (node group, node) of `_base` (None: the whole group);
         one back at full speed is dropped."""
         self.state = SearchState(instance)
+        if backend in ("auto", "cpsat"):
+            _load_cpsat()
         self.options = {"backend": backend, "time_limit_s": time_limit_s, "threads": threads,
                         "seed": seed, "mixed": mixed, "relative_gap": relative_gap}
         self.migration_slack = migration_slack
@@ -180,6 +230,9 @@ class Planner:
         self._proofs: list[tuple[Instance, Any, dict[Any, float], dict[str, float]]] = []
         """Per instance solved (`_proof_key`, most recent first, at most PROOFS_KEPT): its cost
         model's key (`_cost_key`), sub-problem bounds and space floors."""
+        self._mixed_setup: tuple[float, bool] | None = None
+        """The time limit of the last solve that searched the plans with a mixed stage, and
+        whether that search got set up in it (every micro-batch size: SKIP_UNFIT_MIXED)."""
 
     # -- changes -----------------------------------------------------------------------------
     def apply(self, change: Change) -> CacheReuse:
@@ -218,29 +271,47 @@ class Planner:
         repaired as incumbent, the migration preference where set. `time_limit_s` overrides
         the Planner's limit for this solve only: an operator re-plans within seconds of a node
         failing, and may refine with a longer solve later (the bounds the short one proved are
-        kept for it)."""
+        kept for it). The limit bounds the whole re-plan, repairs and growth included (module
+        docstring): the search gets what they leave."""
         if time_limit_s is not None and not (time_limit_s > 0 and math.isfinite(time_limit_s)):
             raise ValueError(f"time_limit_s: must be a positive number of seconds, got "
                              f"{time_limit_s!r}")
         options = dict(self.options)
         if time_limit_s is not None:
             options["time_limit_s"] = time_limit_s
+        # One deadline for the whole re-plan: each step below gets what the steps before it
+        # left (each also within its own share), the search the rest less REPLAN_RESERVE_S
+        # (what it and this method take past the search's own deadline).
         start = time.perf_counter()
         limit = float(options["time_limit_s"])  # type: ignore[arg-type]
+        search_until = start + limit - min(REPLAN_RESERVE_S, REPLAN_RESERVE_SHARE * limit)
         in_place = self._incumbent()
-        incumbent, source = self._fastest_repair(in_place)
+        incumbent, source = self._fastest_repair(
+            in_place, until=min(start + REPAIR_SHARE * limit, search_until))
         if incumbent is None:  # (the first solve, or no plan could be repaired)
-            incumbent, source = self._baseline_seed(
-                deadline=start + min(SEED_SHARE * limit, tuning.EARLY_SEED_MAX_S))
+            incumbent, source = self._baseline_seed(deadline=min(
+                start + min(SEED_SHARE * limit, tuning.EARLY_SEED_MAX_S), search_until))
         if incumbent is not None:
-            grown = grown_plan(self.state, *incumbent,
-                               deadline=time.perf_counter() + GROWTH_SHARE * limit)
+            grown = grown_plan(self.state, *incumbent, deadline=min(
+                time.perf_counter() + GROWTH_SHARE * limit, search_until))
             if grown is not None:
                 incumbent, source = grown, f"{source}, grown onto idle GPUs"
         cutoff = incumbent[1].iteration_time_s if incumbent is not None else math.inf
+        search_limit = max(search_until - time.perf_counter(), MIN_SEARCH_S)
+        options["time_limit_s"] = search_limit
+        # (Where an earlier solve as short could not set up the search over plans with a mixed
+        # stage, it is left out and bounded as it was then: SKIP_UNFIT_MIXED)
+        skip_mixed = SKIP_UNFIT_MIXED and self._mixed_setup is not None \
+            and not self._mixed_setup[1] \
+            and limit <= self._mixed_setup[0]
         result = solve(self.instance, state=self.state, seed_with_baselines=False,
-                       cutoff_s=cutoff, warm_start=True,
+                       cutoff_s=cutoff, warm_start=True, mixed_search=not skip_mixed,
                        **options)  # type: ignore[arg-type]
+        result.options["time_limit_s"] = limit  # (the re-plan's limit; the search had the rest)
+        phase = result.search_space.get("mixed_phase")
+        if isinstance(phase, dict) and not phase.get("skipped"):
+            self._mixed_setup = (limit, bool(phase.get("set_up", True)) and not
+                                 result.search_space.get("micro_batch_sizes_not_set_up"))
         result = self._with_incumbent(result, incumbent, source)
         if self.migration_slack is not None:
             result = self._prefer_in_place(result, in_place)
@@ -251,7 +322,7 @@ class Planner:
         out = Replanned(result=result, migration=moved, cache_reuse=self._reuse,
                         incumbent_s=None if incumbent is None else cutoff,
                         incumbent_from=source, solve_s=time.perf_counter() - start,
-                        changes=tuple(self._changes))
+                        search_limit_s=search_limit, changes=tuple(self._changes))
         if self.plan is not None and self.plan != result.plan:
             self._earlier = [self.plan, *(q for q in self._earlier if q != self.plan)]
             del self._earlier[EARLIER_PLANS:]
@@ -299,18 +370,24 @@ class Planner:
             return None
         return repaired_plan(self.state, self.plan, mixed=bool(self.options["mixed"]))
 
-    def _fastest_repair(self, in_place: tuple[Plan, Evaluation] | None
+    def _fastest_repair(self, in_place: tuple[Plan, Evaluation] | None, *,
+                        until: float = math.inf
                         ) -> tuple[tuple[Plan, Evaluation] | None, str]:
         """The fastest of the running plan's repair and the earlier plans' repairs, each with
         its layers re-balanced, and which it is. Ties go to the running plan (it moves no
-        GPUs), then to the more recent plan."""
+        GPUs), then to the more recent plan. No earlier plan's repair starts after `until` (a
+        time.perf_counter() value): the running plan's, always made, is the one most likely
+        the cutoff, and the re-plan's time limit is the search's too."""
         best: tuple[Plan, Evaluation] | None = None
         source = ""
-        tried = [("running", in_place)] + [
-            (f"{k} solves back",
-             repaired_plan(self.state, plan, mixed=bool(self.options["mixed"])))
-            for k, plan in enumerate(self._earlier, start=2)]
-        for name, got in tried:
+        mixed = bool(self.options["mixed"])
+        for k, plan in enumerate([None, *self._earlier], start=1):
+            if plan is None:
+                name, got = "running", in_place
+            elif time.perf_counter() >= until:
+                break
+            else:
+                name, got = f"{k} solves back", repaired_plan(self.state, plan, mixed=mixed)
             if got is None:
                 continue
             fixed = rebalanced(self.instance, *got, state=self.state)
@@ -423,6 +500,15 @@ def _cost_key(state: SearchState) -> tuple[Any, ...]:
     """What a state's cost model reads beyond its instance (as `carry._same_job`)."""
     cm = state.cost_model
     return (cm.constants, cm.profile, cm.embedding_held, cm.head_held)
+
+
+def _load_cpsat() -> None:
+    """OR-Tools loaded now, not inside a re-plan: the search loads it at its first CP-SAT model
+    (0.3-0.5 s, more on a busy host), which no deadline can cut short; in a 2 s re-plan whose
+    dive was the process's first CP-SAT model that came on top (spot-a100-v100, 09:30 event,
+    2026-12-03: 2.44 s wall at a third of a core)."""
+    with contextlib.suppress(ImportError):  # (the backend says so where it needs it)
+        import ortools.sat.python.cp_model  # noqa: F401
 
 
 def _still_there(base: Instance, s: Straggler) -> bool:

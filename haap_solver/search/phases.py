@@ -160,14 +160,19 @@ def _set_bound(result: SolveResult, bound: float) -> None:
 
 
 def _mixed_not_set_up(single: SolveResult | None, state: SearchState, *, time_limit_s: float,
-                      start: float, setup_s: float, built: int | None = None) -> SolveResult:
+                      start: float, setup_s: float, built: int | None = None,
+                      skipped: bool = False) -> SolveResult:
     """The single-type search's result where the time limit stopped the set-up of the plans with
-    a mixed stage: those plans are bounded only by `any_plan_floor`, which the whole space's
-    bound then is at most, and the message says why (the single-type bound stays in
-    `search_space`)."""
+    a mixed stage (or, `skipped`, the caller left their search out: `solve(mixed_search=False)`):
+    those plans are bounded only by `any_plan_floor`, which the whole space's bound then is at
+    most, and the message says why (the single-type bound stays in `search_space`)."""
     if built is None:  # micro-batch sizes whose configurations were built
         built = len(state.mixed_counts)
-    why = (f"plans with a mixed-type stage are bounded only by the cluster's compute: the time "
+    why = (f"plans with a mixed-type stage are bounded only by the cluster's compute: their "
+           f"search was left out within this time limit ({time_limit_s:g} s), where an earlier "
+           "solve as short could not set it up (the single-type search had the whole limit); "
+           "a longer limit bounds them" if skipped else
+           f"plans with a mixed-type stage are bounded only by the cluster's compute: the time "
            f"limit ({time_limit_s:g} s) stopped building their configurations after "
            f"{setup_s:.2f} s ({built} of {len(state.micro_batches())} micro-batch sizes); a "
            f"longer limit bounds them, or mixed=False (--no-mixed) leaves them out")
@@ -181,7 +186,8 @@ def _mixed_not_set_up(single: SolveResult | None, state: SearchState, *, time_li
     finally:
         state.require_mixed = False
     single.search_space["mixed_phase"] = {"best_bound_s": floor, "wall_s": setup_s,
-                                          "setup_s": setup_s, "set_up": False}
+                                          "setup_s": setup_s, "set_up": False,
+                                          **({"skipped": True} if skipped else {})}
     _lower_bound(single, floor)
     single.message = f"{single.message}; {why}" if single.message else why
     single.wall_s = time.perf_counter() - start

@@ -28,7 +28,7 @@ from haap_solver.search import branch_and_bound, tuning
 from haap_solver.search.branch_and_bound import Progress
 from haap_solver.search.formulation import SubProblem
 from haap_solver.search.outside import outside_space
-from haap_solver.search.phases import _then_mixed, _within, collector_paused
+from haap_solver.search.phases import _mixed_not_set_up, _then_mixed, _within, collector_paused
 from haap_solver.search.second_process import _MixedHelper, _solve_beside
 from haap_solver.search.space import StageConfig, mixed_space_summary
 from haap_solver.search.state import SearchState
@@ -42,7 +42,8 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
           seed_with_baselines: bool = True, mixed: bool = True,
           relative_gap: float = 0.0,
           stage_filter: Callable[[StageConfig], bool] | None = None,
-          cutoff_s: float = math.inf, warm_start: bool = True) -> SolveResult:
+          cutoff_s: float = math.inf, warm_start: bool = True,
+          mixed_search: bool = True) -> SolveResult:
     """Find the plan with the lowest iteration time the cost model gives, with a proof.
 
     The proof (status, bound, gap) covers the search space of formulations/stage-assignment.md.
@@ -81,6 +82,13 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
     first. One process (the search beside does not take it). `warm_start=False` skips the warm
     start's heuristic plans (they prove nothing); with it on, the sub-problems the cutoff
     closes at once are not warmed (the Planner keeps it on: its repaired plan is often poor).
+
+    `mixed_search=False` (with `mixed`, one process): the single-type search has the whole time
+    limit and the plans with a mixed stage are bounded by the cluster's compute alone (as where
+    the time limit stops their set-up), which the bound and gap then cover. For a caller that
+    knows the set-up of those plans does not fit its limit (the Planner's short re-plans: at
+    1,024 GPUs it took the last quarter of a 2 s limit and then bounded them by that floor
+    anyway).
     """
     if not 0.0 <= relative_gap < 1.0:
         raise ValueError(f"relative_gap: must be in [0, 1), got {relative_gap}")
@@ -105,7 +113,7 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
     # limit: after the search it overran it by 0.2-0.4 s at 1,024 GPUs (2 shared cores).
     summary_start = time.perf_counter()
     mixed_summary = mixed_space_summary(instance) if mixed else None
-    outside = outside_space(instance, mixed=mixed)
+    outside = outside_space(instance, mixed=mixed, summary=mixed_summary)
     summary_s = time.perf_counter() - summary_start
     with collector_paused():
         result = _solve_dispatch(instance, backend=backend,
@@ -113,7 +121,7 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
                                  threads=threads, seed=seed, state=state, max_stages=max_stages,
                                  progress=progress, seed_with_baselines=seed_with_baselines,
                                  mixed=mixed, relative_gap=relative_gap, cutoff_s=cutoff_s,
-                                 warm_start=warm_start)
+                                 warm_start=warm_start, mixed_search=mixed_search)
     result.wall_s += summary_s
     # The options of this call (a phase's result carries its own time limit and threads).
     result.options = {"backend": backend, "time_limit_s": time_limit_s, "threads": threads,
@@ -134,7 +142,7 @@ def _solve_dispatch(instance: Instance, *, backend: str, time_limit_s: float, th
                     seed: int, state: SearchState | None, max_stages: int | None,
                     progress: Progress | None, seed_with_baselines: bool,
                     mixed: bool, relative_gap: float, cutoff_s: float = math.inf,
-                    warm_start: bool = True) -> SolveResult:
+                    warm_start: bool = True, mixed_search: bool = True) -> SolveResult:
     """`solve` without the final options: the single-type search alone, or both searches one
     after the other or side by side."""
     common = dict(backend=backend, threads=threads, seed=seed, max_stages=max_stages,
@@ -162,6 +170,16 @@ def _solve_dispatch(instance: Instance, *, backend: str, time_limit_s: float, th
         if helper is not None:
             return _solve_beside(helper, instance, state, start=start, time_limit_s=time_limit_s,
                                  seed_with_baselines=seed_with_baselines, common=common)
+    if not mixed_search:  # (the plans with a mixed stage: the floors alone, `solve`)
+        try:
+            result = branch_and_bound.search(instance, time_limit_s=time_limit_s, state=state,
+                                             seed_with_baselines=seed_with_baselines,
+                                             mixed=False, clock_start=start, **common)
+        except InfeasibleError:
+            pass  # no single-type plan fits memory: the plans with a mixed stage are searched
+        else:
+            return _mixed_not_set_up(result, state, time_limit_s=time_limit_s, start=start,
+                                     setup_s=0.0, built=0, skipped=True)
     single_bounds: dict[SubProblem, tuple[float, float | None]] = {}
     try:
         # The seeds get the budgets they would get in a single-type search of the whole limit.
