@@ -596,6 +596,21 @@ def _two_solves_back() -> haap.Planner:
     return planner
 
 
+def _record_search_limits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The time limit of every search the Planner starts, in order."""
+    import haap_solver.planner as planner_module
+
+    searched = planner_module.solve
+    limits: list[float] = []
+
+    def search(*args: Any, **kwargs: Any) -> SolveResult:
+        limits.append(kwargs["time_limit_s"])
+        return searched(*args, **kwargs)
+
+    monkeypatch.setattr(planner_module, "solve", search)
+    return limits
+
+
 def test_a_re_plan_s_steps_share_its_time_limit(monkeypatch: pytest.MonkeyPatch) -> None:
     """`solve(time_limit_s=T)` bounds the whole re-plan: where the repairs take `slow` seconds,
     the search gets what is left of T (it got T on top of them before: 2 s re-plans of
@@ -607,19 +622,14 @@ def test_a_re_plan_s_steps_share_its_time_limit(monkeypatch: pytest.MonkeyPatch)
 
     planner = _two_solves_back()
     slow, limit = 0.4, 10.0
-    repaired, searched = planner_module.repaired_plan, planner_module.solve
-    limits: list[float] = []
+    repaired = planner_module.repaired_plan
+    limits = _record_search_limits(monkeypatch)
 
     def slow_repair(*args: Any, **kwargs: Any) -> Any:
         time.sleep(slow)
         return repaired(*args, **kwargs)
 
-    def search(*args: Any, **kwargs: Any) -> SolveResult:
-        limits.append(kwargs["time_limit_s"])
-        return searched(*args, **kwargs)
-
     monkeypatch.setattr(planner_module, "repaired_plan", slow_repair)
-    monkeypatch.setattr(planner_module, "solve", search)
     got = planner.solve(time_limit_s=limit)
     assert len(limits) == 1
     assert limits[0] <= limit - 2 * slow  # (the running plan's and the earlier plan's repair)
@@ -640,11 +650,10 @@ def test_a_re_plan_whose_repairs_outlast_its_limit_stays_honest(
     planner = _two_solves_back()
     assert planner._earlier  # (an earlier plan the repairs would take next)
     limit = 0.5
-    repaired, grown, searched = (planner_module.repaired_plan, planner_module.grown_plan,
-                                 planner_module.solve)
+    repaired, grown = planner_module.repaired_plan, planner_module.grown_plan
     repairs: list[float] = []
     deadlines: list[float] = []
-    limits: list[float] = []
+    limits = _record_search_limits(monkeypatch)
 
     def slow_repair(*args: Any, **kwargs: Any) -> Any:
         repairs.append(time.perf_counter())
@@ -655,13 +664,8 @@ def test_a_re_plan_whose_repairs_outlast_its_limit_stays_honest(
         deadlines.append(kwargs["deadline"])
         return grown(*args, **kwargs)
 
-    def search(*args: Any, **kwargs: Any) -> SolveResult:
-        limits.append(kwargs["time_limit_s"])
-        return searched(*args, **kwargs)
-
     monkeypatch.setattr(planner_module, "repaired_plan", slow_repair)
     monkeypatch.setattr(planner_module, "grown_plan", growth)
-    monkeypatch.setattr(planner_module, "solve", search)
     got = planner.solve(time_limit_s=limit)
     assert len(repairs) == 1  # the running plan's only
     assert all(d <= repairs[0] + limit for d in deadlines)

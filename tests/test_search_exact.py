@@ -636,6 +636,21 @@ def _hook_full_models(monkeypatch: pytest.MonkeyPatch,
     monkeypatch.setattr(BNB, "get_backend", get_backend)
 
 
+def _record_built_subproblems(monkeypatch: pytest.MonkeyPatch) -> list[SubProblem]:
+    """The sub-problem of every model the search builds, in order (the last one is the model a
+    backend hook of `_hook_full_models` is solving)."""
+    real_build = BNB.build_model
+    building: list[SubProblem] = []
+
+    def build_model(instance: Instance, cache: object, sub: SubProblem, *args: object,
+                    **kwargs: object) -> object:
+        building.append(sub)
+        return real_build(instance, cache, sub, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(BNB, "build_model", build_model)
+    return building
+
+
 def test_a_dive_counts_as_its_sub_problem_s_first_pass_model(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """A dive (Sec. 4.6, Passes) solves the full model of the sub-problem with the least strong
@@ -647,14 +662,8 @@ def test_a_dive_counts_as_its_sub_problem_s_first_pass_model(
     bounds close every sub-problem without a full model.)"""
     inst = load_instance(SMALL_DIR.parent / "llama3.2-1b-h100x4-l40sx4.toml")
     reference = solve(inst, time_limit_s=30, mixed=False)
-    real_build = BNB.build_model
-    building: list[SubProblem] = []
+    building = _record_built_subproblems(monkeypatch)
     full_models: list[tuple[SubProblem, float]] = []  # (sub-problem, time limit)
-
-    def build_model(instance: Instance, cache: object, sub: SubProblem, *args: object,
-                    **kwargs: object) -> object:
-        building.append(sub)
-        return real_build(instance, cache, sub, *args, **kwargs)  # type: ignore[arg-type]
 
     def full(lp: LinearProgram, opts: SolveOptions, floor: float,
              real: Callable[..., BackendResult]) -> BackendResult:
@@ -665,7 +674,6 @@ def test_a_dive_counts_as_its_sub_problem_s_first_pass_model(
             return BackendResult("unknown", None, None, -math.inf, 0.0)
         return real(lp, opts, floor)
 
-    monkeypatch.setattr(BNB, "build_model", build_model)
     _hook_full_models(monkeypatch, full)
     monkeypatch.setattr(TUNING, "DIVE_FIRST", 1)
     result = solve(inst, time_limit_s=30, mixed=False)
@@ -686,14 +694,8 @@ def test_a_model_left_open_is_not_solved_again_with_the_same_budget_and_cutoff(
     given cutoff, is solved once, and the 15 s pass still proves the optimum."""
     inst = load_instance(SMALL_DIR.parent / "llama3.2-1b-h100x4-l40sx4.toml")
     reference = solve(inst, time_limit_s=30, mixed=False)
-    real_build = BNB.build_model
-    building: list[SubProblem] = []
+    building = _record_built_subproblems(monkeypatch)
     full_models: list[tuple[SubProblem, float | None, float]] = []
-
-    def build_model(instance: Instance, cache: object, sub: SubProblem, *args: object,
-                    **kwargs: object) -> object:
-        building.append(sub)
-        return real_build(instance, cache, sub, *args, **kwargs)  # type: ignore[arg-type]
 
     def full(lp: LinearProgram, opts: SolveOptions, floor: float,
              real: Callable[..., BackendResult]) -> BackendResult:
@@ -702,7 +704,6 @@ def test_a_model_left_open_is_not_solved_again_with_the_same_budget_and_cutoff(
             return BackendResult("unknown", None, None, -math.inf, 0.0)
         return real(lp, opts, floor)
 
-    monkeypatch.setattr(BNB, "build_model", build_model)
     _hook_full_models(monkeypatch, full)
     monkeypatch.setattr(TUNING, "DIVE_FIRST", 1)
     result = solve(inst, time_limit_s=60, mixed=False)
