@@ -710,3 +710,42 @@ def test_a_mixed_search_that_did_not_fit_is_left_out_of_solves_as_short() -> Non
     assert "skipped" not in again.result.search_space["mixed_phase"]
     assert planner._mixed_setup == (LIMIT_S, True)
     _agree(again.result, cold)
+
+
+def test_a_replan_first_makes_the_collections_that_are_due() -> None:
+    """`Planner.solve` makes the cyclic collector's due work before its search, inside its time
+    limit (`_collect_what_is_due`), so that none falls right after the search, when its pause of
+    the collector ends: the young generations always, the full collection where its count is
+    due, nothing where the collector is off."""
+    import gc
+
+    from haap_solver.planner import _collect_what_is_due
+
+    made: list[int] = []
+
+    def record(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            made.append(info["generation"])
+
+    was_enabled, thresholds = gc.isenabled(), gc.get_threshold()
+    gc.callbacks.append(record)
+    try:
+        gc.enable()
+        gc.set_threshold(thresholds[0], thresholds[1], 10**9)  # a full collection not due
+        _collect_what_is_due()
+        assert made and max(made) == 1 and gc.get_count()[1] == 0, made
+        made.clear()
+        gc.set_threshold(thresholds[0], thresholds[1], 0)  # due
+        _collect_what_is_due()
+        assert 2 in made and gc.get_count()[2] == 0, made
+        made.clear()
+        gc.disable()
+        _collect_what_is_due()
+        assert made == []
+    finally:
+        gc.callbacks.remove(record)
+        gc.set_threshold(*thresholds)
+        if was_enabled:
+            gc.enable()
+        else:
+            gc.disable()

@@ -417,6 +417,9 @@ class BranchAndBound:
         on_solution = None if self.share_incumbent is None else (
             lambda values: self.take(sm, sub, values, sm.lp.value(values)))
         remaining = self.deadline - time.perf_counter()
+        if remaining < budget:  # (the deadline, not the budget, ends it: MODEL_DEADLINE_MARGIN_S)
+            remaining -= max(tuning.MODEL_DEADLINE_MARGIN_S,
+                             tuning.MODEL_DEADLINE_MARGIN_SHARE * remaining)
         opts = replace(self.opts_base, time_limit_s=max(min(remaining, budget), 0.01),
                        on_solution=on_solution)
         res = (self.restricted_fn if restricted else self.backend_fn)(sm.lp, opts, floor)
@@ -789,8 +792,10 @@ class BranchAndBound:
             res = self.attempt(dive.sub, self.state.configs(dive.sub.micro_batch),
                                dive_budget, dive.lower_bound,
                                max_vars=tuning.DIVE_FULL_MAX_VARS)
-        # Its seeds, and the restricted model where the full one was not solved.
-        self.warm(dive, restricted_model=res is TOO_BIG)
+        # Its seeds, and the restricted model where the full one was not solved (not once the
+        # deadline has passed: they then only delay the answer, by 0.02-0.045 s at 1,024 GPUs).
+        if time.perf_counter() < self.deadline:
+            self.warm(dive, restricted_model=res is TOO_BIG)
         if res is not TOO_BIG:  # its first-pass model, solved now: it leaves the queue
             self.done += self.settle(dive, res, still_open)
             queue.remove(target)

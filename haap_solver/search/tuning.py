@@ -165,6 +165,16 @@ solved again from scratch in the next pass (llama3-8b-h100-a100-l40s: 0.5 s, the
 against one model of 0.74 s). The search over plans with a mixed stage keeps the first pass's
 budget: its dived models rarely hold a better plan."""
 
+MODEL_DEADLINE_MARGIN_S = 0.05
+MODEL_DEADLINE_MARGIN_SHARE = 0.1
+"""A model whose time limit is the search's deadline (not its own budget) is given the time left
+less the larger of these two (seconds, share of the time left): a solver returns some time after
+its limit (HiGHS checks it between nodes and between the cut rounds of its root: 0.02-0.11 s
+past limits of 0.16-1.1 s on the fleet-1024 and spot-a100-v100 models, in models it solves
+alone too), which put 2 s re-plans of those traces at 2.01-2.03 s wall. Only the last model of
+a search meets it; a model's own budget (FIRST_PASS_BUDGET_S, DIVE_BUDGET_S, the passes') is
+given whole."""
+
 DIVE_FULL_MAX_VARS = 2000
 """A dive solves the sub-problem's full model (its first-pass model, 0.5 s) where that model has
 at most this many variables and goes to HiGHS or CP-SAT under `auto`; elsewhere it runs the
