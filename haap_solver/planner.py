@@ -272,19 +272,25 @@ class Planner:
         return reuse
 
     # -- solving -----------------------------------------------------------------------------
-    def solve(self, *, time_limit_s: float | None = None) -> Replanned:
+    def solve(self, *, time_limit_s: float | None = None,
+              relative_gap: float | None = None) -> Replanned:
         """The best plan of the current instance, warm: cached coefficients, the previous plan
         repaired as incumbent, the migration preference where set. `time_limit_s` overrides
         the Planner's limit for this solve only: an operator re-plans within seconds of a node
         failing, and may refine with a longer solve later (the bounds the short one proved are
         kept for it). The limit bounds the whole re-plan, repairs and growth included (module
-        docstring): the search gets what they leave."""
+        docstring): the search gets what they leave. `relative_gap` likewise overrides the
+        Planner's for this solve only (refine to a given gap, then on to a proof)."""
         if time_limit_s is not None and not (time_limit_s > 0 and math.isfinite(time_limit_s)):
             raise ValueError(f"time_limit_s: must be a positive number of seconds, got "
                              f"{time_limit_s!r}")
+        if relative_gap is not None and not 0.0 <= relative_gap < 1.0:
+            raise ValueError(f"relative_gap: must be in [0, 1), got {relative_gap!r}")
         options = dict(self.options)
         if time_limit_s is not None:
             options["time_limit_s"] = time_limit_s
+        if relative_gap is not None:
+            options["relative_gap"] = relative_gap
         start = time.perf_counter()
         # The cyclic collector's pending work is done first, inside the limit, and the
         # collector then waits until the re-plan has answered. Left to itself, a collection of
@@ -330,7 +336,8 @@ class Planner:
         if isinstance(phase, dict) and not phase.get("skipped"):
             self._mixed_setup = (limit, bool(phase.get("set_up", True)) and not
                                  result.search_space.get("micro_batch_sizes_not_set_up"))
-        result = self._with_incumbent(result, incumbent, source)
+        result = self._with_incumbent(result, incumbent, source,
+                                      gap=float(options["relative_gap"]))  # type: ignore[arg-type]
         if self.migration_slack is not None:
             result = self._prefer_in_place(result, in_place)
         if result.plan is None:  # (no incumbent, and the time limit came before any plan)
@@ -452,7 +459,7 @@ class Planner:
         return best, source
 
     def _with_incumbent(self, result: SolveResult, incumbent: tuple[Plan, Evaluation] | None,
-                        source: str = "running") -> SolveResult:
+                        source: str = "running", *, gap: float | None = None) -> SolveResult:
         """The search's result, or the incumbent where the search found nothing below it: then
         the search's bound (at least the cutoff where it closed every sub-problem) proves it."""
         if result.plan is not None or incumbent is None:
@@ -461,7 +468,7 @@ class Planner:
         t = ev.iteration_time_s
         bound = min(result.best_bound_s, t)
         proven = bound >= t * (1 - _SAME)
-        gap = self.relative_gap
+        gap = self.relative_gap if gap is None else gap
         base, _, grown = source.partition(", grown")
         which = ("the previous plan, repaired to the changed cluster" if base == "running" else
                  f"the {base.removeprefix('baseline: ')} baseline's plan"

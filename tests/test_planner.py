@@ -749,3 +749,19 @@ def test_a_replan_first_makes_the_collections_that_are_due() -> None:
             gc.enable()
         else:
             gc.disable()
+
+
+def test_a_solve_may_stop_at_its_own_relative_gap() -> None:
+    """`Planner.solve(relative_gap=g)` overrides the Planner's gap for that solve only: its plan
+    is proven within g (or optimal), the next solve goes back to the Planner's own (a proof
+    here), and a gap outside [0, 1) is refused naming the argument."""
+    inst = haap.load_instance(ROOT / "instances/small/toy-gpt-6l-a100x2-t4x2.toml")
+    planner = haap.Planner(inst, time_limit_s=30)
+    loose = planner.solve(relative_gap=0.5).result
+    assert loose.status == "optimal" or loose.gap <= 0.5 + 1e-9
+    assert loose.options["relative_gap"] == 0.5
+    proven = planner.solve().result
+    assert proven.status == "optimal" and proven.options["relative_gap"] == 0.0
+    for bad in (-0.1, 1.0, float("nan")):
+        with pytest.raises(ValueError, match="relative_gap"):
+            planner.solve(relative_gap=bad)
