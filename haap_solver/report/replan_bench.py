@@ -43,7 +43,13 @@ a proof where the cold solve proved its plan. Where both full-limit solves end a
 (every fleet-1024 event at 30 s), their times are the limit on both sides and say nothing of
 what the carried state bought; the warm solve then ends with a much smaller gap (2026-12-03,
 30 s: fleet-1024's node losses 8-21% against the cold 30-55%, spot-a100-v100 15:30 and 19:00
-1.9% against 20-21%), and the time to the cold solve's gap says it in seconds."""
+1.9% against 20-21%), and the time to the cold solve's gap says it in seconds. First measured
+on 2026-12-03 (`benchmarks/replan.py --time-limit 30`, the host otherwise idle): fleet-1024,
+cold CPU seconds over the third Planner's, median 10.2x (9.7-15.6x on the five node losses, the
+carried bounds; 4.3x at the throttle and 5.0x at the arrival, where nothing but the
+coefficients is carried); spot-a100-v100 median 2.3x (0.77-14.5x; 0.94-1.09x where the cold
+solve proves, 3.6-14.5x where it does not; at 14:00, a slowdown, it did not reach the cold
+gap in the limit: 2.14% against 1.45%)."""
 
 from __future__ import annotations
 
