@@ -136,8 +136,8 @@ the migration count, the search's last step), at most this share of the limit: t
 `solve(time_limit_s=T)` is then T within a small overshoot. With 0.05 s, 2 of 21 2 s re-plans
 of fleet-1024 that had their core ended 0.02-0.04 s past 2 s (2026-12-03); the search itself
 ends 0.02-0.05 s past its deadline there. With 0.08 s (and the collector's work and the last
-model's margin of planner.py's docstring), 1 of 45 2 s re-plans ended at 2.003 s (fleet-1024,
-2026-12-03, a bench run alone on the host); 0.1 s since."""
+model's margin of planner.py's docstring), 1 of 30 2 s re-plans in two bench runs of both traces
+ended at 2.003 s (fleet-1024, 2026-12-03, the host otherwise idle); 0.1 s since."""
 
 SKIP_UNFIT_MIXED = True
 """With mixed-type stages, the search over plans with a mixed stage runs after the single-type

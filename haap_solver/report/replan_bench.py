@@ -53,6 +53,7 @@ gap in the limit: 2.14% against 1.45%)."""
 
 from __future__ import annotations
 
+import math
 import statistics
 import sys
 import time
@@ -184,7 +185,8 @@ def _to_cold_gap(planner: Planner, change: Any, cold: SolveResult, cold_cpu: flo
     once its plan is proven within the gap the cold solve ended at (or at the limit, as the cold
     one), and how it compares: the CPU seconds each took to that guarantee."""
     planner.apply(change)
-    target = min(max(cold.gap, relative_gap), MATCH_GAP_MAX)
+    gap = cold.gap if math.isfinite(cold.gap) else MATCH_GAP_MAX  # (no plan, no bound: nan)
+    target = min(max(gap, relative_gap), MATCH_GAP_MAX)
     if cold.status == "optimal":
         target = relative_gap  # (a proof, as the cold solve's; its gap is 0 up to rounding)
     got, _, cpu = _timed(partial(planner.solve, relative_gap=target))
