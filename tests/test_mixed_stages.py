@@ -277,6 +277,38 @@ def test_single_type_bound_combines_with_the_mixed_one(monkeypatch: pytest.Monke
     assert "resumed_single_type_phase" in phases
 
 
+def test_single_type_search_resumes_where_its_bound_holds_the_whole_one_down(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the search over plans with a mixed stage ends unproven with time left (its open
+    sub-problems too large for a model) but with a bound above the single-type one, the
+    single-type search resumes with that time: its bound is what holds the whole bound down.
+    Here the first search reports a bound of half its plan's time, the second 0.8 of its own;
+    the resumed search proves the single-type part, so the whole bound is the second's."""
+    inst = load_instance(MIXED_WINS)
+    reference = _one_process_optimum(MIXED_WINS.name)
+    real = BNB.search
+    calls: list[tuple[bool, bool]] = []
+
+    def search(*args: object, **kwargs: object) -> object:
+        state = kwargs["state"]
+        calls.append((bool(kwargs["mixed"]), state.require_mixed))  # type: ignore[attr-defined]
+        result = real(*args, **kwargs)
+        weak = {1: 0.5, 2: 0.8}.get(len(calls))
+        if weak is not None:
+            result.status, result.gap = "feasible", 1.0 - weak
+            result.best_bound_s = weak * result.iteration_time_s
+        return result
+
+    monkeypatch.setattr(BNB, "search", search)
+    result = solve(inst, time_limit_s=60)
+    assert calls == [(False, False), (True, True), (False, False)]
+    assert result.iteration_time_s == pytest.approx(reference.iteration_time_s, rel=1e-9)
+    assert result.status == "feasible"
+    assert result.best_bound_s == pytest.approx(0.8 * reference.iteration_time_s, rel=1e-9)
+    assert result.search_space["resumed_single_type_phase"]["best_bound_s"] \
+        > 0.8 * reference.iteration_time_s
+
+
 def test_single_type_search_yields_once_its_models_stop_paying(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """After its first pass the single-type search hands the time over to plans with a mixed
