@@ -517,8 +517,9 @@ class Planner:
 def _collect_what_is_due() -> None:
     """The collections the cyclic collector would soon make by itself (where it is on): the
     young generations always, the full one once its count is due (CPython makes it at the first
-    collection past that count where a quarter of the heap is new since the last one; a full
-    collection every `threshold[2]` re-plans is the price of knowing when it comes)."""
+    collection past that count where the objects promoted to the oldest generation since the
+    last full collection reach a quarter of those it kept; a full collection every
+    `threshold[2]` re-plans is the price of knowing when it comes)."""
     if not gc.isenabled():
         return
     gc.collect(2 if gc.get_count()[2] >= gc.get_threshold()[2] else 1)
