@@ -300,8 +300,12 @@ class Planner:
         # the last search's objects (a search pauses the collector, so they are all young:
         # 0.13-0.16 s over a Planner's caches) or a full one (0.15-0.24 s) fell right after the
         # search, when its pause ended, and put 2 s re-plans at 2.06-2.24 s wall; what is left
-        # at the end is a young collection of this re-plan's own objects (0.01-0.02 s).
-        _collect_what_is_due()
+        # at the end is a young collection of this re-plan's own objects (0.01-0.02 s). Not
+        # before a first solve (no plan yet, nothing to repair): its objects are not the
+        # Planner's, and in a process with a large heap a full collection took the time a 1 s
+        # first solve of 512 GPUs needed for its baseline seed (no plan came out).
+        if self.plan is not None:
+            _collect_what_is_due()
         with collector_paused():
             return self._solve(options, start)
 
