@@ -228,7 +228,6 @@ class Planner:
         self.options = {"backend": backend, "time_limit_s": time_limit_s, "threads": threads,
                         "seed": seed, "mixed": mixed, "relative_gap": relative_gap}
         self.migration_slack = migration_slack
-        self.relative_gap = relative_gap
         self.plan: Plan | None = None
         """The plan of the last solve (the one running)."""
         self._earlier: list[Plan] = []
@@ -466,7 +465,7 @@ class Planner:
         return best, source
 
     def _with_incumbent(self, result: SolveResult, incumbent: tuple[Plan, Evaluation] | None,
-                        source: str = "running", *, gap: float | None = None) -> SolveResult:
+                        source: str = "running", *, gap: float) -> SolveResult:
         """The search's result, or the incumbent where the search found nothing below it: then
         the search's bound (at least the cutoff where it closed every sub-problem) proves it."""
         if result.plan is not None or incumbent is None:
@@ -475,7 +474,6 @@ class Planner:
         t = ev.iteration_time_s
         bound = min(result.best_bound_s, t)
         proven = bound >= t * (1 - _SAME)
-        gap = self.relative_gap if gap is None else gap
         base, _, grown = source.partition(", grown")
         which = ("the previous plan, repaired to the changed cluster" if base == "running" else
                  f"the {base.removeprefix('baseline: ')} baseline's plan"

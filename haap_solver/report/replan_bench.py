@@ -66,6 +66,7 @@ from haap_solver.changes import changes_from_toml
 from haap_solver.instance import load_instance
 from haap_solver.planner import Planner
 from haap_solver.result import SolveResult
+from haap_solver.search.phases import _within
 from haap_solver.search.solve import solve
 
 TRACES = ("spot-a100-v100", "fleet-1024")
@@ -185,15 +186,16 @@ def _to_cold_gap(planner: Planner, change: Any, cold: SolveResult, cold_cpu: flo
     once its plan is proven within the gap the cold solve ended at (or at the limit, as the cold
     one), and how it compares: the CPU seconds each took to that guarantee."""
     planner.apply(change)
-    gap = cold.gap if math.isfinite(cold.gap) else MATCH_GAP_MAX  # (no plan, no bound: nan)
-    target = min(max(gap, relative_gap), MATCH_GAP_MAX)
     if cold.status == "optimal":
         target = relative_gap  # (a proof, as the cold solve's; its gap is 0 up to rounding)
+    else:
+        gap = cold.gap if math.isfinite(cold.gap) else MATCH_GAP_MAX  # (no plan: nan or inf)
+        target = min(max(gap, relative_gap), MATCH_GAP_MAX)
     got, _, cpu = _timed(partial(planner.solve, relative_gap=target))
     result = got.result
     return {"cold_gap": cold.gap, "matched_cpu_s": cpu, "matched_status": result.status,
             "matched_time_s": result.iteration_time_s, "matched_gap": result.gap,
-            "matched": result.gap <= target + 1e-9 or result.status == "optimal",
+            "matched": _within(result, target),
             "cold_over_matched_cpu": cold_cpu / max(cpu, 1e-9)}
 
 
