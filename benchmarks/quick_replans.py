@@ -25,6 +25,7 @@ import haap_solver.planner as planner_module
 from haap_solver.changes import changes_from_toml
 from haap_solver.instance import load_instance
 from haap_solver.planner import Planner
+from haap_solver.report.replan_bench import _timed
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -79,9 +80,7 @@ def main() -> int:
         for change, label in changes_from_toml(folder / f"{args.trace}.events.toml"):
             planner.apply(change)
             clock.reset()
-            wall, cpu = time.perf_counter(), time.process_time()
-            out = planner.solve()
-            wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+            out, wall, cpu = _timed(planner.solve)
             walls.append(wall)
             steps = " ".join(f"{name} {s:.3f}" for name, s in clock.steps)
             collected = " ".join(f"gen{g} {s:.3f}" for g, s in clock.collections if s >= 0.005)
