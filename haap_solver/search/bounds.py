@@ -741,6 +741,23 @@ class PositionalBound:
         just below the candidate after its t."""
         self._side_rows: dict[tuple[tuple[bool, bool, bool], str],
                               tuple[np.ndarray, np.ndarray]] = {}
+        self._answers: dict[tuple[str, int, float, float], float] = {}
+        """The LPs' answers by (program, p, t, r) (`_remembered`): a walk asks many of the
+        questions the walks before it on this bound asked."""
+
+    def _remembered(self, program: str, p: int, t: float, r: float,
+                    solve: Callable[[int, float, float], float]) -> float:
+        """`solve(p, t, r)`, answered once per (program, p, t, r): the programs are fixed by
+        this bound's configurations, so an answer never changes. Cleared past ANSWERS_KEPT
+        answers (memory: a walk at 16,384 GPUs asks thousands)."""
+        key = (program, p, t, r)
+        hit = self._answers.get(key)
+        if hit is None:
+            hit = solve(p, t, r)
+            if len(self._answers) >= ANSWERS_KEPT:
+                self._answers.clear()
+            self._answers[key] = hit
+        return hit
 
     def link_floor(self) -> np.ndarray:
         """pi(c) of every configuration (`link_floors`): the objective's 2 sum_j c_j >=
@@ -969,6 +986,10 @@ class PositionalBound:
         With a finite tail threshold `r` (Sec. 4.5) a configuration may only take layer counts
         whose tail is <= r as well, and the fewest layers the chosen stages must hold may not
         exceed L (a further valid row)."""
+        return self._remembered("capacity", p, t, r, self._capacity)
+
+    def _capacity(self, p: int, t: float, r: float) -> float:
+        """capacity, solved."""
         columns = self._capacity_columns(p, t, r)
         if columns is None:
             return -math.inf
@@ -1022,7 +1043,8 @@ class PositionalBound:
         at = bisect.bisect_right(self._grid, t * (1 + 1e-12))
         if at >= len(self._grid):
             return True
-        return self._holds_on_some_sides(p, self._grid[at] * (1 - 1e-9), r)
+        return bool(self._remembered("sides", p, self._grid[at] * (1 - 1e-9), r,
+                                     self._holds_on_some_sides))
 
     def _link_sides(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
         """link_sides of this bound's configurations (cached; None where they do not apply)."""
@@ -1597,6 +1619,10 @@ def first_true(pred: Callable[[int], bool], lo: int, hi: int) -> int:
             lo = mid + 1
     return lo
 
+
+ANSWERS_KEPT = 200_000
+"""The most LP answers a PositionalBound remembers (`_remembered`) before it forgets them all:
+a few tens of megabytes."""
 
 MAX_LINK_SIDES = 4
 """The most link sides (node groups) for which the capacity LP is also asked per set of sides

@@ -154,6 +154,8 @@ class BranchAndBound:
         self.hits0 = self.cache.hits + self.cm.cache_hits
         self.misses0 = self.cache.misses + self.cm.cache_misses
         self.steps0 = dict(self.state.closing_steps)
+        self.levelled = 0
+        """Strengthenings against a level below the threshold (`strengthening_level`)."""
         self.tail_capacity_raised = 0
         """Sub-problems whose bound the tail-capacity pass computed (`tail_capacity_pass`)."""
         self.total_gpus = instance.cluster.num_gpus
@@ -462,24 +464,55 @@ class BranchAndBound:
         return hit
 
     # -- bounds ---------------------------------------------------------------------------------
-    def strengthen(self, cand: _Candidate) -> None:
-        """The strong bound (Sec. 4.3-4.6) against the current threshold, until the search's
-        deadline: one takes up to 3 s on gpt3-175b-4types-x1024, and one begun just before the
-        deadline ran to its end (a 15 s limit returned after 18.9 s). Cut short by the deadline,
-        the sub-problem keeps the bound it had (valid, weaker), is not marked strengthened
-        (`stale`) and nothing is shared."""
+    def strengthen(self, cand: _Candidate, level: float = math.inf) -> None:
+        """The strong bound (Sec. 4.3-4.6) against the current threshold, or against `level`
+        where that is lower (`strengthening_level`), until the search's deadline: one takes up
+        to 3 s on gpt3-175b-4types-x1024, and one begun just before the deadline ran to its end
+        (a 15 s limit returned after 18.9 s). Cut short by the deadline, the sub-problem keeps
+        the bound it had (valid, weaker), is not marked strengthened (`stale`) and nothing is
+        shared. Against a level, it is not marked strengthened either: its bound is raised to
+        at most the level, and it is strengthened again when it is the least once more."""
         self.absorb()
         at = self.threshold()
+        target = min(at, level)
         try:
             bound = strong_lower_bound(self.state, cand.sub,
-                                       self.floors_by_b[cand.sub.micro_batch], self.p_cap, at,
-                                       deadline=self.deadline)
+                                       self.floors_by_b[cand.sub.micro_batch], self.p_cap,
+                                       target, deadline=self.deadline, closing=target >= at)
         except DeadlineReached:
             return
-        cand.strengthened_with = at
-        cand.raise_bound(bound, at)
+        cand.raise_bound(bound, target)
+        cand.below_level = target < at and bound < target
+        if target >= at:
+            cand.strengthened_with = at
+        else:
+            self.levelled += 1
         if self.share_bound is not None:
             self.share_bound(cand.sub, cand.lower_bound)
+
+    def strengthening_level(self, cand: _Candidate, queue: list[tuple[float, int, int, int]]
+                            ) -> float:
+        """The level the first pass strengthens `cand` against (popped as the least bound of
+        the queue): a step of LEVEL_STEP times the threshold above the larger of its bound and
+        the next least in the queue; the threshold where that is no lower, where its last
+        strengthening against a level ended below it, and outside clusters of LEVEL_GPUS.
+
+        Why: the search's bound is the least over its open sub-problems, and a strong bound
+        costs most where its walk (Sec. 4.5) climbs near the incumbent. Strengthened against
+        the threshold one by one, a few such walks took most of the time (on
+        gpt3-2.7b-a100x32-v100x96-4gpu's plans with a mixed stage, 10 of 165 took 20 of 25 s of
+        CPU) while dozens of cheap ones waited at their cheap bounds, and where the limit came
+        first the search's bound was one of those: 2.7-3.0 s in some runs, 4.2 s in runs where
+        the pass ended in time, against a plan of 4.66 s. In levels the bounds rise together
+        (a walk against a level is stopped there, and its LP answers are kept for the next:
+        PositionalBound._remembered)."""
+        at = self.threshold()
+        low, high = tuning.LEVEL_GPUS
+        if tuning.LEVEL_STEP <= 0 or cand.below_level or not low <= self.total_gpus <= high:
+            return at
+        next_least = queue[0][0] if queue else math.inf
+        level = max(cand.lower_bound, next_least) + tuning.LEVEL_STEP * at
+        return at if level >= at else level
 
     def strengthen_integer(self, cand: _Candidate) -> None:
         """The strong bound with integer stage counts (strong_lower_bound(integer=True)),
@@ -751,8 +784,8 @@ class BranchAndBound:
                 still_open.extend(candidates[entry[3]] for entry in queue)
                 break
             if self.stale(cand):
-                self.strengthen(cand)
-                if not self.closed_by_bound(cand):
+                self.strengthen(cand, self.strengthening_level(cand, queue))
+                if not self.closed_by_bound(cand) and not self.stale(cand):
                     self.positional_seed(cand)
                 if self.closed_by_bound(cand):
                     self.done += 1
@@ -874,6 +907,8 @@ class BranchAndBound:
                 "integer_walks": self.integer_walks}
         if self.bounds_feed is not None:
             space["bounds_from_the_other_search"] = self.fed_bounds
+        if self.levelled:
+            space["strengthenings_against_a_level"] = self.levelled
         if self.bounds_out is not None:
             self.bounds_out.update((c.sub, (c.lower_bound, c.strengthened_with))
                                    for c in candidates)

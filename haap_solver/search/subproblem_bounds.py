@@ -280,7 +280,8 @@ def _granular_step(state: SearchState, sub: SubProblem, floors: tuple[float, flo
 
 def strong_lower_bound(state: SearchState, sub: SubProblem, floors: tuple[float, float, float],
                        p_max: int, incumbent_s: float = math.inf, *,
-                       integer: bool = False, deadline: float = math.inf) -> float:
+                       integer: bool = False, deadline: float = math.inf,
+                       closing: bool = True) -> float:
     """`lower_bound` with the bottleneck floors of Sec. 4.3 and 4.4 and the tail of the most
     loaded stage (Sec. 4.5).
 
@@ -303,19 +304,25 @@ def strong_lower_bound(state: SearchState, sub: SubProblem, floors: tuple[float,
     gpt3-175b-4types-x1024 (with the integer walk, more), and a search whose deadline came
     during one returned that much late. A bound cut short is no bound: the caller keeps the one
     it had. Where the deadline does not come, the value is the same as without one.
+
+    `incumbent_s` may also be a level below the incumbent (`BranchAndBound.strengthening_level`):
+    the bound is then valid as ever (the sub-problem's optimum is at least the lesser of it and
+    the level), the walk stops at the level, and with `closing` False a bound reaching it is not
+    counted as closing the sub-problem.
     """
     with until(deadline):
-        return _strong_lower_bound(state, sub, floors, p_max, incumbent_s, integer)
+        return _strong_lower_bound(state, sub, floors, p_max, incumbent_s, integer, closing)
 
 
 def _strong_lower_bound(state: SearchState, sub: SubProblem, floors: tuple[float, float, float],
-                        p_max: int, incumbent_s: float, integer: bool) -> float:
+                        p_max: int, incumbent_s: float, integer: bool,
+                        closing: bool = True) -> float:
     """strong_lower_bound, inside its deadline; counts which step reached the incumbent
     (`SearchState.closing_steps`)."""
     if sub.empty_ends:
         return _empty_ends_bound(state, sub, p_max, incumbent_s, strong=True, integer=integer)
     bound, step = _strong_steps(state, sub, floors, p_max, incumbent_s, integer)
-    if bound >= incumbent_s:
+    if closing and bound >= incumbent_s:
         state.closing_steps[step] = state.closing_steps.get(step, 0) + 1
     return bound
 

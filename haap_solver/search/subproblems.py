@@ -79,6 +79,10 @@ class _Candidate:
     inherited: bool = False
     """Whether its bound at the start is one a search of a larger cluster proved
     (`SearchState.sub_bounds`, carried by the Planner: formulations Sec. 8)."""
+    below_level: bool = False
+    """Whether its last strengthening against a level below the threshold ended below that
+    level (`BranchAndBound.strengthening_level`): its walk then found its bound there, and the
+    next strengthening is against the threshold itself."""
     closed_by_model: bool = False
     """Whether its model's answer closed it (optimal within the gap, or no plan below the
     threshold); otherwise a closed sub-problem was closed by its lower bound."""

@@ -36,6 +36,23 @@ of the open sub-problems was 2.23 s with the factor 0.8 and 3.54 s without it, a
 agreement tests' tiny instances take about three quarters more process time (409 s against
 231 s for test_bounds, test_bruteforce_agreement and test_search_exact, on a loaded host)."""
 
+LEVEL_STEP = 0.05
+"""On clusters of LEVEL_GPUS the first pass strengthens a sub-problem against a level this share
+of the threshold above the next least bound in its queue, not against the threshold at once
+(`BranchAndBound.strengthening_level`, formulations Sec. 4.6 *Levels*); 0: never. 0.05 is the
+only step measured (2026-12-03, 2 cores, host otherwise idle)."""
+
+LEVEL_GPUS = (128, 512)
+"""Clusters (GPUs, inclusive) where both searches strengthen in levels (LEVEL_STEP). Measured
+(2026-12-03, `haap solve --time-limit 30`): gpt3-2.7b-a100x32-v100x96-4gpu, two threads, gap
+41.6% -> 10.8% (the mixed search's bound 2.72 s -> 4.48 s), one thread `--no-mixed` 13.0% and
+16.9% -> 10.8% twice; gpt3-6.7b-a100x128-v100x256-a10x128-4gpu, two threads, 31.3% -> 19.1%.
+Levels everywhere, two threads: below 128 GPUs proofs came later (gpt3-175b-a100x64 14.4 s ->
+26.5 s, llama3.2-1b-h100x4-l40sx4 2.5 s -> 4.1 s, llama3.2-1b-rtx4090-a10 8.3 s -> 10.1 s; the
+others of the matrix within a second), at 1,024 and 16,384 GPUs the plans found in 30 s were
+worse (gpt3-175b-4types-x1024 16.05 s -> 16.32 s, llama3-405b-6types-x16384 14.69 s ->
+16.72 s); in the search over plans with a mixed stage alone, no change there."""
+
 TAIL_CAPACITY_PRUNE = True
 """strong_lower_bound tries to prune with the GPU-granular capacity with a tail threshold (Sec.
 4.9, no LP) before the positional LPs, where it applies. Measured (2026-12-03, every
