@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -79,3 +80,34 @@ def test_search_with_the_half_unit_paths_forced_equals_the_brute_force(seed: int
         why = disagreement(inst, truth, backend="highs", mixed=True)
     assert why is None, f"seed {seed}: {why}"
     assert record.mixed_passes and record.closed > 0, record  # (the pass did close some)
+
+
+@pytest.mark.parametrize("seed", [1003, 1022])
+def test_mixed_walk_runs_on_the_clusters_of_its_range(seed: int,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """TAIL_CAPACITY_MIXED_WALK_GPUS turns the walk in half-units on where the flag is off: with
+    the range over these clusters, the strong bounds of the search over plans with a mixed stage
+    walk (a spy counts those walks) and still proves the brute force's optimum; with the range
+    elsewhere, it does not walk."""
+    from haap_solver.search import subproblem_bounds
+
+    walks = {"mixed": 0}
+    original = subproblem_bounds._tail_capacity_walk
+
+    def counted(state, *args, **kwargs):  # type: ignore[no-untyped-def]
+        # (the strong bound's walks in half-units only: the pre-pass has its own)
+        walks["mixed"] += bool(args[2].halves
+                               and sys._getframe(1).f_code.co_name == "_strong_steps")
+        return original(state, *args, **kwargs)
+
+    monkeypatch.setattr(subproblem_bounds, "_tail_capacity_walk", counted)
+    inst = random_instance(seed)
+    truth = bruteforce(inst, cost_model=CostModel(inst), mixed=True)
+    with forced_half_units(walk=False):
+        monkeypatch.setattr(tuning, "TAIL_CAPACITY_MIXED_WALK_GPUS", (10**8, 10**9))
+        assert disagreement(inst, truth, backend="highs", mixed=True) is None
+        assert walks["mixed"] == 0
+        monkeypatch.setattr(tuning, "TAIL_CAPACITY_MIXED_WALK_GPUS", (1, 10**9))
+        why = disagreement(inst, truth, backend="highs", mixed=True)
+    assert why is None, f"seed {seed}: {why}"
+    assert walks["mixed"] > 0

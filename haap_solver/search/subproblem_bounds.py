@@ -341,7 +341,10 @@ def _strong_steps(state: SearchState, sub: SubProblem, floors: tuple[float, floa
     tables = state.tail_capacity(sub.micro_batch, p_max, sub.schedule)
     # (With mixed-type candidates, off by default; with require_mixed its floor is the
     # granular one above: Sec. 4.9, *Mixed stages*.)
-    tail_capacity = tables if not tables.halves or tuning.TAIL_CAPACITY_MIXED_WALK else None
+    walk_low, walk_high = tuning.TAIL_CAPACITY_MIXED_WALK_GPUS
+    mixed_walk = (tuning.TAIL_CAPACITY_MIXED_WALK
+                  or walk_low <= state.instance.cluster.num_gpus <= walk_high)
+    tail_capacity = tables if not tables.halves or mixed_walk else None
     if tail_capacity is not None and tuning.TAIL_CAPACITY_PRUNE:
         # Every stage's tail with GPUs in node blocks, no LP (Sec. 4.9): the prune test
         # (`cannot_beat`) and, where TAIL_CAPACITY_WALK says so, the walk for a bound; the

@@ -82,6 +82,17 @@ raised the least bound of all 194 to 3.23 s alone, so a faster table (they are r
 shared: every mixed part's layers key one) would make it pay. The floor is taken either way
 (`SearchState.granular_floor`)."""
 
+TAIL_CAPACITY_MIXED_WALK_GPUS = (257, 512)
+"""Clusters (GPUs, inclusive) where TAIL_CAPACITY_MIXED_WALK is on whatever its value. There
+the LP walk runs only within TAIL_LP_WITHIN of the incumbent (it runs everywhere on
+TAIL_LP_ALL_GPUS), and the mixed search's strong bounds without the tail-capacity walk stayed
+far below the plan. Measured (2026-12-03, gpt3-6.7b-a100x128-v100x256-a10x128-4gpu, the search
+over plans with a mixed stage alone, one thread, given a plan of 4.043 s then at once; levels
+on): without the walk it ended after 12-15 s with 26 sub-problems open, the least at 3.278 s
+(nothing left to do: their models are too large); with it, 3.755 s at 28 s and all closed
+(optimal) after 38-41 s. On gpt3-2.7b-a100x32-v100x96-4gpu (128 GPUs) the same walk left
+3.60 s at 28 s against 4.39-4.48 s without it: not there."""
+
 TAIL_CAPACITY_PASS_SHARE = 0.25
 """Share of the time limit the single-type search may spend before its first pass raising
 every sub-problem's bound by the tail-threshold capacity (BranchAndBound.tail_capacity_pass);
