@@ -151,7 +151,7 @@ def test_a_strengthening_cut_short_keeps_the_weaker_bound_and_stays_unstrengthen
 
     def endless(state: SearchState, sub: SubProblem, floors: tuple[float, float, float],
                 p_max: int, incumbent_s: float = math.inf, *, integer: bool = False,
-                deadline: float = math.inf) -> float:
+                deadline: float = math.inf, closing: bool = True) -> float:
         assert math.isfinite(deadline), "the strengthening got no deadline"
         calls.append((sub, deadline))
         with until(deadline):
