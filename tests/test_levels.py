@@ -56,6 +56,20 @@ def test_levels_stay_off_outside_their_clusters(monkeypatch: pytest.MonkeyPatch)
     assert "strengthenings_against_a_level" not in res.search_space
 
 
+def test_levels_stay_off_in_short_searches(levels_everywhere: None) -> None:
+    """A search shorter than LEVEL_MIN_TIME_LIMIT_S (a target's restricted spaces get slices of
+    about a second) strengthens against the threshold at once, on a seed where a longer one
+    uses levels."""
+    seed = next(s for s in LEVEL_SEEDS if solve(
+        random_instance(s), backend="highs", threads=1, seed=0, time_limit_s=60.0,
+        seed_with_baselines=False, mixed=True).search_space.get(
+            "strengthenings_against_a_level", 0) > 0)
+    res = solve(random_instance(seed), backend="highs", threads=1, seed=0,
+                time_limit_s=0.9 * tuning.LEVEL_MIN_TIME_LIMIT_S, seed_with_baselines=False,
+                mixed=True)
+    assert "strengthenings_against_a_level" not in res.search_space
+
+
 def test_remembered_answers_are_the_answers() -> None:
     """PositionalBound._remembered keys its answers by (program, p, t, r): every answer it
     gives back equals the same question put to a bound that has never been asked anything,

@@ -495,7 +495,8 @@ class BranchAndBound:
         """The level the first pass strengthens `cand` against (popped as the least bound of
         the queue): a step of LEVEL_STEP times the threshold above the larger of its bound and
         the next least in the queue; the threshold where that is no lower, where its last
-        strengthening against a level ended below it, and outside clusters of LEVEL_GPUS.
+        strengthening against a level ended below it, outside clusters of LEVEL_GPUS, and in
+        searches shorter than LEVEL_MIN_TIME_LIMIT_S.
 
         Why: the search's bound is the least over its open sub-problems, and a strong bound
         costs most where its walk (Sec. 4.5) climbs near the incumbent. Strengthened against
@@ -508,7 +509,8 @@ class BranchAndBound:
         PositionalBound._remembered)."""
         at = self.threshold()
         low, high = tuning.LEVEL_GPUS
-        if tuning.LEVEL_STEP <= 0 or cand.below_level or not low <= self.total_gpus <= high:
+        if tuning.LEVEL_STEP <= 0 or cand.below_level or not low <= self.total_gpus <= high \
+                or self.time_limit_s < tuning.LEVEL_MIN_TIME_LIMIT_S:
             return at
         next_least = queue[0][0] if queue else math.inf
         level = max(cand.lower_bound, next_least) + tuning.LEVEL_STEP * at

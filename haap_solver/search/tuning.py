@@ -88,6 +88,15 @@ raised the least bound of all 194 to 3.23 s alone, so a faster table (they are r
 shared: every mixed part's layers key one) would make it pay. The floor is taken either way
 (`SearchState.granular_floor`)."""
 
+LEVEL_MIN_TIME_LIMIT_S = 10.0
+"""Searches with a shorter time limit strengthen against the threshold at once. With levels no
+sub-problem closes until the queue has risen near the threshold; a short search (a target's
+restricted spaces, `targets.solve_for_target`, share its limit in slices of about a second)
+then ends with nothing closed. In the benchmark run of 2026-12-03 18:41 UTC (levels in every
+search of 128-512 GPUs), the DeepSpeed target of gpt3-6.7b-a100x128-v100x256-a10x128-4gpu
+returned a plan 36.8% slower than the unrestricted one (0.2% faster in the run before), and
+the Megatron target of gpt3-2.7b-a100x32-v100x96-4gpu the same plan at a 60.4% gap (20.2%)."""
+
 TAIL_CAPACITY_MIXED_WALK_GPUS = (257, 512)
 """Clusters (GPUs, inclusive) where TAIL_CAPACITY_MIXED_WALK is on whatever its value. There
 the LP walk runs only within TAIL_LP_WITHIN of the incumbent (it runs everywhere on
