@@ -746,3 +746,31 @@ def test_pieces_refuse_a_term_that_is_not_affine(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(cm, "replica_terms", curved)
     with pytest.raises(HaapError, match=r"fwd_s of .* is not affine in the layer count"):
         CoefficientCache(cm).coefficients(c, b, False, False, True)
+
+
+def test_the_second_process_takes_the_cutoff() -> None:
+    """solve(cutoff_s=) with threads=2: the second process searches against the cutoff too.
+    Just above the one-process optimum (a plan with a mixed stage here) the two processes find
+    it; at it, nothing beats the cutoff and the result says so (status "cutoff", no plan)."""
+    inst = load_instance(MIXED_WINS)
+    best = _one_process_optimum(MIXED_WINS.name).iteration_time_s
+    above = solve(inst, time_limit_s=60, threads=2, cutoff_s=best * 1.001)
+    assert above.search_space["mixed_phase"].get("second_process") is True
+    assert above.status == "optimal"
+    assert above.iteration_time_s == pytest.approx(best, rel=1e-12)
+    at = solve(inst, time_limit_s=60, threads=2, cutoff_s=best)
+    assert at.plan is None and at.status == "cutoff"
+    assert at.best_bound_s >= best * (1 - 1e-9)
+
+
+def test_known_bounds_close_a_space_by_their_floor_or_all_of_them() -> None:
+    """`Known.closes`: the floor alone, or every bound kept, at or above the threshold (up to
+    the search's own 1e-12); nothing known closes nothing."""
+    from haap_solver.search.formulation import SubProblem
+
+    a, b = SubProblem(1, 1, "1f1b"), SubProblem(2, 1, "1f1b")
+    assert not SECOND.Known({}, 0.0).closes(1.0)
+    assert SECOND.Known({}, 2.0).closes(1.5)
+    assert SECOND.Known({a: 2.0, b: 1.5}, 0.0).closes(1.5)
+    assert not SECOND.Known({a: 2.0, b: 1.0}, 0.0).closes(1.5)
+    assert SECOND.Known({a: 2.0, b: 1.0}, 1.5).closes(1.5)

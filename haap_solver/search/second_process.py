@@ -7,7 +7,8 @@ The child is started with the "spawn" method (a fresh interpreter: no fork of a 
 solver threads may hold locks), as a daemon that dies with its parent (`_die_with_parent`),
 and with the caller's ``__main__`` hidden while it starts (`_main_module_hidden`). It gets the
 instance, the cost model's constants and profile, the backend, seed, stage cap, relative gap and
-a deadline in wall-clock time (time.time(): the two processes share no perf_counter).
+a deadline in wall-clock time (time.time(): the two processes share no perf_counter), the
+cutoff (`solve(cutoff_s=)`) and the bounds already proven on its space (`Known`: a Planner's).
 
 The protocol: tuples over one duplex Pipe.
 
@@ -31,7 +32,9 @@ second -> first
         first skips those sub-problems. Never before "helping", lest they fill the pipe while
         the first does not read.
     the answer, once, last:
-        ("result", SolveResult, set-up seconds, {SubProblem: bound})  its search's result
+        ("result", SolveResult, set-up seconds, {SubProblem: bound}, Known)
+                                                                its search's result, and the
+                                                                bounds its state recorded
         ("not_set_up", set-up seconds, micro-batch sizes built)     the deadline cut its set-up
         ("infeasible", why)                                         no plan with a mixed stage
         ("error", why)                                              any other failure
@@ -51,6 +54,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from haap_solver.cost.evaluate import CostModel, Evaluation
@@ -77,6 +81,50 @@ from haap_solver.search.subproblem_bounds import (
 from haap_solver.search.subproblems import _stage_count_cap, _stage_count_floor
 
 
+@dataclass(frozen=True)
+class Known:
+    """What a search state has proven on the plans with a mixed stage, as it crosses between
+    the processes: a Planner's carried bounds go to the second process (its search raises its
+    own with them, as the search in one process would, `SearchState.known_bound`), and what
+    the second process proved comes back into the Planner's state, to be carried to the next
+    change (formulations/stage-assignment.md Sec. 8)."""
+
+    bounds: dict[SubProblem, float]
+    """`SearchState.sub_bounds` of the space "mixed", by sub-problem."""
+    floor: float
+    """`SearchState.space_floors["mixed"]` (0 where none)."""
+
+    @classmethod
+    def of(cls, state: SearchState) -> Known:
+        return cls({sub: bound for (space, sub), bound in state.sub_bounds.items()
+                    if space == MIXED_SPACE}, state.space_floors.get(MIXED_SPACE, 0.0))
+
+    def closes(self, threshold_s: float) -> bool:
+        """Whether these bounds close the space at `threshold_s`: the floor alone, or every
+        sub-problem bound kept (a Planner back on a cluster it proved before,
+        `Planner._recall_proof`; the sub-problems without one are those the cheap bound
+        closed then). Its search in this process then ends at once, or nearly, with the
+        configurations the state has cached, where a second process would first start and
+        build them (spot-a100-v100 19:00: 1.3 s in a second process)."""
+        if self.floor > 0.0 and self.floor >= threshold_s * (1.0 - 1e-12):
+            return True
+        return bool(self.bounds) and min(self.bounds.values()) >= threshold_s * (1.0 - 1e-12)
+
+    def put_into(self, state: SearchState) -> None:
+        """Raise `state`'s mixed-space bounds and floor to these where larger (all are valid
+        lower bounds on the same instance)."""
+        for sub, bound in self.bounds.items():
+            if bound > state.sub_bounds.get((MIXED_SPACE, sub), 0.0):
+                state.sub_bounds[(MIXED_SPACE, sub)] = bound
+        if self.floor > state.space_floors.get(MIXED_SPACE, 0.0):
+            state.space_floors[MIXED_SPACE] = self.floor
+
+
+MIXED_SPACE = "mixed"
+"""The key of the plans with a mixed stage in `SearchState.sub_bounds` and `space_floors`
+(`SearchState.bound_space` with require_mixed)."""
+
+
 class _MixedHelper:
     """The search over plans with a mixed stage in a second process (`_mixed_worker`), started
     with the "spawn" method (a fresh interpreter: no fork of a process with solver threads). It
@@ -91,10 +139,14 @@ class _MixedHelper:
 
     @classmethod
     def start(cls, instance: Instance, cost_model: CostModel, *, backend: str, seed: int,
-              max_stages: int | None, time_limit_s: float,
-              relative_gap: float) -> _MixedHelper | None:
+              max_stages: int | None, time_limit_s: float, relative_gap: float,
+              cutoff_s: float = math.inf,
+              known: Known | None = None) -> _MixedHelper | None:
         """The helper, running, with a cost model of the same constants and profile as
-        `cost_model`; None where no second process can be started."""
+        `cost_model`; None where no second process can be started. `cutoff_s` stands in for
+        its incumbent's time until a plan beats it (`solve(cutoff_s=)`: a Planner's repaired
+        plan); `known`, the bounds already proven on its space (`Known.of`: a Planner's, carried
+        from earlier solves), which its search raises its own with."""
         import multiprocessing
 
         deadline_wall = time.time() + time_limit_s
@@ -104,7 +156,7 @@ class _MixedHelper:
             process = ctx.Process(target=_mixed_worker, daemon=True, name="haap-mixed",
                                   args=(instance, cost_model.constants, cost_model.profile,
                                         backend, seed, max_stages, deadline_wall, relative_gap,
-                                        child))
+                                        child, cutoff_s, known or Known({}, 0.0)))
             with _main_module_hidden():
                 process.start()
             child.close()
@@ -148,7 +200,7 @@ class _MixedHelper:
             return True
 
     def answer(self, until_wall: float) -> tuple[Any, ...]:
-        """Its answer: ("result", SolveResult, set-up s, {sub-problem: its bound}),
+        """Its answer: ("result", SolveResult, set-up s, {sub-problem: its bound}, Known),
         ("not_set_up", set-up s, micro-batch sizes built), ("infeasible", why) or ("error", why);
         ("timeout",) after `until_wall`."""
         while True:
@@ -180,7 +232,7 @@ def _merge_bounds(into: dict[SubProblem, float], bounds: dict[SubProblem, float]
 
 def _mixed_worker(instance: Instance, constants: Any, profile: Any, backend: str, seed: int,
                   max_stages: int | None, deadline_wall: float, relative_gap: float,
-                  conn: Any) -> None:
+                  conn: Any, cutoff_s: float = math.inf, known: Known | None = None) -> None:
     """The second process of `_solve_beside`: set-up of the plans with a mixed stage, then their
     search (row (M)) against the best plan the first search has shared so far, one thread. It
     answers once (`_MixedHelper.answer`); interrupted (Ctrl-C reaches both processes), it ends
@@ -195,7 +247,8 @@ def _mixed_worker(instance: Instance, constants: Any, profile: Any, backend: str
     with collector_paused():
         try:
             answer = _mixed_search(instance, constants, profile, backend, seed, max_stages,
-                                   deadline_wall, relative_gap, conn, kept)
+                                   deadline_wall, relative_gap, conn, kept, cutoff_s,
+                                   known or Known({}, 0.0))
         except KeyboardInterrupt:
             return
         except InfeasibleError as exc:
@@ -262,11 +315,13 @@ def _die_with_parent() -> None:
 
 def _mixed_search(instance: Instance, constants: Any, profile: Any, backend: str, seed: int,
                   max_stages: int | None, deadline_wall: float, relative_gap: float,
-                  conn: Any, kept: list[SearchState]) -> tuple[Any, ...]:
+                  conn: Any, kept: list[SearchState], cutoff_s: float,
+                  known: Known) -> tuple[Any, ...]:
     start = time.perf_counter()
     deadline = start + (deadline_wall - time.time())
     state = SearchState(instance, CostModel(instance, constants=constants, profile=profile))
     kept.append(state)  # (see _mixed_worker)
+    known.put_into(state)
     ready = state.prepare_mixed(deadline)
     setup_s = time.perf_counter() - start
     if not ready:
@@ -312,8 +367,8 @@ def _mixed_search(instance: Instance, constants: Any, profile: Any, backend: str
         return taken
 
     # The first shared plan (the first search's seeds come within a second or so): bounds
-    # strengthened against no incumbent at all would cost much more.
-    while not conn.poll(0.02) and time.perf_counter() < deadline:
+    # strengthened against no incumbent at all would cost much more. A cutoff is one already.
+    while not math.isfinite(cutoff_s) and not conn.poll(0.02) and time.perf_counter() < deadline:
         pass
     state.require_mixed = True
     bounds: dict[SubProblem, tuple[float, float | None]] = {}
@@ -327,8 +382,9 @@ def _mixed_search(instance: Instance, constants: Any, profile: Any, backend: str
         threads=1, seed=seed, state=state, max_stages=max_stages, progress=None,
         seed_with_baselines=False, mixed=True, incumbent_feed=feed, warm_start=False,
         model_dives=False, bounds_out=bounds, relative_gap=relative_gap, bounds_feed=bounds_feed,
-        share_bound=share_bound)
-    return ("result", result, setup_s, {sub: bound for sub, (bound, _) in bounds.items()})
+        share_bound=share_bound, cutoff_s=cutoff_s)
+    return ("result", result, setup_s, {sub: bound for sub, (bound, _) in bounds.items()},
+            Known.of(state))
 
 
 def _solve_beside(helper: _MixedHelper, instance: Instance, state: SearchState, *, start: float,
@@ -361,6 +417,7 @@ def _solve_beside(helper: _MixedHelper, instance: Instance, state: SearchState, 
     kind = answer[0]
     if kind == "result":
         both, setup_s = answer[1], answer[2]
+        answer[4].put_into(state)  # (what it proved outlives it: a Planner carries it)
         if from_the_top:
             _raise_bound(both, answer[3], from_the_top)
         if single is None:

@@ -29,7 +29,7 @@ from haap_solver.search.branch_and_bound import Progress
 from haap_solver.search.formulation import SubProblem
 from haap_solver.search.outside import outside_space
 from haap_solver.search.phases import _mixed_not_set_up, _then_mixed, _within, collector_paused
-from haap_solver.search.second_process import _MixedHelper, _solve_beside
+from haap_solver.search.second_process import Known, _MixedHelper, _solve_beside
 from haap_solver.search.space import StageConfig, mixed_space_summary
 from haap_solver.search.state import SearchState
 from haap_solver.search.tuning import DEFAULT_BACKEND
@@ -79,7 +79,8 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
     in another restricted space of a target, targets.py), so a sub-problem whose bound reaches it
     is closed at once. Where no plan below it exists the result has no plan, status "cutoff" and
     a bound of at least the cutoff (less `relative_gap`); "unknown" where the time limit came
-    first. One process (the search beside does not take it). `warm_start=False` skips the warm
+    first. With threads >= 2 the search beside takes it too (and a Planner's carried bounds of
+    its space, `second_process.Known`). `warm_start=False` skips the warm
     start's heuristic plans (they prove nothing); with it on, the sub-problems the cutoff
     closes at once are not warmed (the Planner keeps it on: its repaired plan is often poor).
 
@@ -161,12 +162,15 @@ def _solve_dispatch(instance: Instance, *, backend: str, time_limit_s: float, th
                 "generated": 0, "fitting_memory": 0, "after_pruning": 0}
             result.wall_s = time.perf_counter() - start
         return result
-    if threads >= 2 and tuning.PARALLEL_MIXED and not math.isfinite(cutoff_s):
+    known = Known.of(state)
+    if threads >= 2 and tuning.PARALLEL_MIXED and mixed_search \
+            and not known.closes(cutoff_s * (1.0 - relative_gap)):
         # (the time since `start`, 0.1 s at 1,024 GPUs, counts against the second's limit too)
         helper = _MixedHelper.start(instance, state.cost_model, backend=backend, seed=seed,
                                     max_stages=max_stages,
                                     time_limit_s=start + time_limit_s - time.perf_counter(),
-                                    relative_gap=relative_gap)
+                                    relative_gap=relative_gap, cutoff_s=cutoff_s,
+                                    known=known)
         if helper is not None:
             return _solve_beside(helper, instance, state, start=start, time_limit_s=time_limit_s,
                                  seed_with_baselines=seed_with_baselines, common=common)
