@@ -40,7 +40,18 @@ class DeviceType:
     hbm_gb_s: Annotated[float, Range(limits.MIN_GB_S, limits.MAX_GB_S)]
     """Device memory bandwidth, GB/s."""
     intra_node_gb_s: Annotated[float, Range(limits.MIN_GB_S, limits.MAX_GB_S)]
-    """Per-GPU, per-direction bandwidth to other GPUs of the same node (NVLink, or PCIe), GB/s."""
+    """Per-GPU, per-direction bandwidth to other GPUs of the same node (NVLink, or PCIe), GB/s;
+    with `nvlink_domain_gpus`, to the GPUs of its own NVLink domain."""
+    nvlink_domain_gpus: Annotated[int | None, Range(1, limits.MAX_TP)] = None
+    """GPUs of a node that `intra_node_gb_s` joins, where a node holds several such domains
+    joined only through PCIe and the host: 2 for GPUs paired by NVLink bridges (H100 NVL,
+    A100 PCIe with bridges), 4 for two 4-GPU HGX boards in one server. None: one domain, the
+    whole node (NVSwitch, or PCIe alone). Collectives and sends among more GPUs of a node than
+    one domain go at `cross_domain_gb_s` (`link_gb_s`, docs/cost-model.md Sec. 6.1)."""
+    cross_domain_gb_s: Annotated[float | None, Range(limits.MIN_GB_S, limits.MAX_GB_S)] = None
+    """With `nvlink_domain_gpus`: per-GPU, per-direction bandwidth to a GPU of the same node in
+    another NVLink domain (its PCIe link through the host: PCIe 4.0 x16 32 GB/s, 5.0 x16 64),
+    GB/s. Required with `nvlink_domain_gpus`, not allowed without."""
     supports_bf16: bool = True
     """Whether bf16 is supported in hardware (V100 and T4 are fp16 only)."""
     matmul_efficiency: Annotated[float | None, Range(0, 1, min_exclusive=True)] = None
@@ -59,6 +70,11 @@ class DeviceType:
 
     def __post_init__(self) -> None:
         check_ranges(self)
+        require((self.nvlink_domain_gpus is None) == (self.cross_domain_gb_s is None),
+                "cross_domain_gb_s" if self.nvlink_domain_gpus is not None
+                else "nvlink_domain_gpus",
+                "nvlink_domain_gpus and cross_domain_gb_s go together: the GPUs of one NVLink "
+                "domain and the bandwidth to the GPUs of the node's other domains")
         for name in ("peak_fp32_tflops", "peak_tf32_tflops", "peak_fp8_tflops"):
             value = getattr(self, name)
             if value is not None:
@@ -66,6 +82,33 @@ class DeviceType:
                         and limits.MIN_TFLOPS <= value <= limits.MAX_TFLOPS, name,
                         f"must be a number in [{limits.MIN_TFLOPS:g}, {limits.MAX_TFLOPS:g}], "
                         f"got {value}")
+
+    def link_gb_s(self, gpus: int, ring: int | None = None) -> float:
+        """Per-GPU, per-direction bandwidth of a ring among GPUs of one node, before efficiency
+        (docs/cost-model.md Sec. 6.1): `gpus`, the GPUs the group occupies on the node; `ring`,
+        the ranks of one ring among them (default all: a TP group; a stage's data-parallel
+        rings have one rank per replica, one ring per TP rank). Within one NVLink domain
+        `intra_node_gb_s`. Across domains the ring crosses between them through PCIe, and each
+        domain sends over the PCIe links of its ranks of the ring (NCCL spreads its channels
+        over them): at most `cross_domain_gb_s` times the ring's ranks per domain (the packing
+        puts the group in as few domains as it fills, evenly)."""
+        domain = self.nvlink_domain_gpus
+        if domain is None or gpus <= domain or self.cross_domain_gb_s is None:
+            return self.intra_node_gb_s
+        domains = -(-gpus // domain)
+        per_domain = max(1, (gpus if ring is None else ring) // domains)
+        return min(self.intra_node_gb_s, self.cross_domain_gb_s * per_domain)
+
+    def send_gb_s(self, node_gpus: int) -> float:
+        """Per-GPU, per-direction bandwidth of a pipeline send between two stages on one node
+        of `node_gpus` GPUs, before efficiency: `intra_node_gb_s` where the node is one NVLink
+        domain; else, conservatively, one GPU's `cross_domain_gb_s` (the two stages may sit in
+        different domains, and the cost of a send must not depend on where its stages sit:
+        docs/cost-model.md Sec. 6.2)."""
+        domain = self.nvlink_domain_gpus
+        if domain is None or node_gpus <= domain or self.cross_domain_gb_s is None:
+            return self.intra_node_gb_s
+        return min(self.intra_node_gb_s, self.cross_domain_gb_s)
 
     def matmul_ceiling(self, dtype: str) -> float:
         """Fraction of the `dtype` matmul peak that the device's best matmul reaches (measured,

@@ -352,3 +352,89 @@ def test_a_custom_device_reads_its_matmul_ceiling(tmp_path: Path) -> None:
     fast = CostModel(base).layer_cost("A100-80G", 1, 1, "none")
     slowed = CostModel(capped).layer_cost("A100-80G-capped", 1, 1, "none")
     assert slowed.fwd_s > 1.5 * fast.fwd_s
+
+
+def _bridged(tmp_path: Path, domain: int | None, cross: float = 32.0) -> Instance:
+    """gpt3-1.3b-a100x8 on one 8-GPU node whose A100s form NVLink domains of `domain` GPUs
+    joined by PCIe 4.0 x16 (32 GB/s per direction); None: the preset's NVSwitch node."""
+    text = (ROOT / "instances" / "gpt3-1.3b-a100x8.toml").read_text()
+    if domain is not None:
+        text = text.replace('device = "A100-80G"', 'device = "A100-bridged"')
+        text += (f'\n[devices.A100-bridged]\nbase = "A100-80G"\nnvlink_domain_gpus = {domain}\n'
+                 f'cross_domain_gb_s = {cross}\n')
+    path = tmp_path / f"bridged-{domain}.toml"
+    path.write_text(text)
+    return load_instance(path)
+
+
+def test_tp_and_rings_across_nvlink_domains_take_the_pcie_links(tmp_path: Path) -> None:
+    """A node of two 4-GPU NVLink domains (two HGX boards, or NVLink-bridged PCIe cards): a TP
+    group within a domain all-reduces at NVLink speed, one across both at the PCIe links the
+    ring crosses (4 per domain x 32 GB/s, below NVLink's 300); so does a data-parallel ring
+    over the whole node, while one within a domain keeps NVLink; sends between stages of the
+    node take one GPU's PCIe link. A node of one domain is costed as before."""
+    plain, two = _bridged(tmp_path, None), _bridged(tmp_path, 4)
+    device = two.cluster.node_groups[0].device
+    dev = two.device(device)
+    assert dev.link_gb_s(4) == 300.0 and dev.link_gb_s(8) == 4 * 32.0
+    assert dev.link_gb_s(8, ring=2) == 32.0  # (a ring of one rank per domain)
+    assert dev.send_gb_s(8) == 32.0 and dev.send_gb_s(4) == 300.0
+
+    def tp_s(inst: Instance, tp: int) -> float:
+        lc = CostModel(inst).layer_cost(inst.cluster.node_groups[0].device, tp, 4, "none")
+        return lc.tp_fwd_s + lc.tp_bwd_s
+
+    assert tp_s(two, 4) == pytest.approx(tp_s(plain, 4), rel=1e-12)
+    latency = 2 * 2 * (8 - 1) * 5e-6  # (two all-reduces a pass, 2 (t-1) hops each)
+    assert (tp_s(two, 8) - 2 * latency) == pytest.approx(
+        (tp_s(plain, 8) - 2 * latency) * 300.0 / 128.0, rel=1e-9)
+
+    def ring(inst: Instance, count: int) -> float:
+        group = inst.cluster.node_groups[0]
+        replicas = (ReplicaGroup(node_group=group.name, device=group.device, count=count, tp=1,
+                                 micro_batch_share=1, placement=(Placement(node=0,
+                                                                           replicas=count),)),)
+        return CostModel(inst).dp_link(replicas)[0]
+
+    assert ring(two, 4) == pytest.approx(ring(plain, 4))
+    assert ring(two, 8) == pytest.approx(ring(plain, 8) * 128.0 / 300.0)
+
+
+def test_nvlink_domains_need_their_cross_bandwidth(tmp_path: Path) -> None:
+    """`nvlink_domain_gpus` and `cross_domain_gb_s` go together; a clear error names the field
+    that is missing."""
+    from haap_solver.errors import InputError
+
+    text = (ROOT / "instances" / "gpt3-1.3b-a100x8.toml").read_text()
+    text = text.replace('device = "A100-80G"', 'device = "A100-bridged"')
+    for extra, field in (("nvlink_domain_gpus = 4", "cross_domain_gb_s"),
+                         ("cross_domain_gb_s = 32", "nvlink_domain_gpus"),
+                         ("nvlink_domain_gpus = 0\ncross_domain_gb_s = 32", "nvlink_domain_gpus")):
+        path = tmp_path / "bad.toml"
+        path.write_text(text + f'\n[devices.A100-bridged]\nbase = "A100-80G"\n{extra}\n')
+        with pytest.raises(InputError, match=field):
+            load_instance(path)
+
+
+def test_the_search_on_bridged_nodes_equals_the_brute_force() -> None:
+    """The exact search on nodes of several NVLink domains proves the brute force's optimum
+    (every cost it uses is the one evaluate() gives: the TP ring by degree, the data-parallel
+    ring by the stage's GPUs on the node, a send on one node by its node), with and without
+    mixed-type stages."""
+    from tiny_instances import tiny_instance
+
+    from haap_solver.baselines.bruteforce import bruteforce
+    from haap_solver.search.solve import solve
+
+    base = tiny_instance(devices=[("A100-80G", 4.0), ("V100-32G", 2.0)],
+                         groups=[(0, 1, 4), (1, 1, 4)], layers=6, hidden=512, heads=8,
+                         seq=512, batch=8, recompute=("none", "full"))
+    devices = {name: replace(dev, nvlink_domain_gpus=2, cross_domain_gb_s=4.0)
+               for name, dev in base.cluster.devices.items()}
+    inst = replace(base, cluster=replace(base.cluster, devices=devices))
+    assert any(d.nvlink_domain_gpus == 2 for d in inst.cluster.devices.values())
+    for mixed in (False, True):
+        truth = bruteforce(inst, cost_model=CostModel(inst), mixed=mixed)
+        got = solve(inst, time_limit_s=60, threads=1, mixed=mixed)
+        assert got.status == "optimal"
+        assert got.iteration_time_s == pytest.approx(truth.iteration_time_s, rel=1e-9)

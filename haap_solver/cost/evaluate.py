@@ -315,7 +315,7 @@ class CostModel:
     def _tp_allreduce_s(self, device: str, tp: int, batch: int) -> float:
         dev = self.instance.device(device)
         nbytes = batch * self.model.seq_length * self.model.hidden_size * self.act_bytes
-        return comm.ring_allreduce_s(nbytes, tp, dev.intra_node_gb_s
+        return comm.ring_allreduce_s(nbytes, tp, dev.link_gb_s(tp)
                                      * self.constants.intra_node_efficiency,
                                      INTRA_NODE_LATENCY_US * 1e-6)
 

@@ -164,7 +164,11 @@ class Links:
         needs it spread (formulations Sec. 1.3). Conservative only for one replica a node."""
         nodes = {(r.node_group, p.node) for r in replicas for p in r.placement}
         dev = self.instance.device(replicas[0].device)
-        own = (dev.intra_node_gb_s * self.constants.intra_node_efficiency,
+        # (its GPUs on one node, one rank per replica in each ring: across NVLink domains
+        # where they outnumber one)
+        own = (dev.link_gb_s(sum(r.count * r.tp for r in replicas),
+                             ring=sum(r.count for r in replicas))
+               * self.constants.intra_node_efficiency,
                INTRA_NODE_LATENCY_US * 1e-6)
         if len(nodes) == 1:
             return own
@@ -189,7 +193,8 @@ class Links:
         worst = 0.0
         for r in replicas:
             if one_node:
-                gb_s = (min(self.instance.device(x.device).intra_node_gb_s
+                node = groups_other[0].gpus_per_node
+                gb_s = (min(self.instance.device(x.device).send_gb_s(node)
                             for x in (*replicas, *other)) * self.constants.intra_node_efficiency)
                 lat = INTRA_NODE_LATENCY_US * 1e-6
             else:
