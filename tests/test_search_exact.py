@@ -624,17 +624,18 @@ def test_metis_seed_runs_only_where_the_search_has_not_beaten_the_grid(
 
 def _hook_full_models(monkeypatch: pytest.MonkeyPatch,
                       full: Callable[..., BackendResult]) -> None:
-    """Route the search's full models (backend `auto`; the restricted models of the warm start
-    and the dives go to HiGHS) through full(lp, opts, floor, real backend)."""
-    real_get = BNB.get_backend
+    """Route the search's full models (`BranchAndBound.model_backend`: `auto`'s choice by size,
+    or the other solver where one left the sub-problem's model unproven; the restricted models
+    of the warm start and the dives go to HiGHS, not through here) through
+    full(lp, opts, floor, real backend)."""
+    real_choice = BNB.BranchAndBound.model_backend
 
-    def get_backend(name: str) -> object:
-        real = real_get(name)
-        if name != "auto":
-            return real
-        return lambda lp, opts, floor: full(lp, opts, floor, real)
+    def model_backend(self: BNB.BranchAndBound, sub: SubProblem,
+                      num_vars: int) -> tuple[str, object]:
+        name, real = real_choice(self, sub, num_vars)
+        return name, lambda lp, opts, floor: full(lp, opts, floor, real)
 
-    monkeypatch.setattr(BNB, "get_backend", get_backend)
+    monkeypatch.setattr(BNB.BranchAndBound, "model_backend", model_backend)
 
 
 def _record_built_subproblems(monkeypatch: pytest.MonkeyPatch) -> list[SubProblem]:
