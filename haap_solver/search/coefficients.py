@@ -14,7 +14,7 @@ import math
 import operator
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import NamedTuple, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 
@@ -387,7 +387,12 @@ class CoefficientCache:
         groups = c.groups
         small = len(groups) == 1 and \
             c.gpus <= self.instance.cluster.group(groups[0]).gpus_per_node
-        key = ("link", groups, c.single_node or c.packed_whole, small)
+        key: tuple[Any, ...] = ("link", groups, c.single_node or c.packed_whole, small)
+        if any(self.instance.device(self.instance.cluster.group(g).device).nvlink_domain_gpus
+               is not None for g in groups):
+            # (a node of several NVLink domains: its own links depend on how many of its GPUs
+            # and replicas the ring has, DeviceType.link_gb_s)
+            key += (c.gpus, c.dp)
         hit = self._misc.get(key)
         if hit is None:
             hit = self.cm.dp_link(self.replicas(c, micro_batch))
