@@ -92,9 +92,9 @@ class DeviceType:
         domain sends over the PCIe links of its ranks of the ring (NCCL spreads its channels
         over them): at most `cross_domain_gb_s` times the ring's ranks per domain (the packing
         puts the group in as few domains as it fills, evenly)."""
-        domain = self.nvlink_domain_gpus
-        if domain is None or gpus <= domain or self.cross_domain_gb_s is None:
+        if self.cross_domain_gb_s is None or self._one_domain(gpus):
             return self.intra_node_gb_s
+        domain = self.nvlink_domain_gpus or gpus
         domains = -(-gpus // domain)
         per_domain = max(1, (gpus if ring is None else ring) // domains)
         return min(self.intra_node_gb_s, self.cross_domain_gb_s * per_domain)
@@ -105,10 +105,13 @@ class DeviceType:
         domain; else, conservatively, one GPU's `cross_domain_gb_s` (the two stages may sit in
         different domains, and the cost of a send must not depend on where its stages sit:
         docs/cost-model.md Sec. 6.2)."""
-        domain = self.nvlink_domain_gpus
-        if domain is None or node_gpus <= domain or self.cross_domain_gb_s is None:
+        if self.cross_domain_gb_s is None or self._one_domain(node_gpus):
             return self.intra_node_gb_s
         return min(self.intra_node_gb_s, self.cross_domain_gb_s)
+
+    def _one_domain(self, gpus: int) -> bool:
+        """Whether `gpus` GPUs of a node fit one NVLink domain (all do where the node is one)."""
+        return self.nvlink_domain_gpus is None or gpus <= self.nvlink_domain_gpus
 
     def matmul_ceiling(self, dtype: str) -> float:
         """Fraction of the `dtype` matmul peak that the device's best matmul reaches (measured,

@@ -382,12 +382,7 @@ class Planner:
             if seen != key or seen_cost != cost:
                 continue
             state = self.state
-            for sub, bound in bounds.items():
-                if bound > state.sub_bounds.get(sub, 0.0):
-                    state.sub_bounds[sub] = bound
-            for space, floor in floors.items():
-                if floor > state.space_floors.get(space, 0.0):
-                    state.space_floors[space] = floor
+            state.raise_proven(bounds, floors)
             return dataclasses.replace(
                 reuse, bounds_kept=len(state.sub_bounds),
                 bounds_total=max(reuse.bounds_total, len(bounds)),

@@ -225,7 +225,7 @@ def test_auto_hands_a_model_left_unproven_to_the_other_solver(monkeypatch: pytes
 
     from haap_solver.baselines.bruteforce import bruteforce
     from haap_solver.cost.evaluate import CostModel
-    from haap_solver.search import backends, branch_and_bound
+    from haap_solver.search import backends
     from haap_solver.search.backends import BackendResult
     from haap_solver.search.solve import solve
 
@@ -242,8 +242,7 @@ def test_auto_hands_a_model_left_unproven_to_the_other_solver(monkeypatch: pytes
                              bound_s=-math.inf, wall_s=time.perf_counter() - start)
 
     monkeypatch.setattr(backends, f"_solve_{failing}", proves_nothing)
-    monkeypatch.setattr(branch_and_bound, "AUTO_CPSAT_MAX_VARS",
-                        0 if failing == "highs" else 10**9)
+    monkeypatch.setattr(backends, "AUTO_CPSAT_MAX_VARS", 0 if failing == "highs" else 10**9)
     result = solve(inst, time_limit_s=60, threads=1, mixed=False, seed_with_baselines=False,
                    warm_start=False)
     assert calls, "the failing solver got no model: the test proves nothing"

@@ -88,9 +88,14 @@ measurements (docs/benchmarks.md) CP-SAT proves the small models of homogeneous 
 heterogeneous ones (CP-SAT was 2.5x slower on llama3-70b-h100x32-a100x32)."""
 
 
+def auto_choice(num_vars: int) -> str:
+    """The backend `auto` gives a model of `num_vars` variables (AUTO_CPSAT_MAX_VARS)."""
+    return "cpsat" if num_vars <= AUTO_CPSAT_MAX_VARS else "highs"
+
+
 def _solve_auto(lp: LinearProgram, opts: SolveOptions, objective_floor_s: float) -> BackendResult:
     """CP-SAT for small models, HiGHS for large ones (AUTO_CPSAT_MAX_VARS)."""
-    if len(lp.vars) <= AUTO_CPSAT_MAX_VARS:
+    if auto_choice(len(lp.vars)) == "cpsat":
         return _solve_cpsat(lp, opts, objective_floor_s)
     return _solve_highs(lp, opts, objective_floor_s)
 

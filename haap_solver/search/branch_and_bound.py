@@ -34,7 +34,7 @@ from haap_solver.instance import Instance
 from haap_solver.plan import Plan
 from haap_solver.result import SolveResult
 from haap_solver.search import tuning
-from haap_solver.search.backends import AUTO_CPSAT_MAX_VARS, SolveOptions, get_backend
+from haap_solver.search.backends import SolveOptions, auto_choice, get_backend
 from haap_solver.search.coefficients import CoefficientCache
 from haap_solver.search.deadline import DeadlineReached, check_deadline, until
 from haap_solver.search.formulation import SubProblem, build_model, build_slots
@@ -69,6 +69,9 @@ Progress = Callable[[int, int, str], None]
 
 TOO_BIG = object()
 """`attempt`'s answer for a model above its size limit (not solved)."""
+
+_OTHER_SOLVER = {"cpsat": "highs", "highs": "cpsat"}
+"""`auto`'s two solvers, each to the other (`BranchAndBound.model_backend`)."""
 
 
 def search(instance: Instance, **options: Any) -> SolveResult:
@@ -450,10 +453,7 @@ class BranchAndBound:
         if self.backend != "auto":
             return self.backend, self.backend_fn
         last = self.unproven_by.get(sub)
-        if last is None:
-            name = "cpsat" if num_vars <= AUTO_CPSAT_MAX_VARS else "highs"
-        else:
-            name = "highs" if last == "cpsat" else "cpsat"
+        name = auto_choice(num_vars) if last is None else _OTHER_SOLVER[last]
         return name, get_backend(name)
 
     def take(self, sm: Any, sub: SubProblem, values: list[float], objective_s: float) -> None:

@@ -234,6 +234,10 @@ class CoefficientCache:
                                      int | tuple[float, float, float]], int] = {}
         self._p2p: dict[tuple[StageConfig, int, str | tuple[str, ...]], float] = {}
         self._misc: dict[tuple[object, ...], object] = {}
+        self._bridged = frozenset(
+            g.name for g in self.instance.cluster.node_groups
+            if self.instance.device(g.device).nvlink_domain_gpus is not None)
+        """Node groups whose nodes hold several NVLink domains (`dp_link`'s key)."""
         self.hits = 0
         self.misses = 0
 
@@ -388,8 +392,7 @@ class CoefficientCache:
         small = len(groups) == 1 and \
             c.gpus <= self.instance.cluster.group(groups[0]).gpus_per_node
         key: tuple[Any, ...] = ("link", groups, c.single_node or c.packed_whole, small)
-        if any(self.instance.device(self.instance.cluster.group(g).device).nvlink_domain_gpus
-               is not None for g in groups):
+        if not self._bridged.isdisjoint(groups):
             # (a node of several NVLink domains: its own links depend on how many of its GPUs
             # and replicas the ring has, DeviceType.link_gb_s)
             key += (c.gpus, c.dp)

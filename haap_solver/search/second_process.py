@@ -72,7 +72,7 @@ from haap_solver.search.phases import (
     _then_mixed,
     collector_paused,
 )
-from haap_solver.search.state import SearchState
+from haap_solver.search.state import MIXED_SPACE, SearchState
 from haap_solver.search.subproblem_bounds import (
     _layer_rate_bounds,
     lower_bound,
@@ -113,16 +113,8 @@ class Known:
     def put_into(self, state: SearchState) -> None:
         """Raise `state`'s mixed-space bounds and floor to these where larger (all are valid
         lower bounds on the same instance)."""
-        for sub, bound in self.bounds.items():
-            if bound > state.sub_bounds.get((MIXED_SPACE, sub), 0.0):
-                state.sub_bounds[(MIXED_SPACE, sub)] = bound
-        if self.floor > state.space_floors.get(MIXED_SPACE, 0.0):
-            state.space_floors[MIXED_SPACE] = self.floor
-
-
-MIXED_SPACE = "mixed"
-"""The key of the plans with a mixed stage in `SearchState.sub_bounds` and `space_floors`
-(`SearchState.bound_space` with require_mixed)."""
+        state.raise_proven({(MIXED_SPACE, sub): bound for sub, bound in self.bounds.items()},
+                           {MIXED_SPACE: self.floor})
 
 
 class _MixedHelper:
@@ -232,7 +224,7 @@ def _merge_bounds(into: dict[SubProblem, float], bounds: dict[SubProblem, float]
 
 def _mixed_worker(instance: Instance, constants: Any, profile: Any, backend: str, seed: int,
                   max_stages: int | None, deadline_wall: float, relative_gap: float,
-                  conn: Any, cutoff_s: float = math.inf, known: Known | None = None) -> None:
+                  conn: Any, cutoff_s: float, known: Known) -> None:
     """The second process of `_solve_beside`: set-up of the plans with a mixed stage, then their
     search (row (M)) against the best plan the first search has shared so far, one thread. It
     answers once (`_MixedHelper.answer`); interrupted (Ctrl-C reaches both processes), it ends
@@ -247,8 +239,7 @@ def _mixed_worker(instance: Instance, constants: Any, profile: Any, backend: str
     with collector_paused():
         try:
             answer = _mixed_search(instance, constants, profile, backend, seed, max_stages,
-                                   deadline_wall, relative_gap, conn, kept, cutoff_s,
-                                   known or Known({}, 0.0))
+                                   deadline_wall, relative_gap, conn, kept, cutoff_s, known)
         except KeyboardInterrupt:
             return
         except InfeasibleError as exc:

@@ -162,9 +162,9 @@ def _solve_dispatch(instance: Instance, *, backend: str, time_limit_s: float, th
                 "generated": 0, "fitting_memory": 0, "after_pruning": 0}
             result.wall_s = time.perf_counter() - start
         return result
-    known = Known.of(state)
-    if threads >= 2 and tuning.PARALLEL_MIXED and mixed_search \
-            and not known.closes(cutoff_s * (1.0 - relative_gap)):
+    known = Known.of(state) if threads >= 2 and tuning.PARALLEL_MIXED and mixed_search \
+        else None
+    if known is not None and not known.closes(cutoff_s * (1.0 - relative_gap)):
         # (the time since `start`, 0.1 s at 1,024 GPUs, counts against the second's limit too)
         helper = _MixedHelper.start(instance, state.cost_model, backend=backend, seed=seed,
                                     max_stages=max_stages,

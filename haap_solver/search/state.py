@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -31,6 +31,10 @@ from haap_solver.search.subproblem_bounds import (
     group_layer_rates,
 )
 from haap_solver.search.subproblems import _empty_ends
+
+MIXED_SPACE = "mixed"
+"""The key of the plans with a mixed-type stage in `SearchState.sub_bounds` and
+`space_floors` (`SearchState.bound_space` with require_mixed)."""
 
 
 class SearchState:
@@ -125,13 +129,25 @@ class SearchState:
         if self.stage_filter is not None:
             return None
         if self.require_mixed:
-            return "mixed"
+            return MIXED_SPACE
         return None if self.mixed else "single"
 
     def known_bound(self, sub: SubProblem) -> float:
         """The best bound proven so far on `sub` in the space searched now (0 where none)."""
         space = self.bound_space()
         return 0.0 if space is None else self.sub_bounds.get((space, sub), 0.0)
+
+    def raise_proven(self, bounds: Mapping[tuple[str, SubProblem], float],
+                     floors: Mapping[str, float]) -> None:
+        """Raise `sub_bounds` and `space_floors` to `bounds` and `floors` where larger: lower
+        bounds proven on this state's instance elsewhere (an earlier solve of the same
+        cluster, `Planner._recall_proof`; the second process, `second_process.Known`)."""
+        for key, bound in bounds.items():
+            if bound > self.sub_bounds.get(key, 0.0):
+                self.sub_bounds[key] = bound
+        for space, floor in floors.items():
+            if floor > self.space_floors.get(space, 0.0):
+                self.space_floors[space] = floor
 
     def record_bound(self, sub: SubProblem, bound: float) -> None:
         """Keep `bound`, a valid lower bound on `sub` in the space searched now, where it beats
