@@ -39,6 +39,7 @@ from haap_solver.search.coefficients import CoefficientCache
 from haap_solver.search.deadline import DeadlineReached, check_deadline, until
 from haap_solver.search.formulation import SubProblem, build_model, build_slots
 from haap_solver.search.heuristic import construct, seed_from_capacity, seed_from_sequence
+from haap_solver.search.polish import Polish
 from haap_solver.search.space import StageConfig, build_plan, stage_configs
 from haap_solver.search.state import SearchState
 from haap_solver.search.subproblem_bounds import (
@@ -176,6 +177,12 @@ class BranchAndBound:
 
         self.best_plan: Plan | None = None
         self.best_eval: Evaluation | None = None
+        self.unpolished = False
+        """Whether the incumbent improved since the last `polish_incumbent`."""
+        self.polisher: Polish | None = None
+        self.polish_s = 0.0
+        self.polished = 0
+        """Plans the local search made better (`polish_incumbent`)."""
         self.best_time = cutoff_s
         if incumbent is not None and incumbent.plan is not None \
                 and incumbent.iteration_time_s < cutoff_s:
@@ -225,6 +232,8 @@ class BranchAndBound:
             self.run_seed(*self.pending_seeds.pop(0))
             if self.total_gpus >= tuning.BALANCED_SEED_EARLY_GPUS:
                 self.run_seed(*self.pending_seeds.pop(0))
+        if self.unpolished:  # (before the first pass's set-up: its tail-capacity pass)
+            self.polish_incumbent()
         still_open = self.first_pass()
         open_list = self.follow_up_passes(still_open)
         return self.result(open_list)
@@ -319,10 +328,38 @@ class BranchAndBound:
         return self.best_time * (1.0 - self.relative_gap)
 
     def improved(self, plan: Plan, ev: Evaluation) -> None:
-        """A better incumbent (found here): kept, and shared with a search running beside."""
+        """A better incumbent (found here): kept, and shared with a search running beside; the
+        next `before_each` polishes it."""
         self.best_time, self.best_plan, self.best_eval = ev.iteration_time_s, plan, ev
+        self.unpolished = True
         if self.share_incumbent is not None:
             self.share_incumbent(plan, ev)
+
+    def polish_incumbent(self) -> None:
+        """The incumbent improved by a local search (`polish.Polish`: a few moves of a stage's
+        configuration, the stage count, the order or the micro-batch size, each with its exact
+        layer split), for at most POLISH_SHARE of the time limit a call and POLISH_TOTAL_SHARE
+        in all. It proves nothing; a better plan it finds prunes what comes after."""
+        self.unpolished = False
+        now = time.perf_counter()
+        budget = min(tuning.POLISH_SHARE * self.time_limit_s, self.deadline - now,
+                     tuning.POLISH_TOTAL_SHARE * self.time_limit_s - self.polish_s)
+        if self.best_plan is None or self.best_eval is None or budget <= 0:
+            return
+        if self.polisher is None:  # (one for the search: its screens' tables are kept)
+            self.polisher = Polish(self.state, max_stages=self.p_cap, deadline=now + budget)
+        polish, costed = self.polisher, self.polisher.costed
+        polish.deadline = now + budget
+        got = polish.run(self.best_plan, self.best_eval)
+        self.plans_costed += polish.costed - costed
+        self.polish_s += time.perf_counter() - now
+        if got is not None and got[1].iteration_time_s < self.best_time:
+            check_plan(self.instance, got[0], cost_model=self.cm)
+            self.improved(*got)
+            self.polished += 1
+            # (it ended where no move improves the plan, or at its budget: not again before a
+            # plan from elsewhere)
+            self.unpolished = False
 
     def absorb(self) -> None:
         """The best plan a search running beside has shared, where it beats the incumbent, and
@@ -680,7 +717,7 @@ class BranchAndBound:
 
     def before_each(self, cand: _Candidate, done: int) -> None:
         """Before each sub-problem: what the search beside sent, a baseline seed whose turn has
-        come, progress."""
+        come, the incumbent polished where it improved, progress."""
         self.absorb()
         if self.pending_seeds and time.perf_counter() - self.start \
                 >= tuning.SEED_AFTER_SHARE * self.time_limit_s:
@@ -692,6 +729,8 @@ class BranchAndBound:
             # else: the search's own plan already beats the best uniform grid, which the
             # Metis-style search refines (and, on small clusters, whose models reach what the
             # balanced grids do): its share of the time goes to the proof instead.
+        if self.unpolished:
+            self.polish_incumbent()
         if self.progress:
             self.progress(done, len(self.candidates),
                           f"p={cand.sub.num_stages} b={cand.sub.micro_batch} "
@@ -934,6 +973,9 @@ class BranchAndBound:
             space["bounds_from_the_other_search"] = self.fed_bounds
         if self.levelled:
             space["strengthenings_against_a_level"] = self.levelled
+        if self.polisher is not None:
+            space["local_search"] = {"plans_improved": self.polished,
+                                     "seconds": round(self.polish_s, 3)}
         if self.bounds_out is not None:
             self.bounds_out.update((c.sub, (c.lower_bound, c.strengthened_with))
                                    for c in candidates)

@@ -12,7 +12,7 @@ GPUs:
 - *insert* a stage on a node group with idle GPUs, anywhere in the pipeline.
 
 Every move of a round is screened by a cheap estimate, the pipeline's time at its least
-common bottleneck split (`_Screen`), and the best few are costed with their exact optimal
+common bottleneck split (`Screen`), and the best few are costed with their exact optimal
 layer split (`dp.best_layer_split`); the best move that lowers the time is kept, round after
 round, until none does or the deadline passes. The micro-batch size and the schedule stay the
 plan's. Only configurations of the search space are used (single-type, on one node or on whole
@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 import time
 from collections import Counter
+from itertools import pairwise
 
 import numpy as np
 
@@ -79,7 +80,7 @@ def grown_plan(state: SearchState, plan: Plan, ev: Evaluation, *,
             space.setdefault(c.node_group, []).append(c)
     for cs in space.values():
         cs.sort(key=lambda c: (c.tp, c.recompute, -c.dp))
-    screen = _Screen(state, b, schedule)
+    screen = Screen(state, b, schedule)
     best_t = ev.iteration_time_s
     best_layers: list[int] | None = None
     for _ in range(MAX_ROUNDS):
@@ -138,18 +139,18 @@ def _moves(configs: list[StageConfig], idle: dict[str, int],
             continue
         for g in roomy:
             room = idle[g] + (c.gpus if g == c.node_group else 0)
-            for c2 in _widest(space.get(g, []), room):
+            for c2 in widest(space.get(g, []), room):
                 if c2 == c or (g == c.node_group and c2.gpus <= c.gpus):
                     continue
                 out.append([*configs[:i], c2, *configs[i + 1:]])
     for g in roomy:
-        for c2 in _widest(space.get(g, []), idle[g]):
+        for c2 in widest(space.get(g, []), idle[g]):
             for j in range(len(configs) + 1):
                 out.append([*configs[:j], c2, *configs[j:]])
     return out
 
 
-def _widest(configs: list[StageConfig], room: int) -> list[StageConfig]:
+def widest(configs: list[StageConfig], room: int) -> list[StageConfig]:
     """Of `configs` (sorted by TP, recomputation, then replicas widest first), per TP degree
     and recomputation the one with the most replicas within `room` GPUs."""
     out: list[StageConfig] = []
@@ -163,15 +164,17 @@ def _widest(configs: list[StageConfig], room: int) -> list[StageConfig]:
     return out
 
 
-class _Screen:
+class Screen:
     """A cheap estimate of a stage sequence's time, to rank moves: at the least common
     bottleneck T at which the stages' layer limits (time and memory at their position, as
     `heuristic.layer_split` takes them) hold every layer, with each stage holding the layers
-    it can at T, the 1F1B time without the links: the sum of the stage times, m - 1 times T,
-    and the largest data-parallel tail (which decides between few wide stages and more narrow
-    ones on small clusters). The per-stage tables are kept, keyed by what they depend on; a
-    few tens of microseconds of numpy a sequence (a move round at 1,024 GPUs screens some
-    400)."""
+    it can at T, the 1F1B time: the sum of the stage times and of the links both ways, m - 1
+    times the larger of T and twice the slowest link, and the largest data-parallel tail (which
+    decides between few wide stages and more narrow ones on small clusters). Without the links
+    it ranked a re-shape that halves a stage's send (TP 2 x 8 replicas for TP 4 x 4 on 4-GPU
+    nodes) behind moves that do not help (polish.py). The per-stage tables and the links are
+    kept, keyed by what they depend on; a few tens of microseconds of numpy a sequence (a move
+    round at 1,024 GPUs screens some 400)."""
 
     def __init__(self, state: SearchState, micro_batch: int, schedule: str):
         self.cache, self.b, self.schedule = state.cache, micro_batch, schedule
@@ -180,6 +183,16 @@ class _Screen:
         self.tables: dict[tuple[StageConfig, bool, bool, bool, int],
                           tuple[np.ndarray, np.ndarray]] = {}
         self.in_flight: dict[tuple[int, int], int] = {}
+        self.links: dict[tuple[StageConfig, StageConfig], float] = {}
+
+    def link(self, a: StageConfig, c: StageConfig) -> float:
+        """The send time between neighbouring stages a and c per micro-batch and direction
+        (the slower side, as `dp.best_layer_split` takes it)."""
+        got = self.links.get((a, c))
+        if got is None:
+            got = self.links[(a, c)] = max(self.cache.p2p_side(a, self.b, c.link_key),
+                                           self.cache.p2p_side(c, self.b, a.link_key))
+        return got
 
     def table(self, c: StageConfig, i: int, p: int) -> tuple[np.ndarray, np.ndarray]:
         """Stage times (running maximum) and tails at 1..L layers, inf beyond what memory
@@ -217,4 +230,42 @@ class _Screen:
         held = (taus <= t).sum(axis=1) - 1  # (index of the layers each stage holds at T)
         at = np.arange(p)
         tails = np.stack([r[1] for r in rows])
-        return float(taus[at, held].sum() + (self.m - 1) * t + tails[at, held].max())
+        links = [self.link(a, c) for a, c in pairwise(configs)]
+        return float(taus[at, held].sum() + 2 * sum(links)
+                     + (self.m - 1) * max(t, 2 * max(links, default=0.0))
+                     + tails[at, held].max())
+
+    def estimate_reshapes(self, configs: list[StageConfig], i: int,
+                          candidates: list[StageConfig]) -> list[float]:
+        """`estimate` of `configs` with stage i on each of `candidates` in turn (the same
+        numbers, 1e-12 apart at most), with what the other stages give computed once: a round
+        of polish.py at 16,384 GPUs re-shapes each of 14 stages some 260 ways, and the
+        estimate's per-stage look-ups were most of its second."""
+        p, big_l = len(configs), self.layers
+        fixed = [self.table(c, j, p) for j, c in enumerate(configs) if j != i]
+        f_taus = np.stack([f[0] for f in fixed]) if fixed else np.empty((0, big_l))
+        f_tails = np.stack([f[1] for f in fixed]) if fixed else np.empty((0, big_l))
+        f_flat = f_taus.ravel()
+        f_one = float(f_taus[:, 0].max()) if fixed else -math.inf
+        at = np.arange(len(fixed))
+        left = configs[i - 1] if i > 0 else None
+        right = configs[i + 1] if i < p - 1 else None
+        kept = [self.link(a, c) for j, (a, c) in enumerate(pairwise(configs))
+                if j not in (i - 1, i)]
+        out: list[float] = []
+        for c in candidates:
+            taus, tails = self.table(c, i, p)
+            t = max(f_one, float(taus[0]), float(np.partition(
+                np.concatenate((f_flat, taus)), big_l - 1)[big_l - 1]))
+            if not math.isfinite(t):
+                out.append(math.inf)
+                continue
+            held = (f_taus <= t).sum(axis=1) - 1
+            own = int((taus <= t).sum()) - 1
+            links = kept + ([self.link(left, c)] if left is not None else []) \
+                + ([self.link(c, right)] if right is not None else [])
+            tail = max(float(f_tails[at, held].max()) if fixed else -math.inf,
+                       float(tails[own]))
+            out.append(float(f_taus[at, held].sum() + taus[own]) + 2 * sum(links)
+                       + (self.m - 1) * max(t, 2 * max(links, default=0.0)) + tail)
+        return out
