@@ -48,7 +48,7 @@ def held_plan(state: SearchState) -> Plan:
     return plan
 
 
-def test_polish_leaves_the_held_plan_on_small_nodes() -> None:
+def test_polish_moves_off_the_held_plan_on_small_nodes() -> None:
     instance = load_instance(SMALL_NODES)
     state = SearchState(instance)
     plan = held_plan(state)

@@ -28,9 +28,11 @@ Moves, each round from the current stage sequence (micro-batch size and schedule
 Every move is screened by `growth.Screen` (the pipeline's time at its least common bottleneck
 split; tens of microseconds), the best few are costed with their exact optimal layer split
 (`dp.best_layer_split`), and the best that lowers the time is kept, round after round, until
-none does or the deadline passes. The plan returned lies in the searched space (so its time
-bounds the space's optimum from above, like any incumbent), is placed the canonical way, and
-is costed by evaluate(), which validates it. It proves nothing: the bound stays the search's.
+none does or the deadline passes. Moves only bring in configurations of the searched space
+(a stage no move touches keeps its own: a baseline seed's may lie outside the space), so from
+a plan of the space it returns one of the space, whose time bounds the space's optimum from
+above like any incumbent. The plan is placed the canonical way and costed by evaluate(), which
+validates it. It proves nothing: the bound stays the search's.
 1F1B and GPipe plans whose stages all hold layers only (`repair.EXACT_SPLIT_SCHEDULES`; the
 interleaved schedule's split follows its chunks, and an empty end stage has no split).
 """
