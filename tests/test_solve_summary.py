@@ -67,6 +67,27 @@ def test_cli_summary_counts_add_up(capsys: pytest.CaptureFixture[str]) -> None:
         assert sum(map(int, ends)) == int(searched)
 
 
+def test_local_search_line_sums_the_phases() -> None:
+    """The summary's line on the local search (formulations Sec. 4, Polish) counts every phase
+    that ran it, and is left out where none did."""
+    from haap_solver.search.cli import local_search_line
+
+    assert local_search_line({"subproblem_fates": {}}) == ""
+    space = {"local_search": {"plans_improved": 1, "seconds": 0.25},
+             "single_type_phase": {"local_search": {"plans_improved": 2, "seconds": 0.5}}}
+    assert local_search_line(space).endswith("3 plans made faster, in 0.75 s")
+
+
+def test_phases_report_their_local_search() -> None:
+    """Each phase's summary carries what its local search did (the merged result keeps only
+    the last phase's own `search_space`)."""
+    res = solve(load_instance(INSTANCES / "llama3.2-1b-h100x4-l40sx4.toml"), threads=1,
+                time_limit_s=30)
+    phase = res.search_space["single_type_phase"]
+    assert "local_search" in phase  # (the single-type search found plans, so it ran)
+    assert phase["local_search"]["plans_improved"] >= 0
+
+
 @pytest.mark.parametrize("options, field", [
     ({"time_limit_s": math.nan}, "time_limit_s"), ({"time_limit_s": 0.0}, "time_limit_s"),
     ({"time_limit_s": -1.0}, "time_limit_s"), ({"threads": 0}, "threads"),

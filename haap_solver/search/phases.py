@@ -203,4 +203,6 @@ def _phase_summary(result: SolveResult) -> dict[str, Any]:
             "best_bound_s": result.best_bound_s, "gap": result.gap, "wall_s": result.wall_s,
             "subproblems": result.subproblems, "models_solved": result.solved,
             "excluded_by_memory": result.pruned_by_memory,
-            "subproblem_fates": result.search_space.get("subproblem_fates", {})}
+            "subproblem_fates": result.search_space.get("subproblem_fates", {}),
+            **({"local_search": result.search_space["local_search"]}
+               if "local_search" in result.search_space else {})}
