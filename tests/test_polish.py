@@ -20,6 +20,7 @@ from haap_solver.baselines.uniform import uniform
 from haap_solver.errors import InfeasibleError
 from haap_solver.instance import load_instance
 from haap_solver.plan import Plan
+from haap_solver.search import tuning
 from haap_solver.search.branch_and_bound import BranchAndBound
 from haap_solver.search.dp import best_layer_split
 from haap_solver.search.polish import Polish
@@ -83,6 +84,31 @@ def test_search_polishes_an_improved_incumbent() -> None:
     assert shared[-1] == search.best_time
     assert search.best_plan is not None
     check_plan(instance, search.best_plan)
+
+
+def test_short_limits_still_give_the_local_search_its_floor(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """At a 1 s limit the shares give a call 0.03 s; it gets POLISH_MIN_S (where the deadline
+    leaves that much), and no more in all."""
+    instance = load_instance(SMALL_NODES)
+    search = BranchAndBound(instance, backend="highs", time_limit_s=1.0, threads=1, seed=0,
+                            state=None, max_stages=None, progress=None,
+                            seed_with_baselines=False, mixed=False)
+    given: list[float] = []
+
+    def run(self: Polish, plan: Plan, ev: object) -> None:
+        given.append(self.deadline - time.perf_counter())
+        time.sleep(0.3)  # (uses all of it)
+
+    monkeypatch.setattr(Polish, "run", run)
+    plan = held_plan(search.state)
+    search.deadline = time.perf_counter() + 10.0  # (the set-up's time is not the point here)
+    for _ in range(2):
+        search.improved(plan, search.cm.evaluate(plan))
+        search.polish_incumbent()
+    assert len(given) == 1  # (the second call: the floor in all is spent)
+    assert tuning.POLISH_MIN_S - 0.05 <= given[0] <= tuning.POLISH_MIN_S
+    assert tuning.POLISH_SHARE * 1.0 < tuning.POLISH_MIN_S  # (the case this is about)
 
 
 def test_polish_keeps_the_stage_cap() -> None:

@@ -342,8 +342,10 @@ class BranchAndBound:
         in all. It proves nothing; a better plan it finds prunes what comes after."""
         self.unpolished = False
         now = time.perf_counter()
-        budget = min(tuning.POLISH_SHARE * self.time_limit_s, self.deadline - now,
-                     tuning.POLISH_TOTAL_SHARE * self.time_limit_s - self.polish_s)
+        budget = min(max(tuning.POLISH_SHARE * self.time_limit_s, tuning.POLISH_MIN_S),
+                     self.deadline - now,
+                     max(tuning.POLISH_TOTAL_SHARE * self.time_limit_s, tuning.POLISH_MIN_S)
+                     - self.polish_s)
         if self.best_plan is None or self.best_eval is None or budget <= 0:
             return
         if self.polisher is None:  # (one for the search: its screens' tables are kept)
