@@ -231,9 +231,13 @@ class Screen:
         at = np.arange(p)
         tails = np.stack([r[1] for r in rows])
         links = [self.link(a, c) for a, c in pairwise(configs)]
-        return float(taus[at, held].sum() + 2 * sum(links)
-                     + (self.m - 1) * max(t, 2 * max(links, default=0.0))
-                     + tails[at, held].max())
+        return self.pipeline(taus[at, held].sum(), t, links, tails[at, held].max())
+
+    def pipeline(self, stage_sum: float, t: float, links: list[float], tail: float) -> float:
+        """The estimate from its parts: the stages' times at their layers (summed), the
+        bottleneck T, the links, and the largest tail."""
+        return float(stage_sum + 2 * sum(links) + (self.m - 1) * max(t, 2 * max(links, default=0.0))
+                     + tail)
 
     def estimate_reshapes(self, configs: list[StageConfig], i: int,
                           candidates: list[StageConfig]) -> list[float]:
@@ -266,6 +270,5 @@ class Screen:
                 + ([self.link(c, right)] if right is not None else [])
             tail = max(float(f_tails[at, held].max()) if fixed else -math.inf,
                        float(tails[own]))
-            out.append(float(f_taus[at, held].sum() + taus[own]) + 2 * sum(links)
-                       + (self.m - 1) * max(t, 2 * max(links, default=0.0)) + tail)
+            out.append(self.pipeline(float(f_taus[at, held].sum() + taus[own]), t, links, tail))
         return out

@@ -41,14 +41,13 @@ from __future__ import annotations
 
 import math
 import time
-from collections import Counter
 from collections.abc import Iterator
 
 from haap_solver.cost.evaluate import Evaluation
 from haap_solver.errors import HaapError
 from haap_solver.plan import Plan
 from haap_solver.search.dp import best_layer_split
-from haap_solver.search.growth import Screen, widest
+from haap_solver.search.growth import Screen, idle_gpus, widest
 from haap_solver.search.repair import EXACT_SPLIT_SCHEDULES, plan_configs
 from haap_solver.search.space import StageConfig, build_plan, canonical_placement
 from haap_solver.search.state import SearchState
@@ -179,18 +178,10 @@ class Polish:
             got = self.screens[(size, schedule)] = Screen(self.state, size, schedule)
         return got
 
-    def idle(self, seq: Sequence) -> dict[str, int]:
-        """GPUs per node group that `seq` leaves idle."""
-        used: Counter[str] = Counter()
-        for c in seq:
-            for name in c.groups:
-                used[name] += c.gpus_in(name)
-        return {g.name: g.num_gpus - used[g.name] for g in self.instance.cluster.node_groups}
-
     def reshapes(self, seq: Sequence, b: int) -> list[list[StageConfig]]:
         """Per stage, the other configurations of the space it may take: within its GPUs and
         the idle ones, by count."""
-        idle, space = self.idle(seq), self.state.configs(b)
+        idle, space = idle_gpus(self.state, list(seq)), self.state.configs(b)
         out = []
         for c in seq:
             room = {name: n + c.gpus_in(name) for name, n in idle.items()}
@@ -201,7 +192,7 @@ class Polish:
     def other_moves(self, seq: Sequence, b: int) -> Iterator[Sequence]:
         """The sequences one split, merge, insert, drop or swap away from `seq` that fit the
         node groups' GPUs by count (module docstring)."""
-        idle, space = self.idle(seq), self.state.configs(b)
+        idle, space = idle_gpus(self.state, list(seq)), self.state.configs(b)
         # Per node group its single-type configurations, per TP degree and recomputation the
         # widest first (`widest`).
         own = {g.name: sorted((c for c in space if c.groups == (g.name,)),
