@@ -1230,6 +1230,44 @@ def test_the_search_keeps_an_optimum_cpsat_presolve_removed(backend: str) -> Non
     assert d is None, d
 
 
+AT_LEAST_ONE_OF_OPTIMUM_S = 0.02518914573424297
+"""The optimum of tests/data/cpsat-at-least-one-of.json.xz: HiGHS's and CBC's answer, and the
+brute force's time of the instance it comes from (tests/data/cpsat-at-least-one-of.toml)."""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_backends_solve_a_model_whose_stage_rows_cpsat_presolve_misread(backend: str) -> None:
+    """The three-stage sub-problem at micro-batch 2 of tests/data/cpsat-at-least-one-of.toml (25
+    variables, coefficients near 1e10 units): CP-SAT 9.15's presolve step that detects "x >= one
+    of several values" in a linear row over Booleans removed the optimum, and CP-SAT said
+    "optimal" 34% slower (0.0337594 s). Right with `auto_detect_greater_than_at_least_one_of`
+    off (what the backend now sets, backends.CPSAT_DETECT_AT_LEAST_ONE_OF) and with presolve
+    off."""
+    lp, floor_s = _stored_model("cpsat-at-least-one-of.json.xz")
+    res = run(backend, lp, floor_s)
+    assert res.status == "optimal" and res.objective_s is not None, res.status
+    assert rel(res.objective_s, AT_LEAST_ONE_OF_OPTIMUM_S) <= 1e-9, res.objective_s
+    assert res.bound_s <= AT_LEAST_ONE_OF_OPTIMUM_S * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_search_keeps_an_optimum_cpsat_at_least_one_of_removed(backend: str) -> None:
+    """The instance of the model above (benchmarks/bruteforce_agreement.py seed 13064): with the
+    step on, `solve(backend="cpsat")` said "optimal" 0.93% above the brute force's optimum; every
+    backend must say "optimal" at the brute force's time."""
+    from random_instances import disagreement
+
+    from haap_solver.baselines.bruteforce import bruteforce
+
+    instance = load_instance(DATA / "cpsat-at-least-one-of.toml")
+    truth = bruteforce(instance)
+    assert truth.plan is not None
+    assert rel(truth.iteration_time_s, AT_LEAST_ONE_OF_OPTIMUM_S) <= 1e-12
+    for mixed in (False, True):
+        d = disagreement(instance, truth, backend=backend, mixed=mixed)
+        assert d is None, d
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_model_holds_pipeline_sends_far_slower_than_its_stages(backend: str) -> None:
     """Two 1-GPU nodes on a 0.01 Gbit/s network, one layer each: the optimum is the two-stage

@@ -123,6 +123,23 @@ gpt3-2.7b-a100x8-v100x8-4gpu 233 s proven -> not proven at 232 s (gap 1.1%). The
 instance that proved slower, by up to a fifth, is the price of not trusting a wrong proof."""
 
 
+CPSAT_DETECT_AT_LEAST_ONE_OF = False
+"""CP-SAT's presolve step that detects "x >= one of several values" implied by a linear row over
+Booleans (its ``auto_detect_greater_than_at_least_one_of``, on by default), off for our models.
+Our stage-time rows are exactly of that shape (tau_i >= the chosen configuration's time, one
+binary per configuration), with coefficients of 1e9-1e10 units; there, in OR-Tools 9.15, the step
+removes solutions: on random tiny instances (tests/random_instances.py, seeds 13000-13099, every
+single-type sub-problem's full model without a cutoff) CP-SAT's optimum lay 2-268% above HiGHS's
+on 24 of 2,884 models, and 3 models HiGHS solved were "infeasible" to CP-SAT; on seed 13064 the
+search with `--backend cpsat` said "optimal" 0.93% above the brute force's optimum
+(tests/data/cpsat-at-least-one-of.*). Right with this step off (0 of 2,884 there, 0 of 5,797 on
+seeds 13100-13299), with presolve off, and with a unit 3x coarser (the coefficients below about
+6e9). Cost, on -> off (2026-12-04, one process, 2 shared cores): `solve(backend="cpsat",
+threads=1)` toy-gpt-6l-a100x2-t4x2 0.33 -> 0.34 s, llama3.2-1b-h100x4-l40sx4 1.13 -> 1.14 s,
+gpt3-1.3b-t4x4-a100x12 1.16 -> 1.19 s, llama3-70b-h100x32-a100x32 4.88 -> 4.81 s,
+llama3-8b-h100-a100-l40s 18.7 -> 14.2 s, the same optima; the (5, 8) model of
+gpt3-2.7b-a100x8-v100x8-4gpu 2.84 -> 2.88 s: noise."""
+
 def _solve_cpsat(lp: LinearProgram, opts: SolveOptions, objective_floor_s: float) -> BackendResult:
     start = time.perf_counter()  # (the import and the model's build count against its limit)
     from ortools.sat.python import cp_model
@@ -185,6 +202,8 @@ def _solve_cpsat(lp: LinearProgram, opts: SolveOptions, objective_floor_s: float
     solver.parameters.random_seed = opts.seed
     solver.parameters.relative_gap_limit = opts.relative_gap
     solver.parameters.presolve_inclusion_work_limit = CPSAT_PRESOLVE_INCLUSION_WORK_LIMIT
+    solver.parameters.auto_detect_greater_than_at_least_one_of = \
+        CPSAT_DETECT_AT_LEAST_ONE_OF
     if opts.threads == 1:
         # One worker runs a single strategy by default, which can stall on tiny models (seen:
         # two stages, six splits, no proof within the limit); a portfolio interleaves several.
