@@ -62,7 +62,9 @@ def _assert_cache_holds(state: SearchState) -> None:
         assert t == fresh.p2p_side(*key) == from_misc.p2p_side(*key), key
     for key, below in state.cache._misc.items():
         if key[0] == "dom":  # (the dominance verdicts on the coefficients alone)
-            assert below == fresh._pieces_dominate(*key[1:]), key
+            assert below == fresh._memory_below(*key[1:]), key
+        if key[0] == "domt":
+            assert below == fresh._times_below(*key[1:]), key
 
 
 def _base() -> haap.Instance:

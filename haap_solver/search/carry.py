@@ -58,11 +58,11 @@ from haap_solver.search.space import (
 )
 from haap_solver.search.state import SearchState
 
-_BY_CONFIG = ("reps", "parts", "taus", "endonly", "mem", "dom")
+_BY_CONFIG = ("reps", "parts", "taus", "endonly", "mem", "dom", "domt")
 """CoefficientCache._misc tags keyed (tag, StageConfig, ...): carried by the config's groups.
-("dom", a, b, micro_batch): whether `a`'s coefficients are all below `b`'s, the part of the
-dominance test that reads nothing else (`CoefficientCache._pieces_dominate`); `a` and `b` are on
-the same node groups.)"""
+("domt", a, b, micro_batch) and ("dom", a, b, micro_batch): whether `a`'s time pieces, and its
+memory forms, are all below `b`'s, the parts of the dominance test that read nothing else
+(`CoefficientCache._times_below`, `_memory_below`); `a` and `b` are on the same node groups.)"""
 _BY_DEVICE = ("part", "maxp", "memp", "unit")
 """Tags keyed (tag, device name, ...): carried where the device's numbers are unchanged. (The
 per-group pieces ("part") are also keyed by the stage's ring bandwidth and latency, which the

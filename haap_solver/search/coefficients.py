@@ -806,31 +806,47 @@ class CoefficientCache:
         1/v of the backward (a mixed stage with selective recomputation, the same memory as
         without it under a measured profile, was pruned by the one without and the search said
         "optimal" 1.06% slower than the best plan)."""
-        if a.groups != b.groups or any(a.gpus_in(g) > b.gpus_in(g) for g in a.groups):
-            return False
-        if not all(self.fits_in_footprint(a, b, g, micro_batch) for g in a.groups):
+        if not self.dominates_but_memory(a, b, micro_batch, other_groups):
             return False
         key = ("dom", a, b, micro_batch)
         below = self._misc.get(key)
         if below is None:
-            below = self._misc[key] = self._pieces_dominate(a, b, micro_batch)
+            below = self._misc[key] = self._memory_below(a, b, micro_batch)
+        return bool(below)
+
+    def dominates_but_memory(self, a: StageConfig, b: StageConfig, micro_batch: int,
+                             other_groups: list[str | tuple[str, ...]]) -> bool:
+        """`dominates` without the memory test: `a` in place of `b`, with a layer count that
+        fits `a` where the stage sits, keeps a plan valid and makes it no slower (the slot
+        dominance of formulations Sec. 5, `formulation.slot_layer_floors`)."""
+        if a.groups != b.groups or any(a.gpus_in(g) > b.gpus_in(g) for g in a.groups):
+            return False
+        if not all(self.fits_in_footprint(a, b, g, micro_batch) for g in a.groups):
+            return False
+        key = ("domt", a, b, micro_batch)
+        below = self._misc.get(key)
+        if below is None:
+            below = self._misc[key] = self._times_below(a, b, micro_batch)
         if not below:
             return False
         return all(self.p2p_side(a, micro_batch, g) <= self.p2p_side(b, micro_batch, g) + 1e-15
                    for g in other_groups)
 
-    def _pieces_dominate(self, a: StageConfig, b: StageConfig, micro_batch: int) -> bool:
-        """The part of `dominates` that reads only the two configurations' own coefficients:
-        every time piece and memory form of `a` no larger than `b`'s, in every pipeline role.
-        Cached as ("dom", a, b, micro_batch) and carried across a change with the coefficients
-        it reads (`search.carry`: by the configurations' node groups, which `a` and `b` share),
-        whereas the footprint test (it reads the whole set of configurations of a node group,
-        hence its node count) and the point-to-point test (the neighbours) are made each time.
-        The exact tests are most of the mixed configurations' set-up: 7,706 of them, 1.2 s of
-        its 2.4 s CPU, at the 09:30 event of instances/replan/spot-a100-v100 (2026-12-03)."""
+    _ROLES = ((True, True, False), (True, False, True), (False, True, True), (False, False, True))
+    """(first, last, multi-stage) of the only, first, last and a middle stage."""
+
+    def _times_below(self, a: StageConfig, b: StageConfig, micro_batch: int) -> bool:
+        """The part of `dominates_but_memory` that reads only the two configurations' own
+        coefficients: every time piece of `a` no larger than `b`'s, in every pipeline role and
+        at every overlap window. Cached as ("domt", a, b, micro_batch) and carried across a
+        change with the coefficients it reads (`search.carry`: by the configurations' node
+        groups, which `a` and `b` share), whereas the footprint test (it reads the whole set of
+        configurations of a node group, hence its node count) and the point-to-point test (the
+        neighbours) are made each time. The exact tests are most of the mixed configurations'
+        set-up: 7,706 of them, 1.2 s of its 2.4 s CPU, at the 09:30 event of
+        instances/replan/spot-a100-v100 (2026-12-03)."""
         L = self.instance.model.num_layers
-        for first, last, multi in ((True, True, False), (True, False, True), (False, True, True),
-                                   (False, False, True)):
+        for first, last, multi in self._ROLES:
             ca = self.coefficients(a, micro_batch, first, last, multi)
             cb = self.coefficients(b, micro_batch, first, last, multi)
             for attr in ("tau_pieces", "bwd_pieces", "tail_pieces", "fwd_pieces"):
@@ -841,6 +857,13 @@ class CoefficientCache:
                         self.coefficients(a, micro_batch, first, last, multi, w).tail_pieces,
                         self.coefficients(b, micro_batch, first, last, multi, w).tail_pieces, L):
                     return False
+        return True
+
+    def _memory_below(self, a: StageConfig, b: StageConfig, micro_batch: int) -> bool:
+        """The memory part of `dominates`: every replica group of `a` no fuller than some
+        replica group of `b` at every layer count and micro-batches in flight, in every role.
+        Cached as ("dom", a, b, micro_batch), carried like ("domt", ...)."""
+        for first, last, multi in self._ROLES:
             mas = self.memory_bilinear(a, micro_batch, first, last, multi)
             mbs = self.memory_bilinear(b, micro_batch, first, last, multi)
             if not all(any(_bilinear_below(ma, mb) for mb in mbs) for ma in mas):

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from haap_solver.cluster import NodeGroup
 from haap_solver.instance import Instance
 from haap_solver.search.coefficients import Affine, CoefficientCache, StageCoefficients
@@ -82,6 +84,11 @@ class SubProblem:
         return SubProblem(self.num_stages - self.empty_ends, self.micro_batch, self.schedule)
 
 
+SLOT_DOMINANCE = True
+"""Whether `build_slots` applies the slot dominance of (2') (`slot_layer_floors`): off only to
+check that it changes no model's optimum (tests/test_model_agreement.py)."""
+
+
 @dataclass
 class Slot:
     """One pipeline position: its candidate configurations with their coefficients and bounds."""
@@ -95,6 +102,9 @@ class Slot:
     candidates: list[StageConfig]
     coeffs: list[StageCoefficients]
     max_layers: list[int]
+    min_layers: list[int] | None = None
+    """Per candidate, the fewest layers worth giving it here (None: one unit each): fewer fit
+    a candidate of the slot that is no worse in anything but memory (`slot_layer_floors`)."""
 
 
 @dataclass
@@ -153,6 +163,8 @@ def build_slots(instance: Instance, cache: CoefficientCache, sub: SubProblem,
     if stage_time_cap_s < float("inf") and p > 1 \
             and not instance.training.blocks_p2p(sub.schedule):
         too_slow_to_send = _too_slow_to_send(instance, cache, configs, b, stage_time_cap_s)
+    dominators = (_time_dominators(instance, cache, b, configs, end_configs) if SLOT_DOMINANCE
+                  else {})
     for i in range(p):
         first, last = i == 0, i == p - 1
         in_flight: int | tuple[float, float, float] = (
@@ -183,10 +195,93 @@ def build_slots(instance: Instance, cache: CoefficientCache, sub: SubProblem,
         if not cands:
             return None
         total += max(bounds)
-        slots.append(Slot(i, first, last, in_flight, cands, coeffs, bounds))
+        keep, floors = (slot_layer_floors(cands, bounds, dominators, unit) if SLOT_DOMINANCE
+                        else (list(range(len(cands))), [unit] * len(cands)))
+        slots.append(Slot(i, first, last, in_flight, [cands[k] for k in keep],
+                          [coeffs[k] for k in keep], [bounds[k] for k in keep], floors))
     if total < instance.model.num_layers:
         return None
     return slots
+
+
+def _time_dominators(instance: Instance, cache: CoefficientCache, micro_batch: int,
+                     configs: list[StageConfig], end_configs: list[StageConfig] | None
+                     ) -> dict[StageConfig, list[StageConfig]]:
+    """Per configuration of `configs`, the others that are no worse in anything but memory
+    (`CoefficientCache.dominates_but_memory`, towards every side a neighbour may use: the node
+    groups and the link keys of `configs` and `end_configs`). Once per micro-batch size and
+    configuration list (the cache's memo): the exact test runs on the pairs that pass the
+    vectorised necessary conditions (no more GPUs in any group; stage time, tail and forward
+    time no larger at 1 and L layers as a middle and as the only stage)."""
+    sides = tuple(sorted({*(g.name for g in instance.cluster.node_groups),
+                          *(c.link_key for c in configs),
+                          *(c.link_key for c in end_configs or ())}, key=str))
+
+    def compute() -> dict[StageConfig, list[StageConfig]]:
+        L = instance.model.num_layers
+        by_groups: dict[tuple[str, ...], list[StageConfig]] = {}
+        for c in configs:
+            by_groups.setdefault(c.groups, []).append(c)
+        out: dict[StageConfig, list[StageConfig]] = {}
+        for groups, same in by_groups.items():
+            use = np.array([[c.gpus_in(g) for g in groups] for c in same], dtype=float)
+            feats = []
+            for c in same:
+                mid = cache.coefficients(c, micro_batch, False, False, True)
+                only = cache.coefficients(c, micro_batch, True, True, False)
+                feats.append((mid.tau(1), mid.tau(L), mid.tail(1), mid.tail(L), only.tau(1),
+                              only.tau(L), only.tail(1), only.tail(L), only.fwd(1), only.fwd(L)))
+            f = np.array(feats, dtype=float).reshape(len(same), 10)
+            tol = np.abs(f) * 1e-12 + 1e-15
+            may = np.asarray((use[:, None, :] <= use[None, :, :]).all(axis=2))
+            for k in range(f.shape[1]):
+                may &= f[:, None, k] <= f[None, :, k] + tol[None, :, k]
+            np.fill_diagonal(may, False)
+            for j, b in enumerate(same):
+                found = [same[k] for k in np.flatnonzero(may[:, j])
+                         if cache.dominates_but_memory(same[k], b, micro_batch, list(sides))]
+                if found:
+                    out[b] = found
+        return out
+
+    # Keyed by the list's identity (the state hands out one list per micro-batch size; hashing
+    # thousands of configurations at every model would cost more than the models' set-up), the
+    # list kept beside the answer so that its id cannot be reused while the entry lives.
+    kept, answer = cache.memoized(("slotdom", micro_batch, id(configs), sides),
+                                  lambda: (configs, compute()))
+    return answer if kept is configs else compute()
+
+
+def slot_layer_floors(cands: list[StageConfig], bounds: list[int],
+                      dominators: dict[StageConfig, list[StageConfig]], unit: int
+                      ) -> tuple[list[int], list[int]]:
+    """Slot dominance (formulations Sec. 5, (2')): the candidates of one slot worth keeping, and
+    the fewest layers worth giving each.
+
+    `a` covers `b` here when both are candidates and `a` is no worse than `b` in anything but
+    memory (`_time_dominators`), and not the other way round unless `a` comes first (so that
+    covering has no cycle). A stage of `b` with n <= bound(a) layers can take `a` instead: it
+    fits (n is within `a`'s bound at this position, memory and stage-time cap included), no
+    stage, link or tail gets slower, no group gives more GPUs, and `a` fits wherever `b` sat.
+    With F(b) the largest bound of the candidates covering `b`, every count n <= F(b) of `b` is
+    served by such an `a` (by `a` itself where n > F(a), else, covering being transitive, by
+    what covers `a`, and so on up the order), so some optimal plan gives `b` more than F(b)
+    layers or none: `b` is dropped where F(b) >= bound(b), else keeps the counts above F(b)."""
+    index = {c: k for k, c in enumerate(cands)}
+    keep: list[int] = []
+    floors: list[int] = []
+    for j, c in enumerate(cands):
+        floor = 0
+        for a in dominators.get(c, ()):
+            k = index.get(a)
+            if k is None or (k > j and c in dominators.get(a, ())):
+                continue  # (not here; or a tie that `c`, first, covers)
+            floor = max(floor, bounds[k])
+        if floor >= bounds[j]:
+            continue
+        keep.append(j)
+        floors.append(floor + unit)
+    return keep, floors
 
 
 def _too_slow_to_send(instance: Instance, cache: CoefficientCache, configs: list[StageConfig],
@@ -365,11 +460,13 @@ def build_model(instance: Instance, cache: CoefficientCache, sub: SubProblem, sl
         lp.add({x: 1 for x in xs}, "==", 1, f"one_config[{s.index}]")
     # (2) memory-aware layer bounds: y <= maxL(c, i) x, and every stage holds >= 1 layer but
     # an empty end stage (Sec. 1.2), whose layer count is 0 (its bound maxL is 0).
+    # (2') slot dominance: fewer layers than min_layers fit a candidate no worse but in memory.
     for s, xs, ys in zip(slots, sm.x, sm.y, strict=True):
-        for x, y, n in zip(xs, ys, s.max_layers, strict=True):
+        lows = s.min_layers or [v] * len(xs)
+        for x, y, n, low in zip(xs, ys, s.max_layers, lows, strict=True):
             lp.add({y: 1, x: -(n // v)}, "<=", 0, f"mem[{s.index}]")
             if not sub.is_empty(s.index):
-                lp.add({y: 1, x: -1}, ">=", 0, f"min_layer[{s.index}]")
+                lp.add({y: 1, x: -(low // v)}, ">=", 0, f"min_layer[{s.index}]")
     # (3) every layer exactly once ((11): v layers a unit).
     lp.add({y: float(v) for ys in sm.y for y in ys}, "==", L, "layers")
     # (4) GPU budget of every node group.
