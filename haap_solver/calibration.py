@@ -25,6 +25,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from haap_solver import limits
 from haap_solver.cluster import NodeGroup
 from haap_solver.cost import flops
 from haap_solver.cost.efficiency import DEFAULT_CONSTANTS, CostConstants
@@ -153,26 +154,84 @@ for 76B: v = 3; 5 of 10 for 145B, 3 of 6 for 310B: v = 2; 1 of 3 for 530B: v = 3
 (PP 2) and 1T runs set no virtual stages: plain 1F1B."""
 
 
+_INT_COLUMNS: dict[str, int] = {
+    "layers": limits.MAX_LAYERS, "hidden": limits.MAX_HIDDEN_SIZE, "heads": limits.MAX_HEADS,
+    "ffn": limits.MAX_FFN_HIDDEN_SIZE, "vocab": limits.MAX_VOCAB_SIZE,
+    "seq": limits.MAX_SEQ_LENGTH, "global_batch_seqs": limits.MAX_BATCH,
+    "gpus": limits.MAX_GPUS, "tp": limits.MAX_TP, "pp": limits.MAX_LAYERS,
+    "dp": limits.MAX_GPUS}
+"""The whole-number columns of a calibration CSV and their largest values (the instance
+limits: a run is built into an instance and a plan, whose loader would refuse more)."""
+
+
+class _Cell:
+    """Reads one row's cells, each error naming its line, the run's id and the column."""
+
+    def __init__(self, row: dict[str, str], line: int):
+        self.row = row
+        self.where = f"line {line} ({row.get('id') or 'no id'})"
+
+    def fail(self, column: str, what: str) -> ValueError:
+        return ValueError(f"{self.where}: {column}: {what}")
+
+    def whole(self, column: str, low: int = 1) -> int:
+        text = self.row[column].strip()
+        try:
+            value = int(text)
+        except ValueError:
+            raise self.fail(column, f"expected a whole number, got {text!r}") from None
+        high = _INT_COLUMNS[column]
+        if not low <= value <= high:
+            raise self.fail(column, f"must be in [{low}, {high}], got {value}")
+        return value
+
+    def positive(self, column: str) -> float:
+        text = self.row[column].strip()
+        try:
+            value = float(text)
+        except ValueError:
+            raise self.fail(column, f"expected a number, got {text!r}") from None
+        if not (math.isfinite(value) and 0 < value <= limits.MAX_SECONDS):
+            raise self.fail(column, f"must be a positive finite number, got {text}")
+        return value
+
+
 def parse_runs(text: str) -> list[CalibrationRun]:
-    """Parse the calibration CSV (Table 1's micro-batch and v from `SC21_TABLE1_SETTINGS`)."""
+    """Parse the calibration CSV (Table 1's micro-batch and v from `SC21_TABLE1_SETTINGS`).
+    A bad cell is a ValueError naming its line, the run's id and the column."""
     runs = []
+    seen: dict[str, int] = {}
     reader = csv.DictReader(io.StringIO(text))
     for row in reader:
         if None in row.values():
             raise ValueError(f"line {reader.line_num} has fewer fields than the header")
+        cell = _Cell(row, reader.line_num)
+        run_id = row["id"].strip()
+        if not run_id:
+            raise cell.fail("id", "empty; every run needs an id")
+        if run_id in seen:
+            raise cell.fail("id", f"{run_id!r} is also the id of line {seen[run_id]}")
+        seen[run_id] = reader.line_num
+        micro_batch = (_int_or_none(row["micro_batch"]) if run_id not in SC21_TABLE1_SETTINGS
+                       else SC21_TABLE1_SETTINGS[run_id][0])
+        if micro_batch is not None and not 1 <= micro_batch <= limits.MAX_MICRO_BATCH:
+            raise cell.fail("micro_batch", f"must be in [1, {limits.MAX_MICRO_BATCH}], "
+                                           f"got {micro_batch}")
+        gpus, tp, pp, dp = (cell.whole(c) for c in ("gpus", "tp", "pp", "dp"))
+        if tp * pp * dp != gpus:
+            raise cell.fail("gpus", f"tp x pp x dp = {tp} x {pp} x {dp} = {tp * pp * dp}, "
+                                    f"not the {gpus} GPUs of the run")
         runs.append(CalibrationRun(
-            id=row["id"], model=row["model"], layers=int(row["layers"]),
-            hidden=int(row["hidden"]), heads=int(row["heads"]), ffn=int(row["ffn"]),
-            vocab=int(row["vocab"]), seq=int(row["seq"]),
-            global_batch=int(row["global_batch_seqs"]),
-            micro_batch=(_int_or_none(row["micro_batch"])
-                         if row["id"] not in SC21_TABLE1_SETTINGS
-                         else SC21_TABLE1_SETTINGS[row["id"]][0]),
-            virtual_stages=SC21_TABLE1_SETTINGS.get(row["id"], (0, 1))[1],
-            gpus=int(row["gpus"]), tp=int(row["tp"]), pp=int(row["pp"]), dp=int(row["dp"]),
+            id=run_id, model=row["model"], layers=cell.whole("layers"),
+            hidden=cell.whole("hidden"), heads=cell.whole("heads"), ffn=cell.whole("ffn"),
+            vocab=cell.whole("vocab"), seq=cell.whole("seq"),
+            global_batch=cell.whole("global_batch_seqs"),
+            micro_batch=micro_batch,
+            virtual_stages=SC21_TABLE1_SETTINGS.get(run_id, (0, 1))[1],
+            gpus=gpus, tp=tp, pp=pp, dp=dp,
             zero3="zero-3" in row["zero_or_sharding"].lower(),
-            measured_tflops=float(row["measured_tflops_per_gpu"]),
-            measured_s=float(row["derived_iteration_time_s"]),
+            measured_tflops=cell.positive("measured_tflops_per_gpu"),
+            measured_s=cell.positive("derived_iteration_time_s"),
             source_locator=row["source_locator"], notes=row["notes"],
         ))
     return runs
@@ -204,6 +263,14 @@ def load_runs(path: str | Path | None = None) -> list[CalibrationRun]:
         if not runs:
             raise InputError("no runs (expected a header line and one line per run)",
                              source=source)
+        for run in runs:  # (each run must make an instance and a plan the validator takes)
+            try:
+                prepare(run)
+            except (InputError, ValueError) as exc:
+                why = str(getattr(exc, "message", exc)).removeprefix(f"{run.id}: ")
+                if len(why) > 300:  # (every rejected plan's violations, at every micro-batch)
+                    why = why[:300] + " ..."
+                raise InputError(f"run {run.id}: {why}", source=source) from None
         return runs
     return parse_runs(resources.files("haap_solver").joinpath("data").joinpath(DATA_FILE)
                       .read_text())

@@ -116,7 +116,30 @@ def load_with_options(args: argparse.Namespace) -> Any:
         if not Path(args.profile).is_file():
             raise InputError(f"{args.profile}: profile file not found", field="--profile")
         instance = dataclasses.replace(instance, profile=str(args.profile))
+    if instance.profile:
+        _check_profile_devices(instance)
     return instance
+
+
+def _check_profile_devices(instance: Any) -> None:
+    """A profile whose entries name no device of the cluster replaces nothing: refused. Entries
+    for devices the cluster does not have (a profile shared by several clusters) are ignored,
+    and said so on stderr (a misspelt or aliased device name would otherwise go unnoticed)."""
+    from haap_solver.cost.profile import load_profile
+    from haap_solver.errors import did_you_mean
+
+    profile = load_profile(instance.profile)
+    used = sorted({g.device for g in instance.cluster.node_groups})
+    unknown = [d for d in profile.devices if d not in used]
+    if not unknown:
+        return
+    hints = "".join(did_you_mean(d, used) for d in unknown)
+    if len(unknown) == len(profile.devices):
+        raise InputError(f"its entries are for {', '.join(unknown)}, no device of the cluster "
+                         f"({', '.join(used)}){hints}; the profile would replace nothing",
+                         source=instance.profile, field="entry.device")
+    _console().print(f"note: {instance.profile}: entries for {', '.join(unknown)} are ignored: "
+                     f"the cluster's devices are {', '.join(used)}{hints}")
 
 
 # -- evaluate ----------------------------------------------------------------------------------

@@ -31,7 +31,7 @@ from haap_solver.cli import (
     json_safe,
     styled,
 )
-from haap_solver.errors import HaapError, InfeasibleError
+from haap_solver.errors import HaapError, InfeasibleError, InputError
 from haap_solver.instance import Instance
 from haap_solver.report import bench_docs, previous
 from haap_solver.report.bench import bench_report, machine_info
@@ -300,6 +300,23 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_image_path(flag: str, path: Path) -> None:
+    """The image file a plot is written to: an extension matplotlib writes (without one it
+    would add ".png" and write another file than the one named), not a directory. Checked
+    before the plan is costed, so a typo costs nothing."""
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    formats = FigureCanvasBase.get_supported_filetypes()
+    suffix = path.suffix.lower().lstrip(".")
+    if path.is_dir():
+        raise InputError(f"{path}: is a directory; give an image file such as "
+                         f"{path / 'plot.png'}", field=flag)
+    if suffix not in formats:
+        what = repr(suffix) if suffix else "(no extension)"
+        raise InputError(f"{path}: unsupported image format {what}; supported: "
+                         + ", ".join(sorted(formats)), field=flag)
+
+
 def _cfg_plot(p: argparse.ArgumentParser) -> None:
     p.add_argument("instance", help="instance .toml file")
     p.add_argument("plan", help="plan .json file")
@@ -319,6 +336,9 @@ def cmd_plot(args: argparse.Namespace) -> int:
     if not args.gantt and not args.memory:
         raise HaapError("nothing to draw: give --gantt FILE.png and/or --memory FILE.png")
     check_option(args.micro_batches, "--micro-batches", Range(1, limits.MAX_BATCH))
+    for flag, path in (("--gantt", args.gantt), ("--memory", args.memory)):
+        if path:
+            _check_image_path(flag, Path(path))
     instance = load_instance(args.instance)
     plan = load_plan(args.plan)
     cm = CostModel(instance)

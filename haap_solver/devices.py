@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Annotated
 
 from haap_solver import limits
-from haap_solver._fields import Range, check_ranges, require
+from haap_solver._fields import Range, check_ranges, require, show
 from haap_solver.errors import InputError, did_you_mean
 
 
@@ -255,7 +255,11 @@ _ALIASES = {
 
 
 def device_preset(name: str, *, field: str = "device") -> DeviceType:
-    """Look up a device preset by name or alias (case-insensitive)."""
+    """Look up a device preset by name or alias (case-insensitive). `name` comes from user
+    files (an instance's device, a device's `base`, a re-plan event's), so its type is checked
+    here, once for every caller."""
+    if not isinstance(name, str):
+        raise InputError(f"expected a device preset name, got {show(name)}", field=field)
     by_lower = {k.lower(): v for k, v in DEVICE_PRESETS.items()}
     key = name.lower()
     key = _ALIASES.get(key, key).lower()

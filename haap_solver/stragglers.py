@@ -177,5 +177,10 @@ def _slowed_group(g: NodeGroup, name: str, num_nodes: int, slow: list[Straggler 
     except ValueError as e:
         raise InputError(f"slows node group {g.name!r} below what a device or link may be "
                          f"({e})", field=field) from None
+    taken = devices.get(device.name)
+    if taken is not None and taken != device:
+        raise InputError(f"slows node group {g.name!r} to a device named {device.name!r}, but "
+                         "the instance defines another device of that name; rename that device "
+                         "(a slowed device is named DEVICE@P%)", field=field)
     devices[device.name] = device
     return slowed

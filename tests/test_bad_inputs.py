@@ -706,6 +706,10 @@ def test_bad_profile_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str], cas
     instance.write_text(sub('name = "t"', f'name = "t"\nprofile = "{path.name}"'))
     plan = tmp_path / "plan.json"
     plan.write_text(json.dumps(BASE_PLAN))
+    if case.id == "missing-file":  # the instance's field names a file that is not there
+        check_cli(capsys, ["evaluate", str(instance), str(plan)], str(instance), "profile",
+                  ("no profile file", str(path)))
+        return
     check_cli(capsys, ["evaluate", str(instance), str(plan)], str(path), case.field,
               case.fragments)
 
@@ -1216,3 +1220,105 @@ def test_renamed_max_micro_batch_size_names_the_new_key(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"old.toml: training.max_micro_batch_size: renamed to "
                        r"max_micro_batch_share: it caps the sequences each replica takes"):
         load_instance(path)
+
+
+# -- Found by fuzzing the command line (2026-12-04) ---------------------------------------------
+def test_replan_device_event_with_a_base_that_is_no_name(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A device event's `base` of another type than a string: a clear error naming the events
+    file and the field (was an internal AttributeError)."""
+    events = tmp_path / "events.toml"
+    events.write_text('[[events]]\nkind = "device"\nname = "T4"\nbase = 7\n')
+    check_cli(capsys, ["replan", str(TOY), str(events), "--time-limit", "1", "--no-cold"],
+              str(events), "events[0].base", ("expected a device preset name", "got 7"))
+
+
+@pytest.mark.parametrize("name", ["gantt.txt", "gantt", "."])
+def test_plot_to_a_file_matplotlib_cannot_write(tmp_path: Path, name: str,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """`haap plot --gantt` to an unknown image format, no extension (matplotlib would write
+    another file, NAME.png) or a directory: refused before the plan is costed."""
+    plan = tmp_path / "plan.json"
+    assert main(["solve", str(TOY), "--time-limit", "5", "-o", str(plan)]) == 0
+    target = tmp_path / name
+    capsys.readouterr()
+    code = main(["plot", str(TOY), str(plan), "--gantt", str(target)])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert err.startswith("haap: error: --gantt: "), err
+    assert ("is a directory" if name == "." else "unsupported image format") in err
+    assert not (tmp_path / f"{name}.png").exists()
+
+
+def test_straggler_device_name_taken_by_a_defined_device(tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """A device named as a slowed one (A100-80G@50%) is not silently replaced by the slowed
+    A100: the name clash is an error."""
+    text = TOY.read_text().replace('device = "T4"', 'device = "A100-80G@50%"')
+    text += ('\n[devices."A100-80G@50%"]\nbase = "T4"\n\n[[cluster.stragglers]]\n'
+             'node_group = "a100"\ncompute_speed = 0.5\n')
+    path = tmp_path / "clash.toml"
+    path.write_text(text)
+    check_cli(capsys, ["validate", str(path)], str(path), "cluster.stragglers",
+              ("A100-80G@50%", "rename that device"))
+
+
+def test_profile_for_no_device_of_the_cluster(tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """A profile whose entries name no device of the cluster would replace nothing: refused,
+    naming the profile; one that covers some of them says which entries it ignores."""
+    plan = tmp_path / "plan.json"
+    assert main(["solve", str(TOY), "--time-limit", "5", "-o", str(plan)]) == 0
+    entry = ('[[entry]]\ndevice = "{}"\ntp = 1\nmicro_batch = 1\nlayer_fwd_s = 0.002\n'
+             'layer_bwd_s = 0.004\n')
+    profile = tmp_path / "p.toml"
+    profile.write_text(entry.format("a100"))
+    check_cli(capsys, ["evaluate", str(TOY), str(plan), "--profile", str(profile)],
+              str(profile), "entry.device", ("no device of the cluster", "A100-80G"))
+    profile.write_text(entry.format("A100-80G") + entry.format("H100"))
+    capsys.readouterr()
+    assert main(["evaluate", str(TOY), str(plan), "--profile", str(profile)]) == 0
+    assert "entries for H100 are ignored" in capsys.readouterr().err
+
+
+CALIBRATION_CSV = (Path(__file__).resolve().parent.parent / "haap_solver" / "data"
+                   / "calibration_runs.csv")
+
+
+@pytest.mark.parametrize(("column", "value", "fragments"), [
+    ("tp", "0", ("line 2 (r001): tp:", "[1, 1024]")),
+    ("pp", "1000000", ("line 2 (r001): pp:", "got 1000000")),
+    ("gpus", "3", ("line 2 (r001): gpus:", "not the 3 GPUs")),
+    ("layers", "nan", ("line 2 (r001): layers:", "whole number")),
+    ("derived_iteration_time_s", "nan", ("derived_iteration_time_s", "positive finite")),
+    ("derived_iteration_time_s", "0", ("derived_iteration_time_s", "positive finite")),
+    ("id", "", ("line 2 (no id): id: empty",)),
+    ("global_batch_seqs", "3", ("run r001: global batch 3",)),
+])
+def test_calibrate_runs_with_a_bad_cell(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                        column: str, value: str,
+                                        fragments: tuple[str, ...]) -> None:
+    """`haap calibrate --runs FILE`: a bad cell of a run is an error naming the file, the line,
+    the run and the column (were internal ZeroDivisionError, ValueError, a MemoryError and a
+    hang at pp = 10^6)."""
+    import csv
+    import io
+
+    header, first = CALIBRATION_CSV.read_text().splitlines()[:2]
+    columns = header.split(",")
+    cells = next(csv.reader([first]))
+    cells[columns.index(column)] = value
+    out = io.StringIO()
+    csv.writer(out).writerows([columns, cells])
+    path = tmp_path / "runs.csv"
+    path.write_text(out.getvalue())
+    check_cli(capsys, ["calibrate", "--runs", str(path), "--json"], str(path), None, fragments)
+
+
+def test_calibrate_runs_with_a_duplicate_id(tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    header, first = CALIBRATION_CSV.read_text().splitlines()[:2]
+    path = tmp_path / "runs.csv"
+    path.write_text("\n".join([header, first, first]) + "\n")
+    check_cli(capsys, ["calibrate", "--runs", str(path)], str(path), None,
+              ("line 3 (r001): id:", "also the id of line 2"))

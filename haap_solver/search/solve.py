@@ -26,6 +26,7 @@ from haap_solver.instance import Instance
 from haap_solver.result import SolveResult
 from haap_solver.search import branch_and_bound, tuning
 from haap_solver.search.branch_and_bound import Progress
+from haap_solver.search.deadline import DeadlineReached, until
 from haap_solver.search.formulation import SubProblem
 from haap_solver.search.outside import outside_space
 from haap_solver.search.phases import _mixed_not_set_up, _then_mixed, _within, collector_paused
@@ -139,6 +140,23 @@ def solve(instance: Instance, *, backend: str = DEFAULT_BACKEND, time_limit_s: f
     return result
 
 
+MIXED_CHECK_SHARE = 0.5
+"""The share of the time limit within which `_solve_dispatch` must learn whether any mixed
+stage exists (`_mixed_stages_exist`); past it, it takes the path with mixed stages, whose
+set-up runs under the search's own deadline."""
+
+
+def _mixed_stages_exist(state: SearchState, deadline: float) -> bool:
+    """Whether some micro-batch size has a mixed stage configuration; True where that is not
+    known by `deadline` (building the candidates is not free: over 1,024 one-GPU node groups of
+    two device types it took ten seconds, and a 2 s limit was overrun by that much)."""
+    try:
+        with until(deadline):
+            return any(state.mixed_space(b) for b in state.micro_batches())
+    except DeadlineReached:
+        return True
+
+
 def _solve_dispatch(instance: Instance, *, backend: str, time_limit_s: float, threads: int,
                     seed: int, state: SearchState | None, max_stages: int | None,
                     progress: Progress | None, seed_with_baselines: bool,
@@ -151,7 +169,7 @@ def _solve_dispatch(instance: Instance, *, backend: str, time_limit_s: float, th
                   warm_start=warm_start)
     start = time.perf_counter()
     state = state or SearchState(instance)
-    if not mixed or not any(state.mixed_space(b) for b in state.micro_batches()):
+    if not mixed or not _mixed_stages_exist(state, start + MIXED_CHECK_SHARE * time_limit_s):
         # Single-type only, or no mixed stage exists here (one device type, or no split fits):
         # the single-type space is the whole space.
         result = branch_and_bound.search(instance, time_limit_s=time_limit_s, state=state,
