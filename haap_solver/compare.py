@@ -31,7 +31,7 @@ from haap_solver.cli import (
     json_safe,
     styled,
 )
-from haap_solver.errors import HaapError, InfeasibleError, InputError
+from haap_solver.errors import HaapError, InfeasibleError, InputError, write_text
 from haap_solver.instance import Instance
 from haap_solver.report import bench_docs, previous
 from haap_solver.report.bench import bench_report, machine_info
@@ -275,7 +275,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
                           threads=args.threads, replan=replan, previous=earlier_rows,
                           host_load=host_load)
     Path(args.output).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.output).write_text(report)
+    write_text(Path(args.output), report)
     console.print(f"wrote {args.output} and {len(plots)} plot(s) in {img} ({total:.0f} s)")
     # The same rows, machine-readable (docs/benchmarks.json), and the figures of README.md and
     # formulations/ regenerated from them (only on the whole matrix: a partial run would

@@ -110,3 +110,12 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
     """A ' (did you mean 'x'?)' hint, or '' when nothing is close."""
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def write_text(path: Path, text: str) -> None:
+    """Write an output file; an OSError names the file (a full disk raises ENOSPC without a
+    file name)."""
+    try:
+        path.write_text(text)
+    except OSError as exc:
+        raise InputError(f"cannot write: {exc.strerror or exc}", source=str(path)) from None

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from haap_solver.cli import add_profile_option, command
-from haap_solver.errors import HaapError
+from haap_solver.errors import HaapError, write_text
 from haap_solver.instance import Instance
 from haap_solver.plan import Plan
 from haap_solver.target_rules import rules_of, target_violations
@@ -340,7 +340,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     check_plan(instance, plan, source=args.plan)
     text = export(instance, plan, args.to)
     if args.output:
-        Path(args.output).write_text(text)
+        write_text(Path(args.output), text)
         sys.stderr.write(f"{args.to} export written to {args.output}\n")
     else:
         sys.stdout.write(text)

@@ -1322,3 +1322,13 @@ def test_calibrate_runs_with_a_duplicate_id(tmp_path: Path,
     path.write_text("\n".join([header, first, first]) + "\n")
     check_cli(capsys, ["calibrate", "--runs", str(path)], str(path), None,
               ("line 3 (r001): id:", "also the id of line 2"))
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_solve_output_to_a_full_disk_names_the_file(capsys: pytest.CaptureFixture[str]) -> None:
+    """`-o` to a file that cannot be written (a full disk raises ENOSPC with no file name): the
+    error names the file."""
+    capsys.readouterr()
+    assert main(["solve", str(TOY), "--time-limit", "3", "-o", "/dev/full"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("haap: error: /dev/full: cannot write"), err

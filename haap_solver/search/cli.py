@@ -23,7 +23,7 @@ from haap_solver.cli import (
     print_json,
     styled,
 )
-from haap_solver.errors import InputError
+from haap_solver.errors import InputError, write_text
 from haap_solver.search.backends import BACKENDS
 from haap_solver.search.solve import DEFAULT_BACKEND
 
@@ -110,7 +110,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
         if bar is not None:
             bar.stop()
     if args.output and result.plan is not None:
-        Path(args.output).write_text(result.plan.to_json() + "\n")
+        write_text(Path(args.output), result.plan.to_json() + "\n")
     if args.json:
         print_json(result.to_dict())
     if result.plan is not None and result.evaluation is not None:
