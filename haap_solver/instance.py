@@ -67,23 +67,7 @@ class Instance:
     """File the instance was read from."""
 
     def __post_init__(self) -> None:
-        for i, g in enumerate(self.cluster.node_groups):
-            dev = self.cluster.devices.get(g.device)
-            require(dev is not None, f"cluster.node_groups[{i}].device",
-                    f"unknown device {g.device!r}")
-            if self.training.dtype == "bf16" and dev is not None and not dev.supports_bf16:
-                raise InputError(
-                    f"{g.device} has no bf16 support but training.dtype is 'bf16'; "
-                    "use dtype = 'fp16' for this cluster",
-                    field=f"cluster.node_groups[{i}].device",
-                )
-            if self.training.dtype == "fp8" and dev is not None and dev.peak_fp8_tflops is None:
-                raise InputError(
-                    f"{g.device} has no fp8 tensor cores (no peak_fp8_tflops) but "
-                    "training.dtype is 'fp8'; use 'bf16' or 'fp16' for this cluster",
-                    field=f"cluster.node_groups[{i}].device",
-                )
-
+        check_devices(self.cluster, self.training)
         check_prices(self)
 
     def device(self, name: str) -> DeviceType:
@@ -92,6 +76,28 @@ class Instance:
     @property
     def tokens_per_iteration(self) -> int:
         return self.training.global_batch_size * self.model.seq_length
+
+
+def check_devices(cluster: Cluster, training: TrainingSpec) -> None:
+    """Every node group's device is known and runs the training precision. The instance loader
+    calls it before a straggler splits node groups too, so that an error's index is the one of
+    the file (after the split, a group of the file may be several)."""
+    for i, g in enumerate(cluster.node_groups):
+        dev = cluster.devices.get(g.device)
+        require(dev is not None, f"cluster.node_groups[{i}].device",
+                f"unknown device {g.device!r}")
+        if training.dtype == "bf16" and dev is not None and not dev.supports_bf16:
+            raise InputError(
+                f"{g.device} has no bf16 support but training.dtype is 'bf16'; "
+                "use dtype = 'fp16' for this cluster",
+                field=f"cluster.node_groups[{i}].device",
+            )
+        if training.dtype == "fp8" and dev is not None and dev.peak_fp8_tflops is None:
+            raise InputError(
+                f"{g.device} has no fp8 tensor cores (no peak_fp8_tflops) but "
+                "training.dtype is 'fp8'; use 'bf16' or 'fp16' for this cluster",
+                field=f"cluster.node_groups[{i}].device",
+            )
 
 
 _TOP_KEYS = ("name", "description", "model", "training", "cluster", "devices", "expected",
@@ -242,6 +248,7 @@ def instance_from_dict(data: Any, *, name: str = "instance", source: str | None 
         used = {g.device for g in groups}
         cluster = dataclasses.replace(cluster, node_groups=tuple(groups),
                                       devices={k: devices[k] for k in sorted(used)})
+        check_devices(cluster, training)  # (with the file's group indices)
         cluster = apply_stragglers(cluster, stragglers)
         expected = (build(Expected, data["expected"], prefix="expected")
                     if "expected" in data else None)

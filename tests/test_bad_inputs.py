@@ -1332,3 +1332,17 @@ def test_solve_output_to_a_full_disk_names_the_file(capsys: pytest.CaptureFixtur
     assert main(["solve", str(TOY), "--time-limit", "3", "-o", "/dev/full"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("haap: error: /dev/full: cannot write"), err
+
+
+def test_device_error_indices_are_the_files_before_a_straggler_split(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A slowed node makes its own node group after loading; an error about a node group still
+    names its index in the file (was cluster.node_groups[2] for a file with two)."""
+    text = TOY.read_text().replace('device = "T4"', 'device = "V100-32G"')
+    text = text.replace('dtype = "fp16"', 'dtype = "bf16"', 1)
+    text = text.replace("num_nodes = 1", "num_nodes = 2", 1)  # (the a100 group, first)
+    text += '\n[[cluster.stragglers]]\nnode_group = "a100"\nnode = 0\ncompute_speed = 0.5\n'
+    path = tmp_path / "split.toml"
+    path.write_text(text)
+    check_cli(capsys, ["validate", str(path)], str(path), "cluster.node_groups[1].device",
+              ("no bf16 support",))
