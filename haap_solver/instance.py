@@ -260,13 +260,13 @@ def instance_from_dict(data: Any, *, name: str = "instance", source: str | None 
                 raise InputError(f"expected a path string, got {show(profile)}", field="profile")
             if not Path(profile).is_absolute():
                 profile = str(base_dir / profile)
-            if not Path(profile).is_file():
-                raise InputError(f"no profile file {profile} (a relative path is taken from the "
-                                 "instance file's folder)", field="profile")
             if any(s.compute_speed != 1.0 for s in stragglers):
                 raise InputError("a measured profile does not cover a straggler's slowed "
                                  "device; give the stragglers or the profile, not both",
                                  field="cluster.stragglers")
+            if not Path(profile).is_file():
+                raise InputError(f"no profile file {profile} (a relative path is taken from the "
+                                 "instance file's folder)", field="profile")
         description = data.get("description", "")
         if not isinstance(description, str):
             raise InputError(f"expected a string, got {show(description)}", field="description")

@@ -109,7 +109,8 @@ def test_validate_reads_the_instance_profile(capsys: pytest.CaptureFixture[str],
     inst.write_text('profile = "missing.toml"\n' + Path(INSTANCE).read_text())
     code, out, err = run(capsys, "validate", str(inst))
     assert code == 2 and out == ""
-    assert err == f"haap: error: {tmp_path / 'missing.toml'}: profile file not found\n"
+    assert err == (f"haap: error: {inst}: profile: no profile file {tmp_path / 'missing.toml'} "
+                   "(a relative path is taken from the instance file's folder)\n")
 
 
 # -- evaluate ------------------------------------------------------------------------------------

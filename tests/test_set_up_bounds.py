@@ -25,9 +25,10 @@ def _one_gpu_groups(n: int, batch: int) -> Instance:
 
 
 def test_no_mixed_shape_on_one_node_group_at_any_micro_batch() -> None:
-    """One node group has no mixed stage: none at any micro-batch size, without the count whose
+    """One node group (above SAME_GROUP_MAX_GPUS, where two replica groups on one node group are
+    not searched) has no mixed stage: none at any micro-batch size, without the count whose
     cost grows with the square of the micro-batch."""
-    instance = tiny_instance(devices=[("H100", None)], groups=[(0, 1, 8)], layers=4,
+    instance = tiny_instance(devices=[("H100", None)], groups=[(0, 2, 8)], layers=4,
                              hidden=256, heads=4, seq=128, batch=16384, recompute=("none",))
     assert all(mixed_shapes(instance, b) == [] for b in (1, 64, 16384))
 

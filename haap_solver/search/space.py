@@ -332,10 +332,12 @@ def mixed_shapes(instance: Instance, micro_batch: int) -> list[tuple[tuple[str, 
     (`mixed_space_full`), else the cut space's."""
     groups = instance.cluster.node_groups
     fewest = -(-micro_batch // instance.training.max_micro_batch_share)
-    if len(groups) < 2 or fewest > sum(g.num_gpus for g in groups):
-        # (No mixed stage: one node group; or more replicas than GPUs. Decided before the
-        # budget test, whose count takes O(b^2) at micro-batch b: a global batch of 16,384 on
-        # one node kept `haap solve --time-limit 2` busy for a minute before the search.)
+    if (len(groups) < 2 and not same_group_searched(instance)) \
+            or fewest > sum(g.num_gpus for g in groups):
+        # (No mixed stage: one node group, where two replica groups on one node group are not
+        # searched (SAME_GROUP_MAX_GPUS); or more replicas than GPUs. Decided before the budget
+        # test, whose count takes O(b^2) at micro-batch b: a global batch of 16,384 on one
+        # node kept `haap solve --time-limit 2` busy for a minute before the search.)
         return []
     if mixed_space_full(instance, micro_batch):
         return _full_mixed_shapes(instance, micro_batch)
