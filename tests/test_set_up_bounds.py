@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import math
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from tiny_instances import tiny_instance
@@ -68,3 +69,25 @@ def test_mixed_check_past_its_deadline_assumes_mixed_stages() -> None:
     state = SearchState(_one_gpu_groups(4, 8))
     assert _mixed_stages_exist(state, -math.inf) is True
     assert _mixed_stages_exist(SearchState(_one_gpu_groups(4, 8)), math.inf) is True
+
+
+def test_saturated_fft_count_decides_the_budget_as_the_exact_count(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`full_mixed_count` above FFT_COUNT_ABOVE (saturated counts, FFT): it passes the budget
+    exactly where the exact count does, and equals it where it does not."""
+    from haap_solver.search import space
+
+    for devices, groups in (([("A100-80G", None), ("H100", None)], [(0, 1, 4), (1, 2, 2)]),
+                            ([("A100-80G", None), ("H100", None), ("L40S", None)],
+                             [(0, 1, 2), (1, 1, 2), (2, 1, 4)])):
+        instance = tiny_instance(devices=devices, groups=groups, layers=4, hidden=256,
+                                 heads=4, seq=128, batch=960, recompute=("none",))
+        for b in (2, 3, 5, 8, 12, 24, 40, 60, 96, 120):
+            for budget in (10, 200, 1000):
+                monkeypatch.setattr(space, "FFT_COUNT_ABOVE", 10**9)
+                exact = space.full_mixed_count(instance, b)
+                monkeypatch.setattr(space, "FFT_COUNT_ABOVE", 0)
+                fast = space.full_mixed_count(instance, b, stop_above=budget)
+                assert (fast > budget) == (exact > budget), (b, budget, exact, fast)
+                if exact <= budget:
+                    assert fast == exact, (b, budget)
