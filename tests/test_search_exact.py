@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -1167,6 +1168,31 @@ def _stored_model(name: str) -> tuple[LinearProgram, float]:
     return lp, data["objective_floor_s"]
 
 
+def _assert_optimal_at(res: Any, optimum_s: float) -> None:
+    """A backend's answer on a stored model: "optimal" at `optimum_s` (1e-9 relative), its bound
+    not above it."""
+    assert res.status == "optimal" and res.objective_s is not None, res.status
+    assert rel(res.objective_s, optimum_s) <= 1e-9, res.objective_s
+    assert res.bound_s <= optimum_s * (1 + 1e-12)
+
+
+def _assert_search_finds(instance_file: str, optimum_s: float, backend: str,
+                         mixed: tuple[bool, ...]) -> None:
+    """The instance a stored model came from: the brute force's optimum is `optimum_s`, and
+    the search with `backend` says "optimal" at it, for each setting of `mixed`."""
+    from random_instances import disagreement
+
+    from haap_solver.baselines.bruteforce import bruteforce
+
+    instance = load_instance(DATA / instance_file)
+    truth = bruteforce(instance)
+    assert truth.plan is not None
+    assert rel(truth.iteration_time_s, optimum_s) <= 1e-12
+    for m in mixed:
+        d = disagreement(instance, truth, backend=backend, mixed=m)
+        assert d is None, d
+
+
 LARGE_OBJECTIVE_OPTIMUM_S = 43.95480056109885
 """The optimum of tests/data/cpsat-large-objective.json.xz: HiGHS's and CBC's answer, and
 evaluate()'s time of the plan (haap solve llama3-70b-h100x32-a100x32 --backend highs)."""
@@ -1185,10 +1211,7 @@ def test_backends_solve_a_model_whose_objective_weighs_the_bottleneck_127_times(
     keeps every expression within scaling.MAX_EXPRESSION. (A floor above the optimum is not a
     valid floor; it only moves the unit, and the answer must not depend on it.)"""
     lp, _ = _stored_model("cpsat-large-objective.json.xz")
-    res = run(backend, lp, floor_s)
-    assert res.status == "optimal" and res.objective_s is not None, res.status
-    assert rel(res.objective_s, LARGE_OBJECTIVE_OPTIMUM_S) <= 1e-9, res.objective_s
-    assert res.bound_s <= LARGE_OBJECTIVE_OPTIMUM_S * (1 + 1e-12)
+    _assert_optimal_at(run(backend, lp, floor_s), LARGE_OBJECTIVE_OPTIMUM_S)
 
 
 INCLUSION_OPTIMUM_S = 0.03732657051633358
@@ -1208,26 +1231,14 @@ def test_backends_solve_a_model_that_cpsat_presolve_cut_short(backend: str) -> N
     sets), and with a unit 4x coarser; OR-Tools issue 5293 reports the same step and
     workaround on another model."""
     lp, floor_s = _stored_model("cpsat-inclusion-presolve.json.xz")
-    res = run(backend, lp, floor_s)
-    assert res.status == "optimal" and res.objective_s is not None, res.status
-    assert rel(res.objective_s, INCLUSION_OPTIMUM_S) <= 1e-9, res.objective_s
-    assert res.bound_s <= INCLUSION_OPTIMUM_S * (1 + 1e-12)
+    _assert_optimal_at(run(backend, lp, floor_s), INCLUSION_OPTIMUM_S)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_the_search_keeps_an_optimum_cpsat_presolve_removed(backend: str) -> None:
     """The instance of the model above (benchmarks/feature_probe.py --multi-node seed 1154, without
     its prices and rate limit): every backend "optimal" at the brute force's time."""
-    from random_instances import disagreement
-
-    from haap_solver.baselines.bruteforce import bruteforce
-
-    instance = load_instance(DATA / "cpsat-inclusion-presolve.toml")
-    truth = bruteforce(instance)
-    assert truth.plan is not None
-    assert rel(truth.iteration_time_s, INCLUSION_OPTIMUM_S) <= 1e-12
-    d = disagreement(instance, truth, backend=backend, mixed=False)
-    assert d is None, d
+    _assert_search_finds("cpsat-inclusion-presolve.toml", INCLUSION_OPTIMUM_S, backend, (False,))
 
 
 AT_LEAST_ONE_OF_OPTIMUM_S = 0.02518914573424297
@@ -1244,10 +1255,7 @@ def test_backends_solve_a_model_whose_stage_rows_cpsat_presolve_misread(backend:
     off (what the backend now sets, backends.CPSAT_DETECT_AT_LEAST_ONE_OF) and with presolve
     off."""
     lp, floor_s = _stored_model("cpsat-at-least-one-of.json.xz")
-    res = run(backend, lp, floor_s)
-    assert res.status == "optimal" and res.objective_s is not None, res.status
-    assert rel(res.objective_s, AT_LEAST_ONE_OF_OPTIMUM_S) <= 1e-9, res.objective_s
-    assert res.bound_s <= AT_LEAST_ONE_OF_OPTIMUM_S * (1 + 1e-12)
+    _assert_optimal_at(run(backend, lp, floor_s), AT_LEAST_ONE_OF_OPTIMUM_S)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -1255,17 +1263,8 @@ def test_the_search_keeps_an_optimum_cpsat_at_least_one_of_removed(backend: str)
     """The instance of the model above (benchmarks/bruteforce_agreement.py seed 13064): with the
     step on, `solve(backend="cpsat")` said "optimal" 0.93% above the brute force's optimum; every
     backend must say "optimal" at the brute force's time."""
-    from random_instances import disagreement
-
-    from haap_solver.baselines.bruteforce import bruteforce
-
-    instance = load_instance(DATA / "cpsat-at-least-one-of.toml")
-    truth = bruteforce(instance)
-    assert truth.plan is not None
-    assert rel(truth.iteration_time_s, AT_LEAST_ONE_OF_OPTIMUM_S) <= 1e-12
-    for mixed in (False, True):
-        d = disagreement(instance, truth, backend=backend, mixed=mixed)
-        assert d is None, d
+    _assert_search_finds("cpsat-at-least-one-of.toml", AT_LEAST_ONE_OF_OPTIMUM_S, backend,
+                         (False, True))
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

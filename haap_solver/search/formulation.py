@@ -211,32 +211,20 @@ def _time_dominators(instance: Instance, cache: CoefficientCache, micro_batch: i
     (`CoefficientCache.dominates_but_memory`, towards every side a neighbour may use: the node
     groups and the link keys of `configs` and `end_configs`). Once per micro-batch size and
     configuration list (the cache's memo): the exact test runs on the pairs that pass the
-    vectorised necessary conditions (no more GPUs in any group; stage time, tail and forward
-    time no larger at 1 and L layers as a middle and as the only stage)."""
+    vectorised necessary conditions (`CoefficientCache.may_dominate` without memory)."""
     sides = tuple(sorted({*(g.name for g in instance.cluster.node_groups),
                           *(c.link_key for c in configs),
                           *(c.link_key for c in end_configs or ())}, key=str))
 
     def compute() -> dict[StageConfig, list[StageConfig]]:
-        L = instance.model.num_layers
         by_groups: dict[tuple[str, ...], list[StageConfig]] = {}
         for c in configs:
             by_groups.setdefault(c.groups, []).append(c)
         out: dict[StageConfig, list[StageConfig]] = {}
-        for groups, same in by_groups.items():
-            use = np.array([[c.gpus_in(g) for g in groups] for c in same], dtype=float)
-            feats = []
-            for c in same:
-                mid = cache.coefficients(c, micro_batch, False, False, True)
-                only = cache.coefficients(c, micro_batch, True, True, False)
-                feats.append((mid.tau(1), mid.tau(L), mid.tail(1), mid.tail(L), only.tau(1),
-                              only.tau(L), only.tail(1), only.tail(L), only.fwd(1), only.fwd(L)))
-            f = np.array(feats, dtype=float).reshape(len(same), 10)
-            tol = np.abs(f) * 1e-12 + 1e-15
-            may = np.asarray((use[:, None, :] <= use[None, :, :]).all(axis=2))
-            for k in range(f.shape[1]):
-                may &= f[:, None, k] <= f[None, :, k] + tol[None, :, k]
-            np.fill_diagonal(may, False)
+        for same in by_groups.values():
+            # (no deadline check: the relation is computed whole, once, where a model is
+            # built, as the slots themselves are)
+            may = cache.may_dominate(same, micro_batch, memory=False, check=_no_check)
             for j, b in enumerate(same):
                 found = [same[k] for k in np.flatnonzero(may[:, j])
                          if cache.dominates_but_memory(same[k], b, micro_batch, list(sides))]
@@ -250,6 +238,10 @@ def _time_dominators(instance: Instance, cache: CoefficientCache, micro_batch: i
     kept, answer = cache.memoized(("slotdom", micro_batch, id(configs), sides),
                                   lambda: (configs, compute()))
     return answer if kept is configs else compute()
+
+
+def _no_check() -> None:
+    """A `check` for `CoefficientCache.may_dominate` that never stops it."""
 
 
 def slot_layer_floors(cands: list[StageConfig], bounds: list[int],

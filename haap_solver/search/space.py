@@ -355,7 +355,7 @@ def mixed_shapes(instance: Instance, micro_batch: int) -> list[tuple[tuple[str, 
     groups = instance.cluster.node_groups
     fewest = -(-micro_batch // instance.training.max_micro_batch_share)
     if (len(groups) < 2 and not same_group_searched(instance)) \
-            or fewest > sum(g.num_gpus for g in groups):
+            or fewest > instance.cluster.num_gpus:
         # (No mixed stage: one node group, where two replica groups on one node group are not
         # searched (SAME_GROUP_MAX_GPUS); or more replicas than GPUs. Decided before the budget
         # test, whose count takes O(b^2) at micro-batch b: a global batch of 16,384 on one

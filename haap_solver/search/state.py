@@ -599,34 +599,9 @@ class SearchState:
         return out
 
     def _may_dominate(self, configs: list[StageConfig], micro_batch: int) -> np.ndarray:
-        """may[a, b]: necessary conditions for CoefficientCache.dominates(a, b), vectorised (no
-        more GPUs in any node group; stage time no larger at 1 and L layers as a middle stage and
-        as the only stage, the only stage's tail and forward time too; room for no fewer layers
-        as a middle and as the only stage), so that the exact test runs on few pairs. The only
-        stage is where most candidate pairs fail (llama3-8b-h100-a100-l40s: 5,756 of the 7,261
-        pairs the middle-stage conditions let through, 296 of them dominated; at 16,384 GPUs its
-        memory and forward time turned 8,600 of 11,600 exact tests down)."""
-        L = self.instance.model.num_layers
-        groups = configs[0].groups if configs else ()
-        use = np.array([[c.gpus_in(g) for g in groups] for c in configs], dtype=float)
-        feats = []
-        for k, c in enumerate(configs):
-            if k % 64 == 0:
-                self._check_set_up()
-            co = self.cache.coefficients(c, micro_batch, False, False, True)
-            only = self.cache.coefficients(c, micro_batch, True, True, False)
-            feats.append((co.tau(1), co.tau(L), only.tau(1), only.tau(L), only.tail(1),
-                          only.tail(L), only.fwd(1), only.fwd(L),
-                          -self.cache.max_layers(c, micro_batch, False, False, True, 1),
-                          -self.cache.max_layers(c, micro_batch, True, True, False, 1)))
-        f = np.array(feats, dtype=float).reshape(len(configs), 10)
-        tol = np.abs(f) * 1e-12 + 1e-15
-        may: np.ndarray = np.asarray((use[:, None, :] <= use[None, :, :]).all(axis=2))
-        for k in range(f.shape[1]):
-            self._check_set_up()  # (each an n x n comparison: thousands of mixed ones)
-            may &= f[:, None, k] <= f[None, :, k] + tol[None, :, k]
-        np.fill_diagonal(may, False)
-        return may
+        """`CoefficientCache.may_dominate` with memory, stopping where the set-up must."""
+        return self.cache.may_dominate(configs, micro_batch, memory=True,
+                                       check=self._check_set_up)
 
 
 def _config_order(c: StageConfig) -> tuple[Any, ...]:
