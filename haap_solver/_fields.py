@@ -99,6 +99,26 @@ class Length:
         return None
 
 
+@dataclasses.dataclass(frozen=True)
+class Unique:
+    """A list field that is a set of values (``recompute``, ``schedules``): each value at most
+    once. Checked on the items once they are read (an item that is not allowed at all gets that
+    error first); the error names the repeated item's index."""
+
+    def error(self, items: list[Any] | tuple[Any, ...]) -> tuple[int, str] | None:
+        """(index, message) of the first item that repeats an earlier one, or None."""
+        first: dict[Any, int] = {}
+        for i, item in enumerate(items):
+            try:
+                earlier = first.setdefault(item, i)
+            except TypeError:  # an unhashable item (a table): not a set-like list
+                return None
+            if earlier != i:
+                what = repr(item) if isinstance(item, str) else show(item)
+                return i, f"{what} is listed twice (also item {earlier}); give each value once"
+        return None
+
+
 def number(value: float) -> str:
     """A limit as it reads best: 4,096 or 0.5 or 1e+20."""
     if float(value).is_integer() and abs(value) < 1e15:
@@ -134,12 +154,20 @@ def check_ranges(obj: Any, *, upper: bool = True) -> None:
             _check(value, specs, name, upper=upper)
 
 
-def _check(value: Any, specs: tuple[Any, ...], field: str, *, upper: bool = True) -> None:
+def _check(value: Any, specs: tuple[Any, ...], field: str, *, upper: bool = True,
+           items_read: bool = True) -> None:
+    """Raise an InputError on `field` where `value` breaks one of `specs`; `items_read=False`
+    for a list whose items are not converted yet (its Unique waits for them)."""
     for spec in specs:
         if isinstance(spec, Range) and isinstance(value, (int, float)):
             message = spec.error(value, upper=upper)
         elif isinstance(spec, Length) and isinstance(value, (list, tuple)):
             message = spec.error(len(value), upper=upper)
+        elif isinstance(spec, Unique) and isinstance(value, (list, tuple)) and items_read:
+            repeated = spec.error(value)
+            if repeated:
+                raise InputError(repeated[1], field=f"{field}[{repeated[0]}]")
+            continue
         else:
             continue
         if message:
@@ -220,7 +248,7 @@ def convert(value: Any, tp: Any, field: str) -> Any:
         # A Length is checked before the items are read, a Range before the value is used.
         specs = tp.__metadata__
         if isinstance(value, (list, tuple)):
-            _check(value, specs, field)
+            _check(value, specs, field, items_read=False)
         result = convert(value, typing.get_args(tp)[0], field)
         _check(value if isinstance(value, (int, float)) else result, specs, field)
         return result
@@ -274,10 +302,13 @@ def convert(value: Any, tp: Any, field: str) -> Any:
         return value
     if tp is int:
         if isinstance(value, bool) or not isinstance(value, int):
-            # JSON does not tell 2 from 2.0, so a whole float is accepted as an integer.
-            if isinstance(value, float) and value.is_integer():
-                return int(value)
-            raise InputError(f"expected an integer, got {show(value)}", field=field)
+            # A float is refused even when whole (2.0): TOML and JSON both write integers
+            # without a decimal point, so 2.0 is a typo or a value computed elsewhere, never
+            # silently truncated or rounded here.
+            hint = ""
+            if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
+                hint = f" (write {int(value)}, without a decimal point)"
+            raise InputError(f"expected an integer, got {show(value)}{hint}", field=field)
         return value
     if tp is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):

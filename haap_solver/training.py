@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Annotated, Literal
 
 from haap_solver import limits
-from haap_solver._fields import Length, Range, check_ranges, require
+from haap_solver._fields import Length, Range, Unique, check_ranges, require
 
 Recompute = Literal["none", "selective", "full"]
 Schedule = Literal["1f1b", "gpipe", "interleaved-1f1b"]
@@ -57,11 +57,11 @@ class TrainingSpec:
     """Mixed-precision Adam: 16 bytes/parameter (2 weight, 2 grad, 4+4+4 fp32 master, m, v)."""
     zero_stage: Annotated[int, Range(0, 3)] = 0
     """ZeRO stage 0-3: shards optimizer state (1), gradients (2), parameters (3) over DP."""
-    recompute: Annotated[tuple[Recompute, ...],
-                         Length(max=len(RECOMPUTE_MODES), what="modes")] = RECOMPUTE_MODES
+    recompute: Annotated[tuple[Recompute, ...], Length(max=len(RECOMPUTE_MODES), what="modes"),
+                         Unique()] = RECOMPUTE_MODES
     """Activation recomputation modes the planner may use."""
     schedules: Annotated[tuple[Schedule, ...],
-                         Length(max=len(SCHEDULES), what="schedules")] = ("1f1b",)
+                         Length(max=len(SCHEDULES), what="schedules"), Unique()] = ("1f1b",)
     """Pipeline schedules the planner may use: "1f1b" (PipeDream-flush), "gpipe", and
     "interleaved-1f1b" (Megatron-LM's virtual pipeline stages, `virtual_stages` model chunks per
     stage; searched with that v, formulations/stage-assignment.md Sec. 1.4)."""
