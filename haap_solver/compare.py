@@ -105,15 +105,26 @@ def compare_instance(instance: Instance, methods: Sequence[str], *, time_limit_s
 
 
 # -- compare -------------------------------------------------------------------------------------
+def _no_repeats(names: list[str], what: str) -> list[str]:
+    """`names` of a comma-separated option, refused where one is given twice (it would run, or
+    count, twice)."""
+    for i, n in enumerate(names):
+        if n in names[:i]:
+            raise argparse.ArgumentTypeError(f"{what} {n!r} is given twice; give each once")
+    return names
+
+
 def _methods_arg(text: str) -> list[str]:
     from haap_solver.methods import METHODS
 
     names = [m.strip() for m in text.split(",") if m.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError("no method given; available: " + ", ".join(METHODS))
     for n in names:
         if n not in METHODS:
             raise argparse.ArgumentTypeError(f"unknown method {n!r}; available: "
                                              + ", ".join(METHODS))
-    return names
+    return _no_repeats(names, "method")
 
 
 def _cfg_compare(p: argparse.ArgumentParser) -> None:
@@ -172,7 +183,7 @@ def _targets_arg(text: str) -> list[str]:
         if n not in RULES:
             raise argparse.ArgumentTypeError(f"unknown target {n!r}; targets: "
                                              + ", ".join(RULES) + " (or none)")
-    return names
+    return _no_repeats(names, "target")
 
 
 def _cfg_bench(p: argparse.ArgumentParser) -> None:

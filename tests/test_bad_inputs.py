@@ -1390,3 +1390,21 @@ def test_set_like_lists_built_in_code_refuse_a_repeated_value() -> None:
     with pytest.raises(InputError, match=r"^schedules\[1\]: '1f1b' is listed twice"):
         TrainingSpec(global_batch_size=8, schedules=("1f1b", "1f1b"))
 
+
+@pytest.mark.parametrize(("command", "option", "value", "message"), [
+    ("compare", "--methods", "haap,uniform,haap", "method 'haap' is given twice"),
+    ("compare", "--methods", " , ", "no method given; available: haap"),
+    ("bench", "--methods", "metis,metis", "method 'metis' is given twice"),
+    ("bench", "--targets", "megatron,deepspeed,megatron", "target 'megatron' is given twice"),
+])
+def test_repeated_or_empty_method_lists(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                        command: str, option: str, value: str,
+                                        message: str) -> None:
+    """A method named twice ran twice (two rows of the same method); an empty list ran only
+    the uniform grid, silently."""
+    capsys.readouterr()
+    code = main([command, str(tmp_path / "missing.toml"), f"{option}={value}"])
+    out, err = capsys.readouterr()
+    assert (code, out) == (2, ""), err
+    assert f"haap {command}: error: argument {option}: {message}" in err, err
+    assert "Traceback" not in err
