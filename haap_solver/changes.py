@@ -30,6 +30,7 @@ Every table may carry a `label` (free text, printed by ``haap replan``).
 from __future__ import annotations
 
 import dataclasses
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -40,7 +41,7 @@ from haap_solver._parse import loads_toml
 from haap_solver.cluster import Cluster, NodeGroup
 from haap_solver.devices import DeviceType, device_preset
 from haap_solver.errors import InputError, did_you_mean, read_text
-from haap_solver.instance import Instance
+from haap_solver.instance import Instance, _refuse_renamed
 from haap_solver.stragglers import Straggler, apply_stragglers, node_renames
 from haap_solver.training import TrainingSpec
 
@@ -52,11 +53,17 @@ def _with_cluster(instance: Instance, cluster: Cluster) -> Instance:
 def _groups_replaced(instance: Instance, groups: list[NodeGroup],
                      devices: dict[str, DeviceType] | None = None) -> Instance:
     """`instance` on node groups `groups` (devices: the ones they use, from `devices` or the
-    cluster's own)."""
+    cluster's own). A cluster too large is an error on the change's `num_nodes`."""
     known = {**instance.cluster.devices, **(devices or {})}
     used = {g.device: known[g.device] for g in groups}
-    return _with_cluster(instance, dataclasses.replace(
-        instance.cluster, node_groups=tuple(groups), devices=dict(sorted(used.items()))))
+    try:
+        cluster = dataclasses.replace(instance.cluster, node_groups=tuple(groups),
+                                      devices=dict(sorted(used.items())))
+    except InputError as exc:
+        if exc.field != "node_groups":
+            raise
+        raise InputError(f"the node groups would {exc.message}", field="num_nodes") from None
+    return _with_cluster(instance, cluster)
 
 
 def _group_index(instance: Instance, name: str, field: str) -> int:
@@ -143,8 +150,12 @@ class Slowdown:
         if instance.profile and self.straggler.compute_speed != 1.0:
             raise InputError("a measured profile does not cover a straggler's slowed device",
                              field="compute_speed")
-        return _with_cluster(instance, apply_stragglers(instance.cluster, [self.straggler],
-                                                        prefix="slowdown"))
+        try:
+            cluster = apply_stragglers(instance.cluster, [self.straggler], prefix="slowdown")
+        except InputError as exc:  # named by apply_stragglers as slowdown[0].FIELD
+            field = (exc.field or "").removeprefix("slowdown").removeprefix("[0]")
+            raise InputError(exc.message, field=field.removeprefix(".") or None) from None
+        return _with_cluster(instance, cluster)
 
     def node_renames(self, instance: Instance) -> dict[tuple[str, int], tuple[str, int]]:
         """Where the split puts each node of the slowed node's group (stragglers.node_renames)."""
@@ -178,9 +189,12 @@ class SetSequenceLength:
     """Tokens per sequence."""
 
     def apply_to(self, instance: Instance) -> Instance:
-        model = build(type(instance.model), {**to_mapping(instance.model),
-                                             "seq_length": self.seq_length}, prefix="model")
-        return dataclasses.replace(instance, model=model)
+        try:
+            model = build(type(instance.model), {**to_mapping(instance.model),
+                                                 "seq_length": self.seq_length}, prefix="model")
+            return dataclasses.replace(instance, model=model)
+        except InputError as exc:
+            raise _as_event_error(exc, instance, "model", ["seq_length"]) from None
 
     def describe(self) -> str:
         return f"sequence length -> {self.seq_length}"
@@ -224,9 +238,35 @@ Change = (Resize | AddNodeGroup | RemoveNodeGroup | Slowdown | SetGlobalBatch
 
 
 def _with_training(instance: Instance, changes: dict[str, Any]) -> Instance:
-    training = build(TrainingSpec, {**to_mapping(instance.training), **changes},
-                     prefix="training")
-    return dataclasses.replace(instance, training=training)
+    try:
+        training = build(TrainingSpec, {**to_mapping(instance.training), **changes},
+                         prefix="training")
+        return dataclasses.replace(instance, training=training)
+    except InputError as exc:
+        raise _as_event_error(exc, instance, "training", list(changes)) from None
+
+
+_GROUP_FIELD = re.compile(r"cluster\.node_groups\[(\d+)\]\.(.+)")
+
+
+def _as_event_error(exc: InputError, instance: Instance, table: str,
+                    keys: list[str]) -> InputError:
+    """An error of the changed instance, located in the fields of the change (an events
+    table): a field TABLE.X of the instance that the change sets is X there; a rule of the
+    whole instance that the change breaks (a device without bf16 for a new dtype) names the
+    node group, on the change's field where it sets one."""
+    field = exc.field or ""
+    inner = field.removeprefix(f"{table}.")
+    if inner != field and re.split(r"[.\[]", inner)[0] in keys:
+        return InputError(exc.message, field=inner)
+    group = _GROUP_FIELD.fullmatch(field)
+    if group is not None and int(group[1]) < len(instance.cluster.node_groups):
+        name = instance.cluster.node_groups[int(group[1])].name
+        where = f"the {group[2]} of node group {name!r}"
+    else:
+        where = field or "the instance"
+    return InputError(f"makes {where} invalid: {exc.message}",
+                      field=keys[0] if len(keys) == 1 else None)
 
 
 KINDS = ("resize", "add_node_group", "remove_node_group", "slowdown", "global_batch",
@@ -249,6 +289,10 @@ def change_from_dict(data: Any, *, field: str = "events[0]") -> tuple[Change, st
     if kind == "resize":
         change = build(Resize, fields, prefix=field)
     elif kind == "add_node_group":
+        for key in ("max_gpus", "price_per_gpu_hour"):
+            if key in fields:  # (the Planner searches time alone: objectives.applies)
+                raise InputError("a Planner re-plans for time alone: a node group it adds "
+                                 "takes no GPU cap or price", field=f"{field}.{key}")
         change = AddNodeGroup(group=build(NodeGroup, fields, prefix=field))
     elif kind == "remove_node_group":
         change = build(RemoveNodeGroup, fields, prefix=field)
@@ -261,8 +305,25 @@ def change_from_dict(data: Any, *, field: str = "events[0]") -> tuple[Change, st
     elif kind == "device":
         change = SetDevice(device=_device_from(fields, field))
     else:
-        change = SetTraining(changes=tuple(sorted(fields.items())))
+        change = SetTraining(changes=tuple(sorted(_training_fields(fields, field).items())))
     return change, label
+
+
+def _training_fields(fields: dict[str, Any], field: str) -> dict[str, Any]:
+    """The fields of a training event, each checked as [training] checks it (keys, types,
+    ranges), before any solve; the rules between them and the rest of the instance are checked
+    when the event is applied."""
+    if not fields:
+        raise InputError("no field of [training] to change; give one or more, e.g. "
+                         "zero_stage = 2", field=field)
+    try:
+        _refuse_renamed(fields)
+    except InputError as exc:
+        raise InputError(exc.message, field=f"{field}.{(exc.field or '').split('.')[-1]}") \
+            from None
+    # (global_batch_size is required in [training]: a stand-in where the event leaves it)
+    build(TrainingSpec, {"global_batch_size": 1, **fields}, prefix=field)
+    return fields
 
 
 def _device_from(fields: dict[str, Any], field: str) -> DeviceType:

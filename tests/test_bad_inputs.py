@@ -1408,3 +1408,57 @@ def test_repeated_or_empty_method_lists(tmp_path: Path, capsys: pytest.CaptureFi
     assert (code, out) == (2, ""), err
     assert f"haap {command}: error: argument {option}: {message}" in err, err
     assert "Traceback" not in err
+
+
+# Checked once applied to the changed instance (after the initial plan): still the event's own
+# fields (were events[0].slowdown[0].node, events[0].cluster.node_groups[1].device,
+# events[0].node_groups).
+REPLAN_APPLIED_CASES = [
+    ('kind = "slowdown"\nnode_group = "a100"\nnode = 5\ncompute_speed = 0.5', "events[0].node",
+     ("node group 'a100' has 1 node(s)",)),
+    ('kind = "slowdown"\nnode_group = "zz"\ncompute_speed = 0.5', "events[0].node_group",
+     ("unknown node group 'zz'",)),
+    ('kind = "training"\ndtype = "bf16"', "events[0].dtype",
+     ("makes the device of node group 't4' invalid", "T4 has no bf16 support")),
+    ('kind = "add_node_group"\nname = "b"\ndevice = "T4"\nnum_nodes = 1048576\n'
+     "gpus_per_node = 8\nnic_gbit_s = 100", "events[0].num_nodes",
+     ("the node groups would hold 8,388,612 GPUs; a cluster has at most 4,194,304",)),
+]
+REPLAN_EVENT_CASES = [
+    # Checked as the file is read, before any solve: the paths are the events file's own (a
+    # training event's error named events[0].training.zero_stage, a field the file has not).
+    ('kind = "training"\nzero_stage = 7', "events[0].zero_stage", ("must be <= 3, got 7",)),
+    ('kind = "training"\nzero_stagee = 1', "events[0].zero_stagee",
+     ("did you mean 'zero_stage'",)),
+    ('kind = "training"\nrecompute = ["full", "full"]', "events[0].recompute[1]",
+     ("'full' is listed twice",)),
+    ('kind = "training"\nmax_micro_batch_size = 4', "events[0].max_micro_batch_size",
+     ("renamed to max_micro_batch_share",)),
+    ('kind = "training"', "events[0]", ("no field of [training] to change",)),
+    ('kind = "add_node_group"\nname = "b"\ndevice = "T4"\nnum_nodes = 1\ngpus_per_node = 2\n'
+     "nic_gbit_s = 100\nmax_gpus = 2", "events[0].max_gpus", ("takes no GPU cap or price",)),
+    ('kind = "add_node_group"\nname = "b"\ndevice = "T4"\nnum_nodes = 1\ngpus_per_node = 2\n'
+     "nic_gbit_s = 100\nprice_per_gpu_hour = 2.0", "events[0].price_per_gpu_hour",
+     ("takes no GPU cap or price",)),
+    *REPLAN_APPLIED_CASES,
+]
+
+
+@pytest.mark.parametrize(("event", "field", "fragments"), REPLAN_EVENT_CASES,
+                         ids=[f"{i}" for i in range(len(REPLAN_EVENT_CASES))])
+def test_replan_event_errors_name_the_events_files_fields(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], event: str, field: str,
+        fragments: tuple[str, ...]) -> None:
+    """Errors found as the file is read come before any solve (one line); the others after the
+    initial plan's lines, as the last line."""
+    events = tmp_path / "events.toml"
+    events.write_text(f"[[events]]\n{event}\n")
+    argv = ["replan", str(TOY), str(events), "--time-limit", "2", "--no-cold"]
+    if (event, field, fragments) not in REPLAN_APPLIED_CASES:
+        check_cli(capsys, argv, str(events), field, fragments)
+        return
+    capsys.readouterr()
+    assert main(argv) == 2
+    last = capsys.readouterr().err.splitlines()[-1]
+    assert last.startswith("haap: error: "), last
+    check_message(last.removeprefix("haap: error: "), str(events), field, fragments)
