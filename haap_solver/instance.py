@@ -68,7 +68,7 @@ class Instance:
 
     def __post_init__(self) -> None:
         check_devices(self.cluster, self.training)
-        check_prices(self)
+        check_prices(self.objective, self.cluster)
 
     def device(self, name: str) -> DeviceType:
         return self.cluster.devices[name]
@@ -248,12 +248,13 @@ def instance_from_dict(data: Any, *, name: str = "instance", source: str | None 
         used = {g.device for g in groups}
         cluster = dataclasses.replace(cluster, node_groups=tuple(groups),
                                       devices={k: devices[k] for k in sorted(used)})
+        objective = (build(Objective, data["objective"], prefix="objective")
+                     if "objective" in data else Objective())
         check_devices(cluster, training)  # (with the file's group indices)
+        check_prices(objective, cluster)
         cluster = apply_stragglers(cluster, stragglers)
         expected = (build(Expected, data["expected"], prefix="expected")
                     if "expected" in data else None)
-        objective = (build(Objective, data["objective"], prefix="objective")
-                     if "objective" in data else Objective())
         profile = data.get("profile")
         if profile is not None:
             if not isinstance(profile, str) or not profile:

@@ -18,6 +18,7 @@ from haap_solver._fields import Range, check_ranges
 from haap_solver.errors import InputError
 
 if TYPE_CHECKING:
+    from haap_solver.cluster import Cluster
     from haap_solver.instance import Instance
     from haap_solver.plan import Plan
 
@@ -94,13 +95,14 @@ def rental(instance: Instance, plan: Plan) -> Rental:
                   price_per_hour=price)
 
 
-def check_prices(instance: Instance) -> None:
-    """An InputError naming every node group without a price, where the objective needs one."""
-    objective = instance.objective
+def check_prices(objective: Objective, cluster: Cluster) -> None:
+    """An InputError naming every node group without a price, where the objective needs one.
+    The instance loader calls it before a straggler splits node groups too (a split group keeps
+    its price), so that an error's indices are the file's."""
     if not objective.prices_needed:
         return
     missing = [f"cluster.node_groups[{i}] ({g.name})"
-               for i, g in enumerate(instance.cluster.node_groups)
+               for i, g in enumerate(cluster.node_groups)
                if g.price_per_gpu_hour is None]
     if missing:
         why = (f"optimize = {objective.optimize!r}" if objective.optimize != "time"

@@ -1462,3 +1462,16 @@ def test_replan_event_errors_name_the_events_files_fields(
     last = capsys.readouterr().err.splitlines()[-1]
     assert last.startswith("haap: error: "), last
     check_message(last.removeprefix("haap: error: "), str(events), field, fragments)
+
+
+def test_price_error_indices_are_the_files_before_a_straggler_split(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A cost objective without prices: the groups are listed with their index in the file
+    (listed cluster.node_groups[2] for a file of two groups, a straggler's split counted)."""
+    text = TOY.read_text().replace("num_nodes = 1", "num_nodes = 2", 1)
+    text += ('\n[objective]\noptimize = "cost"\n\n[[cluster.stragglers]]\nnode_group = "a100"\n'
+             "node = 0\ncompute_speed = 0.5\n")
+    path = tmp_path / "split.toml"
+    path.write_text(text)
+    check_cli(capsys, ["validate", str(path)], str(path), "objective.optimize",
+              ("missing on cluster.node_groups[0] (a100), cluster.node_groups[1] (t4)",))
