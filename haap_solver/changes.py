@@ -39,6 +39,7 @@ from haap_solver import limits
 from haap_solver._fields import Range, build, show, to_mapping
 from haap_solver._parse import loads_toml
 from haap_solver.cluster import Cluster, NodeGroup
+from haap_solver.cost.efficiency import family_error
 from haap_solver.devices import DeviceType, device_preset
 from haap_solver.errors import InputError, did_you_mean, read_text
 from haap_solver.instance import Instance, _refuse_renamed
@@ -334,7 +335,12 @@ def _device_from(fields: dict[str, Any], field: str) -> DeviceType:
         base = device_preset(fields["base"], field=f"{field}.base")
         rest = {k: v for k, v in fields.items() if k != "base"}
         fields = {**to_mapping(base), **rest}
-    return build(DeviceType, fields, prefix=field)
+    device = build(DeviceType, fields, prefix=field)
+    # (a Planner costs with the default constants: no family of its own is known there)
+    unknown = family_error(device.efficiency_family)
+    if unknown:
+        raise InputError(unknown, field=f"{field}.efficiency_family")
+    return device
 
 
 def changes_from_toml(path: str | Path) -> list[tuple[Change, str]]:

@@ -1475,3 +1475,36 @@ def test_price_error_indices_are_the_files_before_a_straggler_split(
     path.write_text(text)
     check_cli(capsys, ["validate", str(path)], str(path), "objective.optimize",
               ("missing on cluster.node_groups[0] (a100), cluster.node_groups[1] (t4)",))
+
+
+def test_unknown_efficiency_family(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A device's efficiency family that no constants know (a typo) took the default constants
+    silently: refused where the constants meet the instance, the cost model; a family whose
+    constants a library user passes is accepted."""
+    from dataclasses import replace
+
+    from haap_solver.cost.efficiency import DEFAULT_CONSTANTS
+
+    text = TOY.read_text().replace('device = "T4"', 'device = "X"')
+    path = tmp_path / "family.toml"
+    path.write_text(text + '\n[devices.X]\nbase = "T4"\nefficiency_family = "hoper"\n')
+    check_cli(capsys, ["validate", str(path)], str(path), "devices.X.efficiency_family",
+              ("unknown efficiency family 'hoper'", "did you mean 'hopper'", "known: ampere, "
+               "default, hopper"))
+    # A slowed copy of the device is named by the device of the file.
+    path.write_text(text + '\n[devices.X]\nbase = "T4"\nefficiency_family = "hoper"\n'
+                    '\n[[cluster.stragglers]]\nnode_group = "t4"\ncompute_speed = 0.5\n')
+    check_cli(capsys, ["validate", str(path)], str(path), "devices.X.efficiency_family",
+              ("unknown efficiency family 'hoper'",))
+    path.write_text(text + '\n[devices.X]\nbase = "T4"\nefficiency_family = "mine"\n')
+    instance = load_instance(path)
+    with pytest.raises(InputError, match="unknown efficiency family 'mine'"):
+        CostModel(instance)
+    mine = replace(DEFAULT_CONSTANTS, family_constants=(("mine", "max_efficiency", 0.5),))
+    assert CostModel(instance, constants=mine).constants is mine
+    # A re-plan's device event: the events file's field, before any solve.
+    events = tmp_path / "events.toml"
+    events.write_text('[[events]]\nkind = "device"\nname = "T4"\nbase = "T4"\n'
+                      'efficiency_family = "hoper"\n')
+    check_cli(capsys, ["replan", str(TOY), str(events), "--time-limit", "2", "--no-cold"],
+              str(events), "events[0].efficiency_family", ("did you mean 'hopper'",))

@@ -16,6 +16,10 @@ fit; a measured profile overrides the analytical times entirely.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from haap_solver.instance import Instance
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -83,5 +87,38 @@ class CostConstants:
 
 
 DEFAULT_CONSTANTS = CostConstants()
+
+
+def check_families(instance: Instance, constants: CostConstants) -> None:
+    """An InputError where a device names an efficiency family that nothing knows: not
+    "default", not a preset device's (those take the defaults: none ship, `family_constants`)
+    and not one `constants` has values for. Such a family took the default constants silently,
+    so a misspelt family (``"hoper"``) or one whose constants were not passed went unnoticed.
+    Checked where the constants meet the instance (the cost model): a library user may name a
+    family of their own in a file and pass its constants in code."""
+    from haap_solver.errors import InputError
+
+    for name, device in sorted(instance.cluster.devices.items()):
+        message = family_error(device.efficiency_family, constants)
+        if message is None:
+            continue
+        if device.source.startswith("straggler:"):  # a slowed device: DEVICE@P%
+            name = name.rsplit("@", 1)[0]
+        raise InputError(message, field=f"devices.{name}.efficiency_family",
+                         source=instance.source)
+
+
+def family_error(family: str, constants: CostConstants = DEFAULT_CONSTANTS) -> str | None:
+    """Why `family` is unknown to `constants` (`check_families`), or None."""
+    from haap_solver.devices import DEVICE_PRESETS
+    from haap_solver.errors import did_you_mean
+
+    known = {"default"} | {d.efficiency_family for d in DEVICE_PRESETS.values()}
+    known |= {f for f, _, _ in constants.family_constants}
+    if family in known:
+        return None
+    return (f"unknown efficiency family {family!r}{did_you_mean(family, known)}; known: "
+            + ", ".join(sorted(known)) + " (a family other than these needs its constants "
+            "passed to the cost model, CostConstants.family_constants)")
 
 

@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 
 from haap_solver.cluster import INTRA_NODE_LATENCY_US
 from haap_solver.cost import comm, compute, flops, memory
-from haap_solver.cost.efficiency import DEFAULT_CONSTANTS, CostConstants
+from haap_solver.cost.efficiency import DEFAULT_CONSTANTS, CostConstants, check_families
 from haap_solver.cost.network import (
     Links,
     dp_traffic,
@@ -266,6 +266,7 @@ class CostModel:
         relaxation for plans with a head-only last stage, as `embedding_held`."""
         self.model = instance.model
         self.training = instance.training
+        check_families(instance, constants)
         self.constants = constants
         if profile is None and instance.profile:
             profile = load_profile(instance.profile)
