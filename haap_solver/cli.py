@@ -121,6 +121,19 @@ def load_with_options(args: argparse.Namespace) -> Any:
     return instance
 
 
+def load_plan_for(instance: Any, path: str) -> Any:
+    """The plan file `path`, for `instance`. A plan made for an instance of another name is
+    read (the validator decides whether it fits: same layers, batch, node groups, devices), with
+    a note on stderr: a plan file mixed up with another instance's is then seen at once."""
+    from haap_solver.plan import load_plan
+
+    plan = load_plan(path)
+    if plan.instance and plan.instance != instance.name:
+        sys.stderr.write(f"note: {path}: the plan was made for instance {plan.instance!r}; "
+                         f"checked against {instance.name!r}\n")
+    return plan
+
+
 def _check_profile_devices(instance: Any) -> None:
     """A profile whose entries name no device of the cluster replaces nothing: refused. Entries
     for devices the cluster does not have (a profile shared by several clusters) are ignored,
@@ -154,12 +167,11 @@ def _cfg_evaluate(p: argparse.ArgumentParser) -> None:
 @command("evaluate", "cost a plan: iteration time, throughput, MFU, memory", _cfg_evaluate)
 def cmd_evaluate(args: argparse.Namespace) -> int:
     from haap_solver.cost.evaluate import CostModel
-    from haap_solver.plan import load_plan
     from haap_solver.report.tables import render_evaluation
     from haap_solver.validate import check_plan
 
     instance = load_with_options(args)
-    plan = load_plan(args.plan)
+    plan = load_plan_for(instance, args.plan)
     cm = CostModel(instance)
     check_plan(instance, plan, cost_model=cm, source=args.plan)
     ev = cm.evaluate(plan)
@@ -180,14 +192,13 @@ def _cfg_validate(p: argparse.ArgumentParser) -> None:
 @command("validate", "check an instance file, and a plan against it", _cfg_validate)
 def cmd_validate(args: argparse.Namespace) -> int:
     from haap_solver.cost.evaluate import CostModel
-    from haap_solver.plan import load_plan
     from haap_solver.validate import check_plan
 
     # Check everything first (the cost model reads the instance's profile file, if it names
     # one), so that a failure prints only its error, then report: stdout stays empty.
     instance = load_with_options(args)
     cm = CostModel(instance)
-    plan = load_plan(args.plan) if args.plan else None
+    plan = load_plan_for(instance, args.plan) if args.plan else None
     if plan is not None:
         check_plan(instance, plan, cost_model=cm, source=args.plan)
     console = _console()

@@ -29,6 +29,7 @@ from haap_solver.cli import (
     check_option,
     command,
     json_safe,
+    load_plan_for,
     styled,
 )
 from haap_solver.errors import HaapError, InfeasibleError, InputError, write_text
@@ -341,7 +342,6 @@ def _cfg_plot(p: argparse.ArgumentParser) -> None:
 def cmd_plot(args: argparse.Namespace) -> int:
     from haap_solver.cost.evaluate import CostModel
     from haap_solver.instance import load_instance
-    from haap_solver.plan import load_plan
     from haap_solver.validate import check_plan
 
     if not args.gantt and not args.memory:
@@ -351,7 +351,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
         if path:
             _check_image_path(flag, Path(path))
     instance = load_instance(args.instance)
-    plan = load_plan(args.plan)
+    plan = load_plan_for(instance, args.plan)
     cm = CostModel(instance)
     check_plan(instance, plan, cost_model=cm, source=args.plan)
     ev = cm.evaluate(plan)

@@ -331,12 +331,11 @@ def _cfg_export(p: argparse.ArgumentParser) -> None:
 def cmd_export(args: argparse.Namespace) -> int:
     import sys
 
-    from haap_solver.cli import load_with_options
-    from haap_solver.plan import load_plan
+    from haap_solver.cli import load_plan_for, load_with_options
     from haap_solver.validate import check_plan
 
     instance = load_with_options(args)
-    plan = load_plan(args.plan)
+    plan = load_plan_for(instance, args.plan)
     check_plan(instance, plan, source=args.plan)
     text = export(instance, plan, args.to)
     if args.output:

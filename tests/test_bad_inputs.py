@@ -1508,3 +1508,40 @@ def test_unknown_efficiency_family(tmp_path: Path, capsys: pytest.CaptureFixture
                       'efficiency_family = "hoper"\n')
     check_cli(capsys, ["replan", str(TOY), str(events), "--time-limit", "2", "--no-cold"],
               str(events), "events[0].efficiency_family", ("did you mean 'hopper'",))
+
+
+def test_plan_made_for_another_instance(tmp_path: Path,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """A plan file of another instance: the validator refuses what does not fit (layers, batch,
+    node groups, devices), and a plan that fits is costed with a note naming both instances."""
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps({**TOY_PLAN, "instance": "toy-gpt-6l-a100x2-t4x2"}))
+    note = (f"note: {plan}: the plan was made for instance 'toy-gpt-6l-a100x2-t4x2'; checked "
+            "against ")
+    other = tmp_path / "other.toml"
+    cases = [
+        (ROOT / "instances" / "gpt3-1.3b-a100x8.toml",
+         ("the stages end at layer 6 but the model has 24 layers", "global_batch_size is 256")),
+        (TOY.read_text().replace('"a100"', '"dgx"'), ("'a100'",)),
+        (TOY.read_text().replace('device = "T4"', 'device = "V100-32G"'), ("T4", "V100-32G")),
+        (TOY.read_text().replace("num_layers = 6", "num_layers = 8"),
+         ("the model has 8 layers",)),
+    ]
+    for instance, fragments in cases:
+        if isinstance(instance, str):  # (a variant of the toy instance, renamed)
+            other.write_text(instance.replace('name = "toy-gpt-6l-a100x2-t4x2"', 'name = "v"'))
+            instance = other
+        capsys.readouterr()
+        assert main(["evaluate", str(instance), str(plan)]) == 1
+        err = capsys.readouterr().err
+        assert err.startswith(note), err
+        assert f"haap: error: {plan}: plan is invalid" in err, err
+        for fragment in fragments:
+            assert fragment in err, (fragment, err)
+    other.write_text(TOY.read_text().replace('name = "toy-gpt-6l-a100x2-t4x2"', 'name = "b"'))
+    capsys.readouterr()
+    assert main(["evaluate", str(other), str(plan)]) == 0
+    assert capsys.readouterr().err.startswith(note + "'b'\n")
+    capsys.readouterr()
+    assert main(["evaluate", str(TOY), str(plan)]) == 0
+    assert "note:" not in capsys.readouterr().err

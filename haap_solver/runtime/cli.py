@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from haap_solver.cli import _console, command, load_with_options, print_json
+from haap_solver.cli import _console, command, load_plan_for, load_with_options, print_json
 from haap_solver.errors import InputError
 from haap_solver.runtime import require_torch
 
@@ -48,13 +48,12 @@ def runtime_shape(model: Any) -> tuple[Any, str]:
          "(needs '.[run]')", _cfg_run)
 def cmd_run(args: argparse.Namespace) -> int:
     from haap_solver.cost.evaluate import CostModel
-    from haap_solver.plan import load_plan
     from haap_solver.validate import check_plan
 
     if args.steps < 1:
         raise InputError(f"must be >= 1, got {args.steps}", field="--steps")
     instance = load_with_options(args)
-    plan = load_plan(args.plan)
+    plan = load_plan_for(instance, args.plan)
     check_plan(instance, plan, source=args.plan)
     replicas = sum(st.dp for st in plan.stages)
     if replicas > MAX_PROCESSES:
