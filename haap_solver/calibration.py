@@ -30,7 +30,7 @@ from haap_solver.cluster import NodeGroup
 from haap_solver.cost import flops
 from haap_solver.cost.efficiency import DEFAULT_CONSTANTS, CostConstants
 from haap_solver.cost.evaluate import CostModel, Evaluation
-from haap_solver.errors import InputError
+from haap_solver.errors import InputError, read_text
 from haap_solver.instance import Instance, make_instance
 from haap_solver.model import ModelSpec
 from haap_solver.plan import Placement, Plan, ReplicaGroup, Stage
@@ -137,11 +137,6 @@ class CalibrationRun:
         return self.zero_stage if self.zero_stage is not None else (3 if self.zero3 else 0)
 
 
-def _int_or_none(text: str) -> int | None:
-    text = text.strip()
-    return int(text) if text else None
-
-
 SC21_SCRIPT = ("NVIDIA/Megatron-LM examples/sc21/run_table_1.sh (commit 79a3bb6b), the "
                "authors' script for Table 1")
 SC21_TABLE1_SETTINGS: dict[str, tuple[int, int]] = {
@@ -164,6 +159,12 @@ _INT_COLUMNS: dict[str, int] = {
 limits: a run is built into an instance and a plan, whose loader would refuse more)."""
 
 
+_MODEL_COLUMNS = {"num_layers": "layers", "hidden_size": "hidden", "num_attention_heads": "heads",
+                  "num_kv_heads": "kv_heads", "ffn_hidden_size": "ffn", "vocab_size": "vocab",
+                  "seq_length": "seq", "global_batch_size": "global_batch_seqs"}
+"""The CSV column of each field a run's model and training set-up take from it."""
+
+
 class _Cell:
     """Reads one row's cells, each error naming its line, the run's id and the column."""
 
@@ -174,13 +175,15 @@ class _Cell:
     def fail(self, column: str, what: str) -> ValueError:
         return ValueError(f"{self.where}: {column}: {what}")
 
-    def whole(self, column: str, low: int = 1) -> int:
+    def whole(self, column: str, low: int = 1, high: int | None = None) -> int:
         text = self.row[column].strip()
+        if len(text) > 20:  # (no column needs more digits; int() of 4,300 or more refuses)
+            raise self.fail(column, f"expected a whole number, got {len(text):,} characters")
         try:
             value = int(text)
         except ValueError:
             raise self.fail(column, f"expected a whole number, got {text!r}") from None
-        high = _INT_COLUMNS[column]
+        high = _INT_COLUMNS[column] if high is None else high
         if not low <= value <= high:
             raise self.fail(column, f"must be in [{low}, {high}], got {value}")
         return value
@@ -212,11 +215,9 @@ def parse_runs(text: str) -> list[CalibrationRun]:
         if run_id in seen:
             raise cell.fail("id", f"{run_id!r} is also the id of line {seen[run_id]}")
         seen[run_id] = reader.line_num
-        micro_batch = (_int_or_none(row["micro_batch"]) if run_id not in SC21_TABLE1_SETTINGS
-                       else SC21_TABLE1_SETTINGS[run_id][0])
-        if micro_batch is not None and not 1 <= micro_batch <= limits.MAX_MICRO_BATCH:
-            raise cell.fail("micro_batch", f"must be in [1, {limits.MAX_MICRO_BATCH}], "
-                                           f"got {micro_batch}")
+        micro_batch = (SC21_TABLE1_SETTINGS[run_id][0] if run_id in SC21_TABLE1_SETTINGS
+                       else cell.whole("micro_batch", high=limits.MAX_MICRO_BATCH)
+                       if row["micro_batch"].strip() else None)
         gpus, tp, pp, dp = (cell.whole(c) for c in ("gpus", "tp", "pp", "dp"))
         if tp * pp * dp != gpus:
             raise cell.fail("gpus", f"tp x pp x dp = {tp} x {pp} x {dp} = {tp * pp * dp}, "
@@ -241,18 +242,9 @@ def load_runs(path: str | Path | None = None) -> list[CalibrationRun]:
     """The runs of `path`, or of the CSV shipped in the package."""
     if path is not None:
         source = str(path)
-        try:
-            text = Path(path).read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise InputError("file not found", source=source) from None
-        except IsADirectoryError:
-            raise InputError("is a directory, expected a calibration runs .csv file",
-                             source=source) from None
-        except OSError as exc:
-            raise InputError(f"cannot read: {exc.strerror or exc}", source=source) from None
-        except UnicodeDecodeError:
-            raise InputError("not a UTF-8 text file (expected a calibration runs .csv file)",
-                             source=source) from None
+        # (at most MAX_FILE_BYTES: /dev/zero is an error, not a hang; a spreadsheet's UTF-8
+        # byte order mark is no part of the first column's name)
+        text = read_text(Path(path), "a calibration runs .csv file").removeprefix("\ufeff")
         try:
             runs = parse_runs(text)
         except KeyError as exc:
@@ -268,6 +260,9 @@ def load_runs(path: str | Path | None = None) -> list[CalibrationRun]:
                 prepare(run)
             except (InputError, ValueError) as exc:
                 why = str(getattr(exc, "message", exc)).removeprefix(f"{run.id}: ")
+                field = getattr(exc, "field", None)
+                if field:  # a rule of the model the run makes: named by the CSV's column
+                    why = f"{_MODEL_COLUMNS.get(field, field)}: {why}"
                 if len(why) > 300:  # (every rejected plan's violations, at every micro-batch)
                     why = why[:300] + " ..."
                 raise InputError(f"run {run.id}: {why}", source=source) from None

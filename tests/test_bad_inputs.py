@@ -1327,6 +1327,10 @@ CALIBRATION_CSV = (Path(__file__).resolve().parent.parent / "haap_solver" / "dat
     ("derived_iteration_time_s", "0", ("derived_iteration_time_s", "positive finite")),
     ("id", "", ("line 2 (no id): id: empty",)),
     ("global_batch_seqs", "3", ("run r001: global batch 3",)),
+    # A 5,000-digit cell was quoted whole; a rule of the model named no column.
+    ("layers", "9" * 5000, ("line 2 (r001): layers: expected a whole number, got 5,000 "
+                            "characters",)),
+    ("heads", "7", ("run r001: heads: must divide hidden_size (2304); got 7",)),
 ])
 def test_calibrate_runs_with_a_bad_cell(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                         column: str, value: str,
@@ -1545,3 +1549,42 @@ def test_plan_made_for_another_instance(tmp_path: Path,
     capsys.readouterr()
     assert main(["evaluate", str(TOY), str(plan)]) == 0
     assert "note:" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("value", "fragment"), [
+    ("abc", "expected a whole number, got 'abc'"), ("2.0", "expected a whole number, got '2.0'"),
+    ("9" * 5000, "expected a whole number, got 5,000 characters"), ("0", "must be in [1, 65536]")])
+def test_calibrate_runs_with_a_bad_micro_batch(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                               value: str, fragment: str) -> None:
+    """The micro-batch cell of a run (read where the run is not one of SC'21 Table 1): was
+    Python's 'invalid literal for int()' or 'Exceeds the limit (4300 digits)', no line or
+    column."""
+    header, first = CALIBRATION_CSV.read_text().splitlines()[:2]
+    columns = header.split(",")
+    import csv
+    import io
+
+    cells = next(csv.reader([first]))
+    cells[columns.index("id")] = "mine"
+    cells[columns.index("micro_batch")] = value
+    out = io.StringIO()
+    csv.writer(out).writerows([columns, cells])
+    path = tmp_path / "runs.csv"
+    path.write_text(out.getvalue())
+    check_cli(capsys, ["calibrate", "--runs", str(path)], str(path), None,
+              ("line 2 (mine): micro_batch: " + fragment,))
+
+
+def test_calibrate_runs_file_limits_and_byte_order_mark(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--runs /dev/zero read until memory ran out (a hang); a CSV saved with a UTF-8 byte order
+    mark (spreadsheets do) had no 'id' column."""
+    if Path("/dev/zero").exists():
+        check_cli(capsys, ["calibrate", "--runs", "/dev/zero"], "/dev/zero", None,
+                  ("is larger than 64 MiB",))
+    header, first = CALIBRATION_CSV.read_text().splitlines()[:2]
+    path = tmp_path / "runs.csv"
+    path.write_text("\ufeff" + header + "\n" + first + "\n", encoding="utf-8")
+    capsys.readouterr()
+    assert main(["calibrate", "--runs", str(path), "--json"]) == 0, capsys.readouterr().err
+    assert [r["id"] for r in json.loads(capsys.readouterr().out)["rows"]] == ["r001"]
