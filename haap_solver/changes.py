@@ -42,7 +42,7 @@ from haap_solver.cluster import Cluster, NodeGroup
 from haap_solver.cost.efficiency import family_error
 from haap_solver.devices import DeviceType, device_preset
 from haap_solver.errors import InputError, did_you_mean, read_text
-from haap_solver.instance import Instance, _refuse_renamed
+from haap_solver.instance import Instance, _refuse_renamed, check_plannable
 from haap_solver.stragglers import Straggler, apply_stragglers, node_renames
 from haap_solver.training import TrainingSpec
 
@@ -112,7 +112,15 @@ class AddNodeGroup:
             preset = device_preset(group.device, field="device")
             group = dataclasses.replace(group, device=preset.name)
             devices[preset.name] = preset
-        return _groups_replaced(instance, [*instance.cluster.node_groups, group], devices)
+        groups = [*instance.cluster.node_groups, group]
+        try:
+            return _groups_replaced(instance, groups, devices)
+        except InputError as exc:  # (its device without the training's precision)
+            if exc.field == "num_nodes":
+                raise
+            changed = dataclasses.replace(instance.cluster, node_groups=tuple(groups))
+            raise _as_event_error(exc, dataclasses.replace(instance, cluster=changed),
+                                  "cluster", ["device"]) from None
 
     def describe(self) -> str:
         g = self.group
@@ -214,7 +222,10 @@ class SetDevice:
             raise InputError(f"no node group uses device {self.device.name!r}; the devices are "
                              + ", ".join(sorted(instance.cluster.devices)), field="name")
         devices = {**instance.cluster.devices, self.device.name: self.device}
-        return _with_cluster(instance, dataclasses.replace(instance.cluster, devices=devices))
+        try:
+            return _with_cluster(instance, dataclasses.replace(instance.cluster, devices=devices))
+        except InputError as exc:  # (a device without the training's precision)
+            raise _as_event_error(exc, instance, "devices", []) from None
 
     def describe(self) -> str:
         return f"device {self.device.name} updated"
@@ -242,9 +253,20 @@ def _with_training(instance: Instance, changes: dict[str, Any]) -> Instance:
     try:
         training = build(TrainingSpec, {**to_mapping(instance.training), **changes},
                          prefix="training")
-        return dataclasses.replace(instance, training=training)
+        changed = dataclasses.replace(instance, training=training)
+        if _plannable(instance):  # (an instance built in code may be so on purpose)
+            check_plannable(changed.model, changed.training, changed.cluster)  # (as a file's)
+        return changed
     except InputError as exc:
         raise _as_event_error(exc, instance, "training", list(changes)) from None
+
+
+def _plannable(instance: Instance) -> bool:
+    try:
+        check_plannable(instance.model, instance.training, instance.cluster)
+    except InputError:
+        return False
+    return True
 
 
 _GROUP_FIELD = re.compile(r"cluster\.node_groups\[(\d+)\]\.(.+)")

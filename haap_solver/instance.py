@@ -100,6 +100,27 @@ def check_devices(cluster: Cluster, training: TrainingSpec) -> None:
             )
 
 
+def check_plannable(model: ModelSpec, training: TrainingSpec, cluster: Cluster) -> None:
+    """Settings of a file (or of a re-plan's event) that leave no plan at all, refused with the
+    field rather than left to the search, whose "no plan fits" then blamed the GPUs' memory:
+    more interleaved virtual stages than layers (every stage holds a multiple of them), and a
+    device that `reserved_memory_gib` leaves no memory. Not in ``Instance.__post_init__``:
+    instances built in code (the tests' random ones) may be infeasible on purpose."""
+    if "interleaved-1f1b" in training.schedules and training.virtual_stages > model.num_layers:
+        raise InputError(
+            f"must be at most the model's {model.num_layers} layers with the 'interleaved-1f1b' "
+            f"schedule (every stage holds a multiple of virtual_stages layers), got "
+            f"{training.virtual_stages}", field="training.virtual_stages")
+    for i, g in enumerate(cluster.node_groups):
+        dev = cluster.devices.get(g.device)
+        if dev is not None and training.reserved_memory_gib >= dev.memory_gib:
+            raise InputError(
+                f"{g.device} has {dev.memory_gib:g} GiB, no more than the "
+                f"{training.reserved_memory_gib:g} GiB training.reserved_memory_gib holds back "
+                "on every GPU: nothing is left for the model",
+                field=f"cluster.node_groups[{i}].device")
+
+
 _TOP_KEYS = ("name", "description", "model", "training", "cluster", "devices", "expected",
              "profile", "objective")
 _MODEL_FIELDS = [f.name for f in dataclasses.fields(ModelSpec)]
@@ -252,6 +273,7 @@ def instance_from_dict(data: Any, *, name: str = "instance", source: str | None 
                      if "objective" in data else Objective())
         check_devices(cluster, training)  # (with the file's group indices)
         check_prices(objective, cluster)
+        check_plannable(model, training, cluster)
         cluster = apply_stragglers(cluster, stragglers)
         expected = (build(Expected, data["expected"], prefix="expected")
                     if "expected" in data else None)

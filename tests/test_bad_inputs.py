@@ -292,6 +292,16 @@ INSTANCE_CASES = [
          "training.schedules[0]", ("did you mean '1f1b'",)),
     Case("dtype-misspelt", sub('dtype = "bf16"', 'dtype = "BF16"'), "training.dtype",
          ("expected one of 'bf16', 'fp16', 'fp32'", "did you mean 'bf16'")),
+    # No plan can exist: the search said the GPUs could not hold the layers, or reported
+    # negative usable memory.
+    Case("virtual-stages-above-layers",
+         sub("zero_stage = 1", 'zero_stage = 1\nschedules = ["1f1b", "interleaved-1f1b"]\n'
+             "virtual_stages = 25"), "training.virtual_stages",
+         ("must be at most the model's 24 layers with the 'interleaved-1f1b' schedule",
+          "got 25")),
+    Case("reserved-above-memory", sub("zero_stage = 1", "zero_stage = 1\nreserved_memory_gib = 80"),
+         "cluster.node_groups[0].device",
+         ("A100-80G has 80 GiB, no more than the 80 GiB training.reserved_memory_gib",)),
     Case("optimizer-unknown", sub("zero_stage = 1", 'zero_stage = 1\noptimizer = "sgd"'),
          "training.optimizer", ("expected one of 'adam'",)),
     # Names that do not resolve.
@@ -1424,6 +1434,10 @@ REPLAN_APPLIED_CASES = [
      ("unknown node group 'zz'",)),
     ('kind = "training"\ndtype = "bf16"', "events[0].dtype",
      ("makes the device of node group 't4' invalid", "T4 has no bf16 support")),
+    ('kind = "training"\nreserved_memory_gib = 20', "events[0].reserved_memory_gib",
+     ("makes the device of node group 't4' invalid", "T4 has 16 GiB")),
+    ('kind = "training"\ndtype = "bf16"\nzero_stage = 2', "events[0]",
+     ("makes the device of node group 't4' invalid", "no bf16 support")),
     ('kind = "add_node_group"\nname = "b"\ndevice = "T4"\nnum_nodes = 1048576\n'
      "gpus_per_node = 8\nnic_gbit_s = 100", "events[0].num_nodes",
      ("the node groups would hold 8,388,612 GPUs; a cluster has at most 4,194,304",)),
