@@ -83,8 +83,29 @@ def _json_int(literal: str) -> int:
     return int(literal)
 
 
+class _DuplicateKey(ValueError):
+    def __init__(self, key: str):
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object of a JSON file, refused where a key repeats: a JSON reader keeps only the last
+    value, so ``{"micro_batch_size": 8, "micro_batch_size": 16}`` was read as 16, silently (TOML
+    refuses such a file itself)."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(key)
+            seen.add(key)
+    return out
+
+
 def loads_json(text: str, source: str) -> Any:
-    """Parse JSON `text` read from `source`; over-long integers become OversizedInt.
+    """Parse JSON `text` read from `source`; over-long integers become OversizedInt, a key
+    given twice in one object is an error.
 
     The first attempt reads integers with the parser's own fast path (a hook for each integer
     makes a large file three times slower to read); only a file with an integer too long for it
@@ -92,11 +113,14 @@ def loads_json(text: str, source: str) -> Any:
     """
     try:
         try:
-            return json.loads(text)
+            return json.loads(text, object_pairs_hook=_unique_keys)
         except ValueError as exc:
-            if isinstance(exc, json.JSONDecodeError):
+            if isinstance(exc, (json.JSONDecodeError, _DuplicateKey)):
                 raise
-            return json.loads(text, parse_int=_json_int)
+            return json.loads(text, parse_int=_json_int, object_pairs_hook=_unique_keys)
+    except _DuplicateKey as exc:
+        raise InputError(f"not valid JSON: the key {exc.key!r} is given twice in one object "
+                         "(only one value can count)", source=source) from None
     except json.JSONDecodeError as exc:
         raise InputError(f"not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}",
                          source=source) from None

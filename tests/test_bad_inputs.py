@@ -388,6 +388,10 @@ INSTANCE_CASES = [
          setup=_hf({"n_layer": 2, "n_embd": 1024, "n_head": 7, "vocab_size": 100})),
     Case("hf-config-directory", BASE_HEAD + HF_MODEL + TRAINING + CLUSTER, "model.hf_config",
          ("is a directory",), setup=lambda d: (d / "hf.json").mkdir()),
+    Case("hf-config-duplicate-key", BASE_HEAD + HF_MODEL + TRAINING + CLUSTER, "model.hf_config",
+         ("hf.json: not valid JSON: the key 'hidden_size' is given twice",),
+         setup=_hf(json.dumps(_llama()).replace('"hidden_size":', '"hidden_size": 1, '
+                                                '"hidden_size":'))),
     Case("hf-config-binary", BASE_HEAD + HF_MODEL + TRAINING + CLUSTER, "model.hf_config",
          ("not a UTF-8 text file",), setup=lambda d: (d / "hf.json").write_bytes(b"\xff\xfe\x00")),
     # Numbers too long to read, too large for any model or cluster, or not finite.
@@ -633,6 +637,12 @@ PLAN_CASES = [
     Case("nan-batch", '{"schema_version": 1, "micro_batch_size": NaN, "num_micro_batches": 1, '
          '"stages": []}', "micro_batch_size", ("expected an integer, got nan",)),
     Case("note-not-string", _plan(note=["a"]), "note", ("expected a string, got a list",)),
+    # A key given twice: a JSON reader keeps the last value (was read silently).
+    Case("duplicate-key", _plan().replace('"micro_batch_size": 8,',
+                                          '"micro_batch_size": 8, "micro_batch_size": 16,'),
+         None, ("not valid JSON: the key 'micro_batch_size' is given twice in one object",)),
+    Case("duplicate-key-deep", _plan().replace('"tp": 1,', '"tp": 1, "tp": 2,'), None,
+         ("not valid JSON: the key 'tp' is given twice",)),
     # Numbers and sizes no plan has.
     Case("5000-digit-batch", _plan(micro_batch_size=1234567).replace("1234567", DIGITS),
          "micro_batch_size", ("must be <= 1,048,576, got an integer of 5,000 digits",)),
