@@ -345,7 +345,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
     from haap_solver.validate import check_plan
 
     if not args.gantt and not args.memory:
-        raise HaapError("nothing to draw: give --gantt FILE.png and/or --memory FILE.png")
+        raise InputError("nothing to draw: give --gantt FILE.png and/or --memory FILE.png")
     check_option(args.micro_batches, "--micro-batches", Range(1, limits.MAX_BATCH))
     for flag, path in (("--gantt", args.gantt), ("--memory", args.memory)):
         if path:

@@ -910,6 +910,15 @@ def test_bad_numeric_options(tmp_path: Path, capsys: pytest.CaptureFixture[str],
     assert err == f"haap: error: {option}: {message}\n"
 
 
+def test_plot_with_nothing_to_draw_is_a_usage_error(tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """Exit 2, as every usage error (was 1, the code of an invalid plan)."""
+    capsys.readouterr()
+    assert main(["plot", str(TOY), str(tmp_path / "plan.json")]) == 2
+    assert capsys.readouterr().err == ("haap: error: nothing to draw: give --gantt FILE.png "
+                                       "and/or --memory FILE.png\n")
+
+
 def test_bad_plot_option(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     capsys.readouterr()
     code = main(["plot", str(tmp_path / "missing.toml"), str(tmp_path / "missing.json"),
