@@ -1621,3 +1621,23 @@ def test_calibrate_runs_file_limits_and_byte_order_mark(
     capsys.readouterr()
     assert main(["calibrate", "--runs", str(path), "--json"]) == 0, capsys.readouterr().err
     assert [r["id"] for r in json.loads(capsys.readouterr().out)["rows"]] == ["r001"]
+
+
+PROFILE_ENTRY = ('[[entry]]\ndevice = "{}"\ntp = 1\nmicro_batch = 1\nlayer_fwd_s = {}\n'
+                 "layer_bwd_s = {}\n")
+
+
+def test_solve_for_a_target_whose_plan_is_the_grid_seed(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`haap solve --target megatron --profile P` where the uniform grid's seed is the best
+    plan: the summary line read the search's cache figures, which a seed has not (was an
+    internal KeyError 'hit_rate' after the search)."""
+    profile = tmp_path / "p.toml"
+    profile.write_text(PROFILE_ENTRY.format("A100-80G", 0.002, 0.004)
+                       + PROFILE_ENTRY.format("T4", 0.02, 0.04))
+    capsys.readouterr()
+    code = main(["solve", str(TOY), "--profile", str(profile), "--target", "megatron",
+                 "--time-limit", "5", "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert "internal error" not in err and "models solved" in err and "infx" not in err

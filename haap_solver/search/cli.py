@@ -120,11 +120,15 @@ def cmd_solve(args: argparse.Namespace) -> int:
         cost_bound = getattr(result, "cost_bound", None)  # the cost objectives (objectives.py)
         bound = (f"cost bound {cost_bound:,.6g} per iteration" if cost_bound is not None
                  else f"bound {result.best_bound_s:.4f} s")
+        # (no cache or compute-bound figures where a baseline's seed is the plan: a target's
+        # uniform grid)
+        hits = result.cache.get("hit_rate")
+        cache = f"; cache hit rate {hits:.0%}" if hits is not None else ""
+        compute = (f"; {result.ratio_to_compute_bound:.3f}x the compute-bound limit "
+                   f"({result.compute_bound_s:.4f} s)" if result.compute_bound_s else "")
         console.print(styled(
             (result.status, "bold"), f" ({gap}; {bound}) in "
-            f"{result.wall_s:.2f} s; {result.solved} models solved; cache hit rate "
-            f"{result.cache['hit_rate']:.0%}; {result.ratio_to_compute_bound:.3f}x the "
-            f"compute-bound limit ({result.compute_bound_s:.4f} s)"))
+            f"{result.wall_s:.2f} s; {result.solved} models solved{cache}{compute}"))
         phase = result.search_space.get("single_type_phase")
         fates = result.search_space.get("subproblem_fates")  # (None: an objective's sub-clusters)
         if fates is not None and phase:
