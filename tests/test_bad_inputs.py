@@ -1641,3 +1641,23 @@ def test_solve_for_a_target_whose_plan_is_the_grid_seed(
     err = capsys.readouterr().err
     assert code == 0, err
     assert "internal error" not in err and "models solved" in err and "infx" not in err
+
+
+def test_profile_option_checks_as_the_instance_file(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--profile beside an instance's stragglers is refused as a profile in the file is (was
+    accepted, the slowed devices costed by the analytical model); a directory or /dev/zero is
+    not 'profile file not found'."""
+    profile = tmp_path / "p.toml"
+    profile.write_text(PROFILE_ENTRY.format("A100-80G", 0.002, 0.004))
+    slowed = tmp_path / "slowed.toml"
+    slowed.write_text(TOY.read_text() + '\n[[cluster.stragglers]]\nnode_group = "a100"\n'
+                      "compute_speed = 0.5\n")
+    check_cli(capsys, ["solve", str(slowed), "--profile", str(profile), "--time-limit", "2"],
+              "--profile", None, ("does not cover a straggler's slowed device",
+                                  f"{slowed} has stragglers"))
+    check_cli(capsys, ["solve", str(TOY), "--profile", str(tmp_path), "--time-limit", "2"],
+              str(tmp_path), None, ("is a directory, expected a profile .toml file",))
+    if Path("/dev/zero").exists():
+        check_cli(capsys, ["evaluate", str(TOY), str(tmp_path / "plan.json"), "--profile",
+                           "/dev/zero"], "/dev/zero", None, ("is larger than 64 MiB",))
