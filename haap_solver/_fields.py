@@ -256,6 +256,9 @@ def convert(value: Any, tp: Any, field: str) -> Any:
         args = typing.get_args(tp)
         if value is None and type(None) in args:
             return None
+        kinds = [a for a in args if a is not type(None)]
+        if len(kinds) == 1:  # an optional field: its own type's message (a NaN is "not finite")
+            return convert(value, kinds[0], field)
         for arg in args:
             if arg is type(None):
                 continue

@@ -442,6 +442,12 @@ INSTANCE_CASES = [
          "devices.X.memory_gib", ("must be <= 1,048,576, got 10000000.0",)),
     Case("expected-nan", BASE + "\n[expected]\nrel_tol = nan\n", "expected.rel_tol",
          ("expected a finite number, got nan",)),
+    # An optional number's NaN said "expected a number, got nan".
+    Case("optional-nan", sub("nics_per_node = 8", "nics_per_node = 8\nnic_latency_us = nan"),
+         "cluster.node_groups[0].nic_latency_us", ("expected a finite number, got nan",)),
+    Case("optional-inf-price", sub("nics_per_node = 8", "nics_per_node = 8\n"
+                                   "price_per_gpu_hour = inf"),
+         "cluster.node_groups[0].price_per_gpu_hour", ("expected a finite number, got inf",)),
     Case("recompute-repeated", sub("zero_stage = 1", 'zero_stage = 1\nrecompute = ["none", '
                                    '"none", "full", "full"]'), "training.recompute",
          ("holds at most 3 modes, got 4",)),
