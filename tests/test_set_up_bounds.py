@@ -4,6 +4,7 @@ command line, 2026-12-04): a global batch of 16,384 on one node, or 24 one-GPU n
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 
@@ -12,10 +13,22 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tiny_instances import tiny_instance
 
+from haap_solver.cost.evaluate import CostModel
 from haap_solver.instance import Instance
 from haap_solver.search.solve import _mixed_stages_exist
-from haap_solver.search.space import _full_mixed_shapes, _parts_within, mixed_shapes
+from haap_solver.search.space import (
+    _full_mixed_shapes,
+    _parts_within,
+    mixed_shapes,
+    tp_candidates,
+)
 from haap_solver.search.state import SearchState
+from haap_solver.search.subproblem_bounds import (
+    EXACT_RATE_SHARES,
+    RATE_SHARE_GRID,
+    peak_layer_rates,
+    rate_shares,
+)
 
 
 def _one_gpu_groups(n: int, batch: int) -> Instance:
@@ -91,3 +104,51 @@ def test_saturated_fft_count_decides_the_budget_as_the_exact_count(
                 assert (fast > budget) == (exact > budget), (b, budget, exact, fast)
                 if exact <= budget:
                     assert fast == exact, (b, budget)
+
+
+def _big_share_instance(**training: object) -> Instance:
+    base = tiny_instance(devices=[("A100-80G", None), ("V100-32G", None)],
+                         groups=[(0, 1, 8), (1, 1, 4)], layers=4, hidden=256, heads=4, seq=128,
+                         batch=1 << 20, recompute=("none", "selective", "full"))
+    t = dataclasses.replace(base.training, max_micro_batch_share=65_536, **training)
+    return dataclasses.replace(base, training=t)
+
+
+@pytest.mark.parametrize("training", [{}, {"tp_comm_overlap": True, "sequence_parallel": True},
+                                      {"flash_attention": False, "framework": "deepspeed"}])
+def test_analytical_layer_time_never_falls_as_the_share_grows(training: dict) -> None:
+    """`peak_layer_rates` costs a grid of shares above EXACT_RATE_SHARES, valid only because
+    the analytical per-layer time is non-decreasing in the share: checked on every share up to
+    3,000 and on a sparse sweep to 65,536, for every TP degree and recomputation mode."""
+    instance = _big_share_instance(**training)
+    cm = CostModel(instance)
+    shares = list(range(1, 3001)) + list(range(3001, 65_537, 97)) + [65_536]
+    for g in instance.cluster.node_groups:
+        for tp in tp_candidates(instance, g):
+            for recompute in instance.training.recompute:
+                times = []
+                for share in shares:
+                    lc = cm.layer_cost(g.device, tp, share, recompute)
+                    times.append(lc.fwd_s + lc.bwd_s + lc.tp_fwd_s + lc.tp_bwd_s)
+                falls = [(shares[i], shares[i + 1]) for i in range(len(times) - 1)
+                         if times[i + 1] < times[i] * (1 - 1e-12)]
+                assert not falls, (g.name, tp, recompute, falls[:3])
+
+
+def test_share_grid_bounds_every_share() -> None:
+    """The grid's rate (each grid share's time, credited up to the next grid share) is at least
+    the best rate of every share, and costs a few hundred shares, not 65,536."""
+    instance = _big_share_instance()
+    state = SearchState(instance)
+    cm = state.cost_model
+    rates = peak_layer_rates(state)
+    shares = rate_shares(65_536, monotone=True)
+    assert len(shares) < EXACT_RATE_SHARES + 400
+    assert shares[-1] == 65_536 and shares == sorted(set(shares))
+    for g in instance.cluster.node_groups:
+        exact = max(share / (tp * sum((lc.fwd_s, lc.bwd_s, lc.tp_fwd_s, lc.tp_bwd_s)))
+                    for tp in tp_candidates(instance, g)
+                    for recompute in instance.training.recompute
+                    for share in range(1, 65_537, 7)
+                    for lc in [cm.layer_cost(g.device, tp, share, recompute)])
+        assert exact <= rates[g.name] <= exact * RATE_SHARE_GRID * (1 + 1e-9)

@@ -169,8 +169,8 @@ def solve_objective(instance: Instance, *, solve: Callable[..., SolveResult],
     work = instance.model.num_layers * instance.training.global_batch_size
     subs = []
     for nodes in shapes:
-        rate = sum(n * g.gpus_per_node * rates[g.name] for n, g in zip(nodes, groups,
-                                                                       strict=True))
+        rate = sum(n * g.gpus_per_node * rates[g.name]
+                   for n, g in zip(nodes, groups, strict=True) if n)
         subs.append(_Sub(nodes=nodes, gpus=sum(n * g.gpus_per_node for n, g in
                                                zip(nodes, groups, strict=True)),
                          price_per_hour=price_of(nodes),

@@ -308,9 +308,10 @@ def full_mixed_count(instance: Instance, micro_batch: int, *,
             for count in range(1, min(b, part_replicas_max(g, tp)) + 1):
                 opts[count: min(b, count * cap) + 1: count] += 1.0
         new = ways.copy()
-        for k in range(3):
-            new[min(k + 1, 2)] += (np.convolve(ways[k], opts)[: b + 1] if limit is None
-                                   else _fft_convolve(ways[k], opts, b + 1))
+        new[1] += opts  # (ways[0] is one way to take nothing: its convolution is `opts`)
+        for k in (1, 2):
+            new[2] += (np.convolve(ways[k], opts)[: b + 1] if limit is None
+                       else _fft_convolve(ways[k], opts, b + 1))
         ways = new if limit is None else np.minimum(new, limit)
         if ways[2, b] > stop_above:
             break
@@ -334,9 +335,25 @@ def _fft_convolve(a: np.ndarray, b: np.ndarray, n: int) -> np.ndarray:
 
 def mixed_space_full(instance: Instance, micro_batch: int) -> bool:
     """Whether the search takes the full mixed space at `micro_batch` (Sec. 1.1): its candidates
-    are at most `mixed_full_budget`."""
-    budget = mixed_full_budget(instance)
-    return full_mixed_count(instance, micro_batch, stop_above=budget) <= budget
+    are at most `mixed_full_budget`. Memoized per instance object (`_FULL_SPACE`): the set-up,
+    the coefficient cache and the result's summary all ask it, and at a micro-batch of 2^20 one
+    count takes a second."""
+    known = _FULL_SPACE.get(id(instance))
+    if known is None or known[0] is not instance:
+        if len(_FULL_SPACE) >= 64:
+            _FULL_SPACE.clear()
+        known = _FULL_SPACE[id(instance)] = (instance, {})
+    answers = known[1]
+    if micro_batch not in answers:
+        budget = mixed_full_budget(instance)
+        answers[micro_batch] = full_mixed_count(instance, micro_batch,
+                                                stop_above=budget) <= budget
+    return answers[micro_batch]
+
+
+_FULL_SPACE: dict[int, tuple[Instance, dict[int, bool]]] = {}
+"""`mixed_space_full`'s answers by instance identity (the instance is kept with them, so an id
+is never reused while its entry lives)."""
 
 
 def mixed_space_summary(instance: Instance) -> dict[str, object]:

@@ -541,24 +541,63 @@ def compute_bound(state: SearchState,
     return min((floors[0] * (big // b) for b, floors in floors_by_b.items()), default=math.inf)
 
 
+EXACT_RATE_SHARES = 2048
+"""`peak_layer_rates` costs every share up to this one; above it, a geometric grid."""
+RATE_SHARE_GRID = 1.01
+"""Ratio of consecutive grid shares above EXACT_RATE_SHARES (the rate bound loosens by at
+most this factor there)."""
+
+
+def rate_shares(cap: int, monotone: bool) -> list[int]:
+    """The shares `peak_layer_rates` costs for a share range [1, cap]: every one up to
+    EXACT_RATE_SHARES, and above it (where the per-layer time is non-decreasing in the share,
+    `monotone`) a geometric grid ending at `cap`, so a share cap of 65,536 costs hundreds of
+    layers, not tens of thousands."""
+    if not monotone or cap <= EXACT_RATE_SHARES:
+        return list(range(1, cap + 1))
+    shares = list(range(1, EXACT_RATE_SHARES + 1))
+    while shares[-1] < cap:
+        shares.append(min(cap, max(shares[-1] + 1, math.floor(shares[-1] * RATE_SHARE_GRID))))
+    return shares
+
+
 def peak_layer_rates(state: SearchState) -> dict[str, float]:
     """rho*_g per node group: the most sequence-layers per second one of its GPUs can advance in
     any stage of the space, single-type or mixed (any_plan_floor). A replica of TP degree t with
     s sequences of the micro-batch takes at least its per-layer forward + backward time (TP
     communication included) per layer and micro-batch, and a stage's time is at least every one
     of its replicas' (a mixed stage's is its slowest part's), so rho*_g is the best
-    s / (t x that time) over the group's TP degrees, shares s in [1, max_micro_batch_share] and
-    recomputation modes."""
+    s / (t x that time) over the group's TP degrees, shares s in [1, min(max_micro_batch_share,
+    global batch)] and recomputation modes.
+
+    Above EXACT_RATE_SHARES the shares are a grid s_0 < s_1 < ... (`rate_shares`): the
+    analytical per-layer time f(s) is non-decreasing in s (each of its terms is: GEMMs at an
+    efficiency rising with the rows, the attention core, bytes over HBM bandwidth, TP
+    collectives, the kernel launches, and the max of them; tests/test_set_up_bounds.py checks it),
+    so a share s in (s_k, s_k+1] advances at most s_k+1 / (t f(s_k)), which is what is taken.
+    A device covered by a measured profile (interpolated, extrapolated, clamped: no such
+    guarantee) keeps every share."""
     inst, cm = state.instance, state.cost_model
+    cap = min(inst.training.max_micro_batch_share, inst.training.global_batch_size)
     rates = {}
     for g in inst.cluster.node_groups:
+        profiled = cm.profile is not None and cm.profile.has_device(g.device)
+        shares = rate_shares(cap, monotone=not profiled)
         best = 0.0
         for tp in tp_candidates(inst, g):
-            for share in range(1, inst.training.max_micro_batch_share + 1):
-                for recompute in inst.training.recompute:
+            for recompute in inst.training.recompute:
+                for k, share in enumerate(shares):
+                    if best == math.inf:
+                        break
                     lc = cm.layer_cost(g.device, tp, share, recompute)
                     per_layer = lc.fwd_s + lc.bwd_s + lc.tp_fwd_s + lc.tp_bwd_s
-                    best = max(best, share / (tp * per_layer))
+                    # Up to the next costed share (every share between is no faster per layer).
+                    reach = shares[k + 1] - 1 if k + 1 < len(shares) and share >= \
+                        EXACT_RATE_SHARES else share
+                    if per_layer <= 0.0:  # a profile extrapolated to nothing: no bound
+                        best = math.inf
+                        break
+                    best = max(best, reach / (tp * per_layer))
         rates[g.name] = best
     return rates
 
