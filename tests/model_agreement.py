@@ -16,11 +16,12 @@ RELATIVE_TOLERANCE = 1e-9
 """As the brute-force agreement: two optima of one model must agree to this."""
 
 
-def full_models(instance: Instance, *, mixed: bool = False, max_vars: int = 400
-                ) -> Iterator[tuple[SubProblem, LinearProgram, float]]:
+def full_models(instance: Instance, *, mixed: bool = False, max_vars: int = 400,
+                tail_cuts: bool = False) -> Iterator[tuple[SubProblem, LinearProgram, float]]:
     """Each sub-problem's full model (formulations/stage-assignment.md Sec. 5) as the search
     builds it, without a cutoff or a stage-time cap, with the floor the search would give a
-    backend (the sub-problem's cheap bound); models above `max_vars` variables are skipped."""
+    backend (the sub-problem's cheap bound); models above `max_vars` variables are skipped.
+    With `tail_cuts`, the tail staircase cuts (R') that the search adds to HiGHS's models."""
     search = BranchAndBound(instance, backend="highs", time_limit_s=1e9, threads=1, seed=0,
                             state=None, max_stages=None, progress=None,
                             seed_with_baselines=False, mixed=mixed)
@@ -37,6 +38,12 @@ def full_models(instance: Instance, *, mixed: bool = False, max_vars: int = 400
                          require_mixed=state.require_mixed)
         if len(sm.lp.vars) > max_vars:
             continue
+        if tail_cuts:
+            floors = search.floors_by_b[sub.micro_batch]
+            # (objective 0: the cuts wherever the staircase has a corner, not only where
+            # the search deems them worth it)
+            search.tail_cuts(sm, max(state.bottleneck_floor(sub, search.p_cap), floors[0]),
+                             math.inf, math.inf, 0.0)
         floor_s = cand.lower_bound if math.isfinite(cand.lower_bound) else 0.0
         yield sub, sm.lp, max(floor_s, 1e-9)
 
@@ -64,4 +71,38 @@ def model_disagreements(lp: LinearProgram, floor_s: float, backends: list[str],
                                f"{rb.objective_s!r} s")
             elif {ra.status, rb.status} == {"optimal", "infeasible"}:
                 out.append(f"{a} {ra.status}, {b} {rb.status}")
+    return out
+
+
+def cut_rows(lp: LinearProgram) -> list[int]:
+    """Indices of the tail staircase cuts (R') of a model."""
+    return [k for k, r in enumerate(lp.rows) if r.name.startswith("tail_staircase")]
+
+
+def tail_cut_violations(lp: LinearProgram, floor_s: float, time_limit_s: float,
+                        weights: tuple[float, ...] = (0.0, 1.0, 10.0)) -> list[str]:
+    """Where the cuts (R') of a model `lp` cut a point that the model without them allows: the
+    model without the cuts is solved (HiGHS) under its own objective and under `tail + w T`
+    for each w of `weights` (points along the staircase, from the least tail up), and each
+    optimum must satisfy every cut (1e-9 relative)."""
+    cuts = cut_rows(lp)
+    if not cuts:
+        return []
+    plain = LinearProgram(vars=lp.vars, rows=[r for k, r in enumerate(lp.rows) if k not in cuts],
+                          objective=dict(lp.objective), objective_constant=lp.objective_constant)
+    names = {v.name: i for i, v in enumerate(lp.vars)}
+    objectives = [dict(lp.objective)] + [{names["tail"]: 1.0, names["T"]: w} | (
+        {} if w else {names["T"]: 1e-6}) for w in weights]
+    out = []
+    for objective in objectives:
+        plain.objective = objective
+        res = get_backend("highs")(plain, SolveOptions(time_limit_s=time_limit_s, threads=1,
+                                                       seed=0), floor_s)
+        if res.status != "optimal" or res.values is None:
+            continue
+        for k in cuts:
+            row = lp.rows[k]
+            lhs = sum(c * res.values[i] for i, c in row.coeffs.items())
+            if lhs < row.rhs - 1e-9 * abs(row.rhs):
+                out.append(f"{row.name}: {lhs!r} < {row.rhs!r} at the optimum of {objective}")
     return out

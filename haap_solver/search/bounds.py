@@ -16,7 +16,7 @@ import bisect
 import itertools
 import math
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -1529,6 +1529,92 @@ def tail_walk(holds: Callable[[int, float, float], bool], p: int,
     r_top = float(r_values[first_true(lambda i: holds(p, t_values[top], float(r_values[i])),
                                       0, r_known)])
     return min(limit, cost_of_interval(t, t_values[top]) + r_top)
+
+
+def tail_staircase(holds: Callable[[int, float, float], bool], p: int, t_values: list[float],
+                   r_values: np.ndarray, t_floor: float, t_cap: float,
+                   max_steps: int = 48) -> list[tuple[float, float]]:
+    """The corners (T_k, R_k) of R_min(T), the least tail threshold at which `holds(p, T, R)`
+    is true (Sec. 4.5), walked up from `t_floor` to the candidate at or below `t_cap`: every
+    plan with bottleneck T <= t_cap (a candidate stands for every T up to the next one) and
+    tail R lies in the union of the quadrants {T >= T_k, R >= R_k}. `t_cap` must bound the
+    bottleneck of every plan that matters (the stage-time cap of Sec. 4.2 under the model's
+    cutoff, inf without one). Where `max_steps` ends the walk before t_cap, the union is
+    closed by (T, r_values[0]) at the candidate where R_min drops to what is not known
+    (r_values[0], the least tail of any configuration, bounds every tail). Empty where `holds`
+    is false at every R up to `t_cap`. `holds` must not turn false as T or R grow (as for
+    `tail_walk`)."""
+    n_t = len(t_values)
+    if len(r_values) == 0 or n_t == 0 or not math.isfinite(t_floor):
+        return []
+    t_idx = int(np.searchsorted(t_values, t_floor * (1 - 1e-12), side="left"))
+    top = int(np.searchsorted(t_values, t_cap * (1 + 1e-12), side="right")) - 1
+    if t_idx > top or not holds(p, t_values[top], float(r_values[-1])):
+        return []
+    if not holds(p, t_values[t_idx], float(r_values[-1])):
+        t_idx = first_true(lambda i: holds(p, t_values[i], float(r_values[-1])), t_idx, top)
+    corners: list[tuple[float, float]] = []
+    r_known = len(r_values) - 1  # `holds` is known true at (t_values[t_idx], r_values[r_known])
+    for _ in range(max_steps):
+        t = t_values[t_idx]
+        lo = first_true(lambda i, t=t: holds(  # type: ignore[misc]
+            p, t, float(r_values[i])), 0, r_known)
+        corners.append((t, float(r_values[lo])))
+        if lo == 0:
+            return corners  # (the least tail of any configuration: no lower step)
+        below = float(r_values[lo - 1])
+        if t_idx == top or not holds(p, t_values[top], below):
+            break  # R_min stays R_k up to t_cap
+        t_idx = first_true(lambda i, r=below: holds(  # type: ignore[misc]
+            p, t_values[i], r), t_idx + 1, top)
+        r_known = lo - 1
+    else:
+        # Out of steps: R_min is known to be the last corner's up to the candidate before
+        # t_idx, where it drops (to what is not known).
+        corners.append((t_values[t_idx], float(r_values[0])))
+    return corners
+
+
+class StaircaseEdge(NamedTuple):
+    """An edge of the lower convex hull of `tail_staircase`'s corners: from the corner
+    (t, r) rightwards with `slope` (the tail falls by `slope` per second of bottleneck);
+    `steeper` is the slope of the edge before it (inf for the first). Any line through (t, r)
+    with a slope in [slope, steeper] lies below every corner: a valid cut with that slope."""
+
+    t: float
+    r: float
+    slope: float
+    steeper: float
+
+
+def staircase_cuts(corners: list[tuple[float, float]]) -> list[StaircaseEdge]:
+    """The edges of the lower convex hull of the corners of `tail_staircase` (slopes >= 0, as
+    R_min does not grow with T), and its closing ray at the last corner (slope 0: no corner's
+    tail is below the last one's). Each gives the inequality `tail >= r - slope (T - t)`,
+    valid on the union of the quadrants {T >= T_k, tail >= R_k} given that no plan has T below
+    the first corner's (its line supports the hull). A corner on or above the edge between its
+    neighbours is left out."""
+    hull: list[tuple[float, float]] = []
+    for t, r in corners:
+        while len(hull) >= 2:
+            (t1, r1), (t2, r2) = hull[-2], hull[-1]
+            # Drop the middle corner where it lies on or above the edge from t1 to t.
+            if (t2 - t1) * (r - r1) - (r2 - r1) * (t - t1) <= 0.0:
+                hull.pop()
+            else:
+                break
+        hull.append((t, r))
+    edges = []
+    steeper = math.inf
+    for (t1, r1), (t2, r2) in itertools.pairwise(hull):
+        if t2 <= t1 or r2 >= r1:
+            continue
+        slope = (r1 - r2) / (t2 - t1)
+        edges.append(StaircaseEdge(t1, r1, slope, steeper))
+        steeper = slope
+    if hull and hull[-1][1] > 0.0:
+        edges.append(StaircaseEdge(hull[-1][0], hull[-1][1], 0.0, steeper))
+    return edges
 
 
 def link_floors(cache: CoefficientCache, configs: list[StageConfig], micro_batch: int,

@@ -35,9 +35,10 @@ from haap_solver.plan import Plan
 from haap_solver.result import SolveResult
 from haap_solver.search import tuning
 from haap_solver.search.backends import SolveOptions, auto_choice, get_backend
+from haap_solver.search.bounds import staircase_cuts, tail_staircase
 from haap_solver.search.coefficients import CoefficientCache
 from haap_solver.search.deadline import DeadlineReached, check_deadline, until
-from haap_solver.search.formulation import SubProblem, build_model, build_slots
+from haap_solver.search.formulation import SubProblem, add_tail_cuts, build_model, build_slots
 from haap_solver.search.heuristic import construct, seed_from_capacity, seed_from_sequence
 from haap_solver.search.polish import Polish
 from haap_solver.search.space import StageConfig, build_plan, stage_configs
@@ -78,6 +79,11 @@ _OTHER_SOLVER = {"cpsat": "highs", "highs": "cpsat"}
 def search(instance: Instance, **options: Any) -> SolveResult:
     """One branch-and-bound over the sub-problems of `instance` (`BranchAndBound`'s options)."""
     return BranchAndBound(instance, **options).run()
+
+
+TAIL_CUT_BACKENDS = ("highs", "cbc", "cpsat")
+"""Backends whose full models get the tail staircase cuts (every one: their slopes are
+rationals with integer coefficients, `add_tail_cuts`)."""
 
 
 class BranchAndBound:
@@ -211,6 +217,8 @@ class BranchAndBound:
         """Per sub-problem, the threshold and the time limit of its last full model that ended
         without closing it (`attempt`): a later pass with no larger a budget and the same
         threshold would solve the same model again for the same answer (`worth_a_model`)."""
+        self.tail_cut_rows = 0
+        """Tail staircase cuts added to full models (`tail_cuts`)."""
         self.integer_walks = 0
         self.integer_strengthened: dict[SubProblem, float] = {}
         self.done = 0
@@ -471,6 +479,9 @@ class BranchAndBound:
                        on_solution=on_solution)
         name, fn = ("restricted", self.restricted_fn) if restricted else \
             self.model_backend(sub, len(sm.lp.vars))
+        if name in TAIL_CUT_BACKENDS:
+            self.tail_cuts(sm, max(t_lb, floors[0]), cap, opts.time_limit_s,
+                           at if math.isfinite(at) else floor)
         res = fn(sm.lp, opts, floor)
         self.solved += 1
         if not restricted and res.status in ("feasible", "unknown"):
@@ -480,6 +491,36 @@ class BranchAndBound:
             assert res.objective_s is not None
             self.take(sm, sub, res.values, res.objective_s)
         return res
+
+    def tail_cuts(self, sm: Any, t_floor: float, t_cap: float, budget: float,
+                  objective_s: float) -> None:
+        """Add the tail staircase cuts (R') of Sec. 5 to a full model (`add_tail_cuts`), from
+        the positional LP's R_min(T) between the model's bottleneck floor and its stage-time
+        cap, where they can matter: the least tail at the floor is at least
+        TAIL_CUT_MIN_SHARE of `objective_s` (the model's cutoff, or its floor). At most
+        TAIL_CUT_SHARE of the model's budget; cut short, the model goes without (the cuts are
+        redundant)."""
+        sub = sm.sub
+        if not tuning.TAIL_STAIRCASE_CUTS or sub.schedule == "gpipe" or sub.empty_ends \
+                or sub.num_stages < 2:
+            return
+        state = self.state
+        positional = state.positional_bound(sub.micro_batch, sub.schedule)
+        t_values = state.capacity_bound(sub.micro_batch, self.p_cap, sub.schedule).t_values
+        # (Without the LPs per set of link sides, as the walk's first pass: Sec. 4.4.)
+        positional.link_sides_on = False
+        try:
+            with until(min(self.deadline, time.perf_counter()
+                           + tuning.TAIL_CUT_SHARE * budget)):
+                corners = tail_staircase(positional.holds_all_layers, sub.num_stages,
+                                         t_values, positional.tail_values(), t_floor, t_cap)
+        except DeadlineReached:
+            return
+        finally:
+            positional.link_sides_on = True
+        if not corners or corners[0][1] < tuning.TAIL_CUT_MIN_SHARE * objective_s:
+            return
+        self.tail_cut_rows += add_tail_cuts(sm, staircase_cuts(corners))
 
     def model_backend(self, sub: SubProblem, num_vars: int) -> tuple[str, Any]:
         """The backend of a sub-problem's next full model, and its name. Under `auto`, where

@@ -7,12 +7,14 @@ chooses one configuration and a layer count per stage.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from haap_solver.cluster import NodeGroup
 from haap_solver.instance import Instance
+from haap_solver.search.bounds import StaircaseEdge
 from haap_solver.search.coefficients import Affine, CoefficientCache, StageCoefficients
 from haap_solver.search.lp import LinearProgram
 from haap_solver.search.space import (
@@ -421,6 +423,63 @@ def _add_packing_rows(lp: LinearProgram, group: NodeGroup, slots: list[Slot],
         for y, pat in zip(ys, patterns, strict=True):
             row[y] = float(chain_capacity(q, t) - chain_capacity(q - sum(pat), t))
         lp.add(row, "<=", nodes * chain_capacity(q, t), f"chain[{group.name},{t}]")
+
+
+def add_tail_cuts(sm: StageModel, edges: list[StaircaseEdge]) -> int:
+    """(R') redundant: `D tail + K T >= D (r + (K / D) t)` for each edge (t, r, slope) of
+    `bounds.staircase_cuts`, the lower convex hull of the least tail R_min(T) that the
+    positional LP allows at bottleneck T (Sec. 4.5 and 5). Every integer point of the model is
+    a plan whose stages take at most T and whose tails at most `tail`, which the positional LP
+    relaxes, so `tail >= R_min(T)` holds there and so does every cut (under a cutoff, for the
+    plans costing at most the cutoff: their bottleneck is within the stage-time cap of Sec.
+    4.2 that the staircase was walked to). The relaxation, which mixes configurations,
+    otherwise takes a tail far below what any plan at that bottleneck needs.
+
+    The slope K / D is the edge's rounded up to a multiple of 1/TAIL_CUT_DENOMINATOR (the
+    least such, with the smallest power-of-two D), pivoted on the edge's left corner: valid
+    while it is no steeper than the edge before (StaircaseEdge; else the edge is left out),
+    and integer coefficients on time variables, as CP-SAT needs. The row defines `tail`, so
+    CP-SAT's rounding bound (scaling.py) counts it. Edges steeper than TAIL_CUT_STEEPEST times
+    the objective's total weight on time variables are left out: such a row would reach far
+    beyond the objective itself, coarsening CP-SAT's unit (MAX_EXPRESSION), and the
+    relaxation takes the far end of so steep an edge anyway. Returns the rows added."""
+    lp = sm.lp
+    names = {v.name: i for i, v in enumerate(lp.vars) if v.name in ("T", "tail")}
+    if not edges or "T" not in names or "tail" not in names:
+        return 0
+    tail, bottleneck = names["tail"], names["T"]
+    weight = sum(abs(w) for i, w in lp.objective.items() if lp.vars[i].time)
+    added = 0
+    denominators = [2 ** j for j in range(TAIL_CUT_DENOMINATOR.bit_length())]
+    for edge in edges:
+        # The least slope >= the edge's with denominator D (the smallest D giving it: they
+        # nest, 1/2 being 2/4): the rounding can only weaken the row.
+        k, d = min(((math.ceil(edge.slope * d * (1 - 1e-12)), d) for d in denominators),
+                   key=lambda kd: (kd[0] / kd[1], kd[1]))
+        if k / d > edge.steeper or k / d > TAIL_CUT_STEEPEST * weight:
+            continue
+        rhs = d * (edge.r + k / d * edge.t)
+        # (A hair below the hull, so that a plan on a corner is never cut by rounding.)
+        lp.add({tail: float(d), bottleneck: float(k)} if k else {tail: float(d)}, ">=",
+               rhs - TAIL_CUT_MARGIN * abs(rhs), f"tail_staircase[{added}]", time=True,
+               active_weight=0.0, defines=tail)
+        added += 1
+    return added
+
+
+TAIL_CUT_STEEPEST = 8.0
+"""Steepest cut slope of `add_tail_cuts`, in units of the objective's total weight on time
+variables. At 1 it left out the first edge (slope 54 against a weight of 51) of the (7, 32)
+sub-problem of gpt3-6.7b-a100x128-v100x256-a10x128-4gpu, and its model went unproven for 15 s
+in each backend (0.7 s in HiGHS with it)."""
+
+TAIL_CUT_DENOMINATOR = 16
+"""Largest denominator of a cut's slope (`add_tail_cuts`)."""
+
+TAIL_CUT_MARGIN = 1e-12
+"""Share of its right-hand side by which each cut of `add_tail_cuts` is relaxed: its corners
+are floating-point sums (a few ulps), far above HiGHS's tolerances in its units, far below
+anything the search compares."""
 
 
 def build_model(instance: Instance, cache: CoefficientCache, sub: SubProblem, slots: list[Slot], *,

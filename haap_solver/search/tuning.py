@@ -26,6 +26,24 @@ TAIL_LP_WITHIN = 0.8
 within this factor of the incumbent (a speed heuristic; every bound stays valid), outside
 TAIL_LP_ALL_GPUS."""
 
+TAIL_STAIRCASE_CUTS = True
+"""Whether full models solved by HiGHS or CBC get the tail staircase cuts (R') of Sec. 5 (they
+change no optimum, only how fast it is proven). On gpt3-6.7b-a100x128-v100x256-a10x128-4gpu the
+(8, 16) sub-problem holds the incumbent and only its model proves it: HiGHS at the incumbent's
+cutoff 141 s without, 2.5 s with (its relaxation's tail 0.47 s against the plan's 1.02 s; the
+cuts give 1.02 s at the bottleneck floor)."""
+
+TAIL_CUT_MIN_SHARE = 0.02
+"""A model gets the tail staircase cuts only where the least tail at its bottleneck floor is at
+least this share of its cutoff (or floor): on llama3.2-1b-rtx4090-a10 the tails are 0.08% of
+the objective, the cuts cannot move a bound, and CP-SAT's search on the (5, 4) model went from
+0.27 s to 0.5 s unproven with them; on the clusters of 4-GPU nodes the tail is about a quarter
+of the iteration."""
+
+TAIL_CUT_SHARE = 0.2
+"""The most of a model's time budget its tail staircase may take (its LPs are mostly the
+strengthening's, remembered: 0.06-0.15 s at 128-512 GPUs); cut short, the model goes without."""
+
 TAIL_LP_ALL_GPUS = (128, 256)
 """On clusters of this many GPUs (inclusive) the walk runs wherever the cheaper bound is below the
 incumbent. On clusters of many small nodes the data-parallel tail over the nodes' NICs is most of
