@@ -221,6 +221,16 @@ class SetDevice:
         if self.device.name not in instance.cluster.devices:
             raise InputError(f"no node group uses device {self.device.name!r}; the devices are "
                              + ", ".join(sorted(instance.cluster.devices)), field="name")
+        if instance.profile:
+            old = instance.cluster.devices[self.device.name]
+            changed = [f for f in _COMPUTE_FIELDS
+                       if getattr(old, f) != getattr(self.device, f)]
+            if changed and _profile_covers(instance.profile, self.device.name):
+                raise InputError(
+                    f"the instance's measured profile gives device {self.device.name!r} its "
+                    f"compute times, so a new {changed[0]} would not change them; measure a new "
+                    "profile (haap profile) or leave the compute numbers as they are",
+                    field=changed[0])
         devices = {**instance.cluster.devices, self.device.name: self.device}
         try:
             return _with_cluster(instance, dataclasses.replace(instance.cluster, devices=devices))
@@ -229,6 +239,23 @@ class SetDevice:
 
     def describe(self) -> str:
         return f"device {self.device.name} updated"
+
+
+_COMPUTE_FIELDS = ("peak_tflops", "peak_fp32_tflops", "peak_tf32_tflops", "peak_fp8_tflops",
+                   "matmul_efficiency", "matmul_efficiency_fp8")
+"""Device fields that only the analytical compute times read: a measured profile of the device
+replaces them (its layer, embedding and head times)."""
+
+
+def _profile_covers(path: str, device: str) -> bool:
+    """Whether the profile file at `path` measures `device` (an unreadable one: assumed so;
+    the instance's own load reported it)."""
+    from haap_solver.cost.profile import load_profile
+
+    try:
+        return load_profile(path).has_device(device)
+    except (InputError, OSError):
+        return True
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -793,3 +793,30 @@ def test_a_two_thread_re_plan_searches_beside_and_keeps_what_it_proved() -> None
     assert "second_process" not in back.search_space["mixed_phase"]
     assert back.status == "optimal"
     assert back.iteration_time_s == pytest.approx(first.iteration_time_s, rel=1e-9, abs=0)
+
+
+def test_new_compute_numbers_of_a_profiled_device_are_refused() -> None:
+    """A device event on a device the instance's measured profile covers: a new peak would not
+    change its compute times (the profile gives them), so it is refused, naming the field; new
+    memory numbers, which the profile does not give, and a device the profile does not cover,
+    are taken."""
+    profile = Path(__file__).parent / "data" / "profiles" / "a100-small-gpt.toml"
+    base = tiny_instance(devices=[("A100-80G", None), ("V100-32G", None)],
+                         groups=[(0, 1, 2), (1, 1, 2)], layers=4, hidden=256, heads=4,
+                         seq=128, batch=8, recompute=("none",))
+    a100 = base.cluster.devices["d0"]
+    renamed = {"A100-80G": dataclasses.replace(a100, name="A100-80G"),
+               "V100-32G": dataclasses.replace(base.cluster.devices["d1"], name="V100-32G")}
+    groups = tuple(dataclasses.replace(g, device="A100-80G" if g.device == "d0" else "V100-32G")
+                   for g in base.cluster.node_groups)
+    cluster = dataclasses.replace(base.cluster, node_groups=groups, devices=renamed)
+    instance = dataclasses.replace(base, cluster=cluster, profile=str(profile))
+    covered = renamed["A100-80G"]
+    with pytest.raises(InputError) as err:
+        ch.SetDevice(device=dataclasses.replace(covered, peak_tflops=100.0)).apply_to(instance)
+    assert err.value.field == "peak_tflops" and "profile" in err.value.message
+    roomier = ch.SetDevice(device=dataclasses.replace(covered, memory_gib=40.0))
+    assert roomier.apply_to(instance).cluster.devices["A100-80G"].memory_gib == 40.0
+    other = renamed["V100-32G"]
+    slower = ch.SetDevice(device=dataclasses.replace(other, peak_tflops=50.0))
+    assert slower.apply_to(instance).cluster.devices["V100-32G"].peak_tflops == 50.0
