@@ -115,6 +115,19 @@ def _no_repeats(names: list[str], what: str) -> list[str]:
     return names
 
 
+def _no_repeated_files(paths: list[str]) -> None:
+    """Refuse an instance file given twice (also as another path to the same file): it would be
+    solved twice and its rows listed twice."""
+    seen: dict[Path, str] = {}
+    for p in paths:
+        key = Path(p).resolve()
+        if key in seen:
+            raise InputError(f"the instance file {p!r} is given twice"
+                             + ("" if seen[key] == p else f" (also as {seen[key]!r})")
+                             + "; give each once", field="INSTANCE")
+        seen[key] = p
+
+
 def _methods_arg(text: str) -> list[str]:
     from haap_solver.methods import METHODS
 
@@ -151,6 +164,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     check_option(args.threads, "--threads", THREADS)
     check_option(args.seed, "--seed", SEED)
     console = _console()
+    _no_repeated_files(args.instances)
     instances = [load_instance(p) for p in args.instances]
     methods = list(args.methods)
     if "uniform" not in methods:
@@ -228,6 +242,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     check_option(args.time_limit, "--time-limit", TIME_LIMIT_S)
     check_option(args.threads, "--threads", THREADS)
     console = _console()
+    _no_repeated_files(args.instances)
     paths = [Path(p) for p in args.instances] or matrix_instances(Path("instances"))
     if not paths:
         raise HaapError("no instances found (run from the repository root or name them)")

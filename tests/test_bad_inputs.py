@@ -1667,3 +1667,21 @@ def test_profile_option_checks_as_the_instance_file(
     if Path("/dev/zero").exists():
         check_cli(capsys, ["evaluate", str(TOY), str(tmp_path / "plan.json"), "--profile",
                            "/dev/zero"], "/dev/zero", None, ("is larger than 64 MiB",))
+
+
+@pytest.mark.parametrize("command", ["compare", "bench"])
+def test_instance_file_given_twice(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                   monkeypatch: pytest.MonkeyPatch, command: str) -> None:
+    """An instance file given twice (also as another path to it) was solved twice and listed
+    twice: refused before anything runs, naming both spellings. (Run in a scratch directory:
+    a bench that did run would write its docs there.)"""
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "toy.toml"
+    path.write_text(TOY.read_text())
+    other = f"{tmp_path}/./toy.toml"
+    capsys.readouterr()
+    code = main([command, str(path), other, "--methods", "uniform"])
+    out, err = capsys.readouterr()
+    assert (code, out) == (2, ""), err
+    assert f"the instance file {other!r} is given twice (also as {str(path)!r})" in err, err
+    assert "Traceback" not in err
