@@ -43,7 +43,12 @@ from haap_solver.cost.efficiency import family_error
 from haap_solver.devices import DeviceType, device_preset
 from haap_solver.errors import InputError, did_you_mean, read_text
 from haap_solver.instance import Instance, _refuse_renamed, check_plannable
-from haap_solver.stragglers import Straggler, apply_stragglers, node_renames
+from haap_solver.stragglers import (
+    PROFILE_BESIDE_STRAGGLERS,
+    Straggler,
+    apply_stragglers,
+    node_renames,
+)
 from haap_solver.training import TrainingSpec
 
 
@@ -157,8 +162,7 @@ class Slowdown:
 
     def apply_to(self, instance: Instance) -> Instance:
         if instance.profile and self.straggler.compute_speed != 1.0:
-            raise InputError("a measured profile does not cover a straggler's slowed device",
-                             field="compute_speed")
+            raise InputError(PROFILE_BESIDE_STRAGGLERS, field="compute_speed")
         try:
             cluster = apply_stragglers(instance.cluster, [self.straggler], prefix="slowdown")
         except InputError as exc:  # named by apply_stragglers as slowdown[0].FIELD

@@ -115,11 +115,12 @@ def load_with_options(args: argparse.Namespace) -> Any:
     if getattr(args, "profile", None):
         if not Path(args.profile).exists():  # (a directory or /dev/zero: load_profile says)
             raise InputError(f"{args.profile}: profile file not found", field="--profile")
-        if any(d.source.startswith("straggler:") for d in instance.cluster.devices.values()):
+        from haap_solver.stragglers import PROFILE_BESIDE_STRAGGLERS, is_slowed
+
+        if any(is_slowed(d) for d in instance.cluster.devices.values()):
             # (as the instance loader refuses a file's profile beside its stragglers)
-            raise InputError("a measured profile does not cover a straggler's slowed device; "
-                             f"{args.instance} has stragglers: give the stragglers or the "
-                             "profile, not both", field="--profile")
+            raise InputError(f"{PROFILE_BESIDE_STRAGGLERS}; {args.instance} has stragglers: "
+                             "give the stragglers or the profile, not both", field="--profile")
         instance = dataclasses.replace(instance, profile=str(args.profile))
     if instance.profile:
         _check_profile_devices(instance)

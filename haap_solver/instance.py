@@ -21,7 +21,11 @@ from haap_solver.devices import DEVICE_PRESETS, DeviceType, device_preset
 from haap_solver.errors import InputError, did_you_mean, read_text
 from haap_solver.model import ModelSpec, model_from_hf_config, model_preset
 from haap_solver.objective import Objective, check_prices
-from haap_solver.stragglers import apply_stragglers, stragglers_from_list
+from haap_solver.stragglers import (
+    PROFILE_BESIDE_STRAGGLERS,
+    apply_stragglers,
+    stragglers_from_list,
+)
 from haap_solver.training import TrainingSpec
 
 
@@ -284,9 +288,8 @@ def instance_from_dict(data: Any, *, name: str = "instance", source: str | None 
             if not Path(profile).is_absolute():
                 profile = str(base_dir / profile)
             if any(s.compute_speed != 1.0 for s in stragglers):
-                raise InputError("a measured profile does not cover a straggler's slowed "
-                                 "device; give the stragglers or the profile, not both",
-                                 field="cluster.stragglers")
+                raise InputError(f"{PROFILE_BESIDE_STRAGGLERS}; give the stragglers or the "
+                                 "profile, not both", field="cluster.stragglers")
             if not Path(profile).is_file():
                 raise InputError(f"no profile file {profile} (a relative path is taken from the "
                                  "instance file's folder)", field="profile")

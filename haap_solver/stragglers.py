@@ -73,6 +73,19 @@ def stragglers_from_list(entries: Any, prefix: str = "cluster.stragglers") -> li
     return out
 
 
+SLOWED_SOURCE = "straggler: "
+"""How a straggler's derived device's `source` begins (`slowed_device`, `is_slowed`)."""
+
+PROFILE_BESIDE_STRAGGLERS = "a measured profile does not cover a straggler's slowed device"
+"""Why a profile is refused beside stragglers (the instance file, `--profile`, a re-plan's
+slowdown): its times are of the device at nominal speed."""
+
+
+def is_slowed(device: DeviceType) -> bool:
+    """Whether `device` is a straggler's derived device (`slowed_device`)."""
+    return device.source.startswith(SLOWED_SOURCE)
+
+
 def slowed_device(device: DeviceType, speed: float) -> DeviceType:
     """`device` with every peak FLOP/s and its memory bandwidth scaled by `speed` (named
     ``NAME@P%``); `device` itself at full speed."""
@@ -84,7 +97,7 @@ def slowed_device(device: DeviceType, speed: float) -> DeviceType:
         value = getattr(device, name)
         scaled[name] = None if value is None else value * speed
     return dataclasses.replace(device, name=f"{device.name}@{speed * 100:.4g}%", **scaled,
-                               source=f"straggler: {device.name} at {speed:.4g} of nominal "
+                               source=f"{SLOWED_SOURCE}{device.name} at {speed:.4g} of nominal "
                                       f"compute ({device.source})")
 
 

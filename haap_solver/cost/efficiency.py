@@ -97,12 +97,13 @@ def check_families(instance: Instance, constants: CostConstants) -> None:
     Checked where the constants meet the instance (the cost model): a library user may name a
     family of their own in a file and pass its constants in code."""
     from haap_solver.errors import InputError
+    from haap_solver.stragglers import is_slowed
 
     for name, device in sorted(instance.cluster.devices.items()):
         message = family_error(device.efficiency_family, constants)
         if message is None:
             continue
-        if device.source.startswith("straggler:"):  # a slowed device: DEVICE@P%
+        if is_slowed(device):  # a slowed device: DEVICE@P%
             name = name.rsplit("@", 1)[0]
         raise InputError(message, field=f"devices.{name}.efficiency_family",
                          source=instance.source)
