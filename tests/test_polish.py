@@ -9,6 +9,7 @@ GPUs, the micro-batch halved), which the models reach only after a minute or mor
 
 from __future__ import annotations
 
+import itertools
 import time
 from pathlib import Path
 
@@ -23,7 +24,13 @@ from haap_solver.plan import Plan
 from haap_solver.search import tuning
 from haap_solver.search.branch_and_bound import BranchAndBound
 from haap_solver.search.dp import best_layer_split
-from haap_solver.search.polish import Polish
+from haap_solver.search.polish import (
+    REORDER_ALL_MAX,
+    Polish,
+    _distinct_orders,
+    _multiset_orders,
+    _reorders,
+)
 from haap_solver.search.repair import plan_configs
 from haap_solver.search.space import build_plan
 from haap_solver.search.state import SearchState
@@ -169,3 +176,55 @@ def test_polish_against_the_brute_force(seed: int) -> None:
     check_plan(instance, plan)
     assert ev.iteration_time_s < base.iteration_time_s
     assert ev.iteration_time_s >= truth.iteration_time_s * (1 - 1e-9)
+
+
+THREE_TYPES = Path(__file__).resolve().parents[1] / "instances" \
+    / "gpt3-6.7b-a100x128-v100x256-a10x128-4gpu.toml"
+MISORDERED = (("a100-vm:tp4xdp16:none", "a10-vm:tp4xdp16:none", "a10-vm:tp4xdp16:none",
+               "v100-vm:tp4xdp16:none", "v100-vm:tp4xdp16:none", "v100-vm:tp4xdp16:none",
+               "v100-vm:tp4xdp16:none", "a100-vm:tp4xdp16:none"), 16)
+"""The first plan of the sub-problem of THREE_TYPES's optimum (8 stages, micro-batch 16) that
+the search found (its warm start, 2026-12-05): the optimum's stages in another order."""
+
+
+def test_polish_reorders_the_stages() -> None:
+    """From MISORDERED, the local search reaches the best order of its stages, which every
+    order's exact split (brute force over the 420 distinct orders) finds faster: neighbour swaps
+    alone, each having to improve, did not get there."""
+    instance = load_instance(THREE_TYPES)
+    state = SearchState(instance)
+    labels, b = MISORDERED
+    by_label = {c.label(): c for c in state.configs(b)}
+    configs = [by_label[label] for label in labels]
+    start = best_layer_split(instance, state.cache, configs, b, "1f1b")
+    assert start is not None
+    orders = set(itertools.permutations(configs))
+    assert len(orders) == 420
+    best = min(split[1] for order in orders
+               if (split := best_layer_split(instance, state.cache, list(order), b, "1f1b")))
+    assert best < start[1] * (1 - 1e-3)  # (the case is about something)
+    plan = build_plan(instance, configs, start[0], micro_batch=b, schedule="1f1b")
+    assert plan is not None
+    got = Polish(state, max_stages=len(configs), deadline=time.perf_counter() + 60).run(
+        plan, state.cost_model.evaluate(plan))
+    assert got is not None
+    better, its = got
+    check_plan(instance, better)
+    assert its.iteration_time_s <= best * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("code", [[0, 0, 1], [0, 1, 2, 1, 0], [2, 2, 2], [0, 1, 0, 1, 2, 2]])
+def test_multiset_orders_are_every_distinct_order_once(code: list[int]) -> None:
+    got = [tuple(order) for order in _multiset_orders(code)]
+    assert len(got) == len(set(got)) == len(set(itertools.permutations(code)))
+    assert set(got) == set(itertools.permutations(code))
+    assert _distinct_orders(code) == len(got)
+
+
+def test_reorders_beyond_the_cap_move_one_stage() -> None:
+    seq = tuple(range(9))  # (9! orders, over REORDER_ALL_MAX)
+    assert _distinct_orders(list(seq)) > REORDER_ALL_MAX
+    moved = set(_reorders(seq))  # type: ignore[arg-type]
+    assert seq not in moved
+    assert len(moved) == 9 * 8 - 8  # (p (p - 1) moves; each neighbour swap comes twice)
+    assert all(sorted(m) == list(seq) for m in moved)
