@@ -57,16 +57,27 @@ of the open sub-problems was 2.23 s with the factor 0.8 and 3.54 s without it, a
 agreement tests' tiny instances take about three quarters more process time (409 s against
 231 s for test_bounds, test_bruteforce_agreement and test_search_exact, on a loaded host)."""
 
-LEVEL_STEP = 0.05
+LEVEL_STEP = 0.0
 """On clusters of LEVEL_GPUS the first pass strengthens a sub-problem against a level this share
 of the threshold above the next least bound in its queue, not against the threshold at once
-(`BranchAndBound.strengthening_level`, formulations Sec. 4.6 *Levels*); 0: never. 0.05 is the
-only step measured (2026-12-03, 2 cores, host otherwise idle). What it is for: the search over
-plans with a mixed stage of gpt3-2.7b-a100x32-v100x96-4gpu alone, one thread, given a plan of
-4.659 s (then at once): without levels 10 of 165 strengthenings took 20 of 25 s of CPU, and
-in 28 s its bound was 2.73, 2.96 and 2.79 s in three runs (the cheap sub-problems not reached)
-and 4.21 s in a fourth (the pass ended in time, at 25-29 s); with levels 4.47 and 4.48 s in
-two runs, the pass over all of them taking about 1.4 times the CPU (LP answers remembered:
+(`BranchAndBound.strengthening_level`, formulations Sec. 4.6 *Levels*); 0: never.
+
+Off since 2026-12-05: with the incumbents that now come early on those clusters (the balanced
+seed, the polish's reorder move, the tail cuts' proofs) the levels only cost the extra walks.
+`haap solve`, 2 cores, host otherwise idle, 0.05 against 0: gpt3-6.7b-a100x128-v100x256-a10x128
+-4gpu, two threads, proven in 13.7 s against 11.9 s (0.15: 12.0 s), one thread 26.1 s against
+23.6 s, at a 10 s limit the same gap (28.95% / 28.74%: the search over plans with a mixed stage
+sets it); gpt3-2.7b-a100x32-v100x96-4gpu at 30 s, two threads, gap 4.83% against 4.91% (0.15:
+4.91%), one thread 4.91% against 4.82%, at 10 s 8.06% both (its bound is set by the open
+sub-problems' models, not by strengthening). The measurement that put them on, with the plans
+the search had then:
+
+0.05 was the only step measured (2026-12-03, 2 cores, host otherwise idle). What it was for: the
+search over plans with a mixed stage of gpt3-2.7b-a100x32-v100x96-4gpu alone, one thread, given
+a plan of 4.659 s (then at once): without levels 10 of 165 strengthenings took 20 of 25 s of
+CPU, and in 28 s its bound was 2.73, 2.96 and 2.79 s in three runs (the cheap sub-problems not
+reached) and 4.21 s in a fourth (the pass ended in time, at 25-29 s); with levels 4.47 and 4.48
+s in two runs, the pass over all of them taking about 1.4 times the CPU (LP answers remembered:
 without that, a tenth more again)."""
 
 LEVEL_GPUS = (128, 512)
