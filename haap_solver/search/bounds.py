@@ -400,34 +400,31 @@ def half_unit_tables(sizes: np.ndarray, halves: np.ndarray, values: np.ndarray, 
     drawn with repetition: `halves[i]` is 2 for a single-type stage, 1 for a part of a
     mixed-type stage that counts (Sec. 4.9, *Mixed stages*) and 0 for one that does not (a free
     item: any number of them, its layers `values[i, 0]`); `values[i, role]` as in role_tables.
-    As there, the middle items by a dynamic program over half-units, then the one first and the
-    one last item as max-plus steps over every count at once (one numpy step per count, not
-    twelve: these tables are asked thousands of times per micro-batch size); the free items
-    fill the GPUs the others leave (an unbounded knapsack over GPUs, then a max-plus
-    convolution, as CapacityBound's `_group_capacity`)."""
+    As there, the middle items by a dynamic program over half-units (`_middle_items`), then the
+    one first and the one last item as max-plus steps over every count at once (these tables
+    are asked thousands of times per micro-batch size); the free items fill the GPUs the others
+    leave (an unbounded knapsack over GPUs, then a max-plus convolution, as CapacityBound's
+    `_group_capacity`). Without free items only the whole width's column is wanted, so the
+    first and last steps are taken at the columns they read (`_ends_at_width`): the same
+    numbers for about half the time."""
+    sizes, halves = np.asarray(sizes), np.asarray(halves)
     add = np.where(values > 0, values.astype(float), NEG)
     span = width + 1
-    sizes, halves = np.asarray(sizes), np.asarray(halves)
     idx = np.arange(span)[None, :] - sizes[:, None]
     valid = idx >= 0
     idx = np.where(valid, idx, 0)
-    counted = [(h, sel) for h in (1, 2) if len(sel := np.nonzero(halves == h)[0])]
-    mid = np.zeros((u_max + 1, span))  # middle items of at most u half-units within w units
-    for u in range(1, u_max + 1):
-        new = mid[u - 1].copy()
-        for h, sel in counted:
-            if u >= h:
-                step = np.where(valid[sel], mid[u - h][idx[sel]] + add[sel, 0][:, None], NEG)
-                np.maximum(new, step.max(axis=0), out=new)
-        mid[u] = new
-        if u >= 2 and np.array_equal(new, mid[u - 1]) and np.array_equal(new, mid[u - 2]):
-            mid[u + 1:] = new  # (row u depends on rows u - 1 and u - 2 only)
-            break
+    counted = np.nonzero(halves > 0)[0]
+    mid = _middle_items(halves[counted], idx[counted], np.where(valid[counted],
+                                                                add[counted, :1], NEG), u_max)
+    free = np.nonzero(halves == 0)[0]
+    if not len(free):
+        return _ends_at_width(mid, sizes, halves, add, width)
+    by_half = [(h, sel) for h in (1, 2) if len(sel := np.nonzero(halves == h)[0])]
 
     def one_more(table: np.ndarray, role: int) -> np.ndarray:
         """out[u, w] = max over items of table[u - h_i, w - size_i] + values[i, role]."""
         out = np.full((u_max + 1, span), NEG)
-        for h, sel in counted:
+        for h, sel in by_half:
             if h <= u_max:
                 shifted = np.where(valid[sel][None], table[: u_max + 1 - h][:, idx[sel]]
                                    + add[sel, role][None, :, None], NEG)
@@ -436,9 +433,6 @@ def half_unit_tables(sizes: np.ndarray, halves: np.ndarray, values: np.ndarray, 
 
     first = one_more(mid, 1)
     table = np.stack([mid, first, one_more(mid, 2), one_more(first, 2)], axis=1)  # (u, f, w)
-    free = np.nonzero(halves == 0)[0]
-    if not len(free):
-        return table[:, :, -1].copy()
     extra = np.zeros(span)  # unbounded knapsack of the free items
     free_sizes, free_values = sizes[free], values[free, 0].astype(float)
     for w in range(1, span):
@@ -447,6 +441,58 @@ def half_unit_tables(sizes: np.ndarray, halves: np.ndarray, values: np.ndarray, 
         if fit.any():
             extra[w] = max(extra[w], float((extra[w - free_sizes[fit]] + free_values[fit]).max()))
     return np.maximum((table[:, :, ::-1] + extra[None, None, :]).max(axis=2), NEG)
+
+
+def _middle_items(halves: np.ndarray, idx: np.ndarray, gain: np.ndarray,
+                  u_max: int) -> np.ndarray:
+    """mid[u, w] = most layers of middle items (half-units `halves` 1 or 2) of at most u
+    half-units within w GPU units; `idx[i, w]` = w - size_i (clipped at 0) and `gain[i, w]`
+    the item's layers where it fits in w, NEG where not. Row u depends on rows u - 1 and
+    u - 2 only, so three equal rows in a row end it (every later row is the same)."""
+    mid = np.zeros((u_max + 1, idx.shape[1]))
+    singles = halves == 1
+    unchanged = 0
+    for u in range(1, u_max + 1):
+        if u >= 2:
+            step = mid[(u - halves)[:, None], idx] + gain
+        elif singles.any():
+            step = mid[0][idx[singles]] + gain[singles]
+        else:
+            mid[u] = mid[u - 1]
+            unchanged += 1
+            continue
+        new = np.maximum(mid[u - 1], step.max(axis=0)) if len(step) else mid[u - 1]
+        unchanged = unchanged + 1 if np.array_equal(new, mid[u - 1]) else 0
+        mid[u] = new
+        if unchanged >= 2:
+            mid[u + 1:] = new
+            break
+    return mid
+
+
+def _ends_at_width(mid: np.ndarray, sizes: np.ndarray, halves: np.ndarray, add: np.ndarray,
+                   width: int) -> np.ndarray:
+    """half_unit_tables' four role tables at the whole width from the middle items' table:
+    one more item first (role 1), last (role 2), or both, each at the columns it reads
+    (W - size_i for one item, W - size_i - size_j for two)."""
+    k = len(sizes)
+    us = np.arange(len(mid))
+    rows = us[:, None] - halves[None, :]  # (u, i): the half-units the others leave
+    cols = width - sizes  # (i,): the GPU units the others leave
+    ok = (rows >= 0) & (cols >= 0)[None, :]
+    held = np.where(ok, mid[np.maximum(rows, 0), np.maximum(cols, 0)[None, :]], NEG)
+    first = np.maximum(np.where(ok, held + add[None, :, 1], NEG).max(axis=1), NEG)
+    last = np.maximum(np.where(ok, held + add[None, :, 2], NEG).max(axis=1), NEG)
+    # A first item j before a last item i: first[u, W - size_i], then the last step on it.
+    pair_cols = cols[:, None] - sizes[None, :]  # (i, j)
+    pair_rows = us[:, None, None] - halves[None, None, :]  # (u, 1, j)
+    pair_ok = (pair_rows >= 0) & (pair_cols >= 0)[None]
+    first_at = np.maximum(np.where(
+        pair_ok, mid[np.maximum(pair_rows, 0), np.maximum(pair_cols, 0)[None]]
+        + add[None, None, :, 1], NEG).max(axis=2), NEG)  # (u, i)
+    both = np.maximum(np.where(ok, first_at[np.maximum(rows, 0), np.arange(k)[None, :]]
+                               + add[None, :, 2], NEG).max(axis=1), NEG)
+    return np.stack([mid[:, -1], first, last, both], axis=1)
 
 
 class TailCapacity:
