@@ -81,10 +81,6 @@ def search(instance: Instance, **options: Any) -> SolveResult:
     return BranchAndBound(instance, **options).run()
 
 
-TAIL_CUT_BACKENDS = ("highs", "cbc", "cpsat")
-"""Backends whose full models get the tail staircase cuts (every one: their slopes are
-rationals with integer coefficients, `add_tail_cuts`)."""
-
 
 class BranchAndBound:
     """One search over the single-type (or, with `mixed`, the whole) space; `incumbent` is a
@@ -477,11 +473,13 @@ class BranchAndBound:
                              tuning.MODEL_DEADLINE_MARGIN_SHARE * remaining)
         opts = replace(self.opts_base, time_limit_s=max(min(remaining, budget), 0.01),
                        on_solution=on_solution)
+        # Every backend's full models take the tail staircase cuts (their slopes are rationals
+        # with integer coefficients, `add_tail_cuts`), before the backend is chosen.
+        cut = 0 if restricted else self.tail_cuts(sm, max(t_lb, floors[0]), cap,
+                                                  opts.time_limit_s,
+                                                  at if math.isfinite(at) else floor)
         name, fn = ("restricted", self.restricted_fn) if restricted else \
-            self.model_backend(sub, len(sm.lp.vars))
-        if name in TAIL_CUT_BACKENDS:
-            self.tail_cuts(sm, max(t_lb, floors[0]), cap, opts.time_limit_s,
-                           at if math.isfinite(at) else floor)
+            self.model_backend(sub, len(sm.lp.vars), tail_cuts=cut > 0)
         res = fn(sm.lp, opts, floor)
         self.solved += 1
         if not restricted and res.status in ("feasible", "unknown"):
@@ -493,7 +491,7 @@ class BranchAndBound:
         return res
 
     def tail_cuts(self, sm: Any, t_floor: float, t_cap: float, budget: float,
-                  objective_s: float) -> None:
+                  objective_s: float) -> int:
         """Add the tail staircase cuts (R') of Sec. 5 to a full model (`add_tail_cuts`), from
         the positional LP's R_min(T) between the model's bottleneck floor and its stage-time
         cap, where they can matter: the least tail at the floor is at least
@@ -503,7 +501,7 @@ class BranchAndBound:
         sub = sm.sub
         if not tuning.TAIL_STAIRCASE_CUTS or sub.schedule == "gpipe" or sub.empty_ends \
                 or sub.num_stages < 2:
-            return
+            return 0
         state = self.state
         positional = state.positional_bound(sub.micro_batch, sub.schedule)
         t_values = state.capacity_bound(sub.micro_batch, self.p_cap, sub.schedule).t_values
@@ -515,14 +513,17 @@ class BranchAndBound:
                 corners = tail_staircase(positional.holds_all_layers, sub.num_stages,
                                          t_values, positional.tail_values(), t_floor, t_cap)
         except DeadlineReached:
-            return
+            return 0
         finally:
             positional.link_sides_on = True
         if not corners or corners[0][1] < tuning.TAIL_CUT_MIN_SHARE * objective_s:
-            return
-        self.tail_cut_rows += add_tail_cuts(sm, staircase_cuts(corners))
+            return 0
+        added = add_tail_cuts(sm, staircase_cuts(corners))
+        self.tail_cut_rows += added
+        return added
 
-    def model_backend(self, sub: SubProblem, num_vars: int) -> tuple[str, Any]:
+    def model_backend(self, sub: SubProblem, num_vars: int,
+                      tail_cuts: bool = False) -> tuple[str, Any]:
         """The backend of a sub-problem's next full model, and its name. Under `auto`, where
         the last one ended without a proof, the other of CP-SAT and HiGHS (a portfolio over the
         passes of growing budgets); else `auto`'s choice by size (AUTO_CPSAT_MAX_VARS). The two
@@ -533,7 +534,12 @@ class BranchAndBound:
         if self.backend != "auto":
             return self.backend, self.backend_fn
         last = self.unproven_by.get(sub)
-        name = auto_choice(num_vars) if last is None else _OTHER_SOLVER[last]
+        if last is not None:
+            name = _OTHER_SOLVER[last]
+        elif tail_cuts and tuning.CPSAT_FIRST_WITH_TAIL_CUTS:
+            name = "cpsat"
+        else:
+            name = auto_choice(num_vars)
         return name, get_backend(name)
 
     def take(self, sm: Any, sub: SubProblem, values: list[float], objective_s: float) -> None:
@@ -918,8 +924,23 @@ class BranchAndBound:
                         self.dive(queue, min(strong), full_dives, dive_budget, still_open)
                 continue
             since_model = 0
-            self.done += self.solve_one(cand, tuning.FIRST_PASS_BUDGET_S, still_open)
+            budget = tuning.INCUMBENT_FIRST_BUDGET_S if self.holds_incumbent(cand.sub) \
+                else tuning.FIRST_PASS_BUDGET_S
+            self.done += self.solve_one(cand, budget, still_open)
         return still_open
+
+    def holds_incumbent(self, sub: SubProblem) -> bool:
+        """Whether the incumbent is a plan of `sub` (in the single-type search: a search over
+        plans with a mixed stage excludes single-type ones). No bound closes such a
+        sub-problem while the incumbent is its optimum: only its model can, by reaching that
+        optimum, which takes longer than showing that nothing lies below a cutoff."""
+        plan = self.best_plan
+        if plan is None or self.state.require_mixed:
+            return False
+        return (len(plan.stages) == sub.num_stages and plan.micro_batch_size == sub.micro_batch
+                and plan.schedule == sub.schedule
+                and (plan.stages[0].num_layers == 0) == sub.empty_first
+                and (plan.stages[-1].num_layers == 0) == sub.empty_last)
 
     def dive(self, queue: list[tuple[float, int, int, int]], target: tuple[float, int, int, int],
              full_dives: bool, dive_budget: float, still_open: list[_Candidate]) -> None:

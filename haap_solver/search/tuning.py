@@ -43,6 +43,20 @@ the objective, the cuts cannot move a bound, and CP-SAT's search on the (5, 4) m
 0.27 s to 0.5 s unproven with them; on the clusters of 4-GPU nodes the tail is about a quarter
 of the iteration."""
 
+CPSAT_FIRST_WITH_TAIL_CUTS = True
+"""Under `auto`, a sub-problem's first full model goes to CP-SAT where it has the tail staircase
+cuts (R') of Sec. 5, whatever its size (elsewhere `auto` decides by size; the next model of a
+sub-problem left open goes to the other backend either way). The cuts' rows have integer
+coefficients on time variables, which CP-SAT propagates; on the models that decide
+gpt3-6.7b-a100x128-v100x256-a10x128-4gpu's proof (888-1,268 variables, above
+AUTO_CPSAT_MAX_VARS), at the optimum's cutoff, one thread: (7, 16) HiGHS 2.27 s / CP-SAT 0.92 s,
+(8, 16) 2.60 / 1.57 s, (7, 32) 0.84 / 0.23 s. `haap solve --threads 2 --time-limit 30`
+(2026-12-05, host otherwise idle), off / on, two runs each: that instance 12.85, 13.09 /
+12.10, 12.07 s; gpt3-2.7b-a100x8-v100x8-4gpu 18.40, 18.66 / 18.09, 18.22 s;
+gpt3-2.7b-a100x32-v100x96-4gpu gap 4.83% / 4.91% (both runs); gpt3-13b-a100x32-ib-roce and
+gpt3-13b-h100x64 (one model with cuts each) unchanged; no other instance of the matrix has
+models with cuts."""
+
 TAIL_CUT_SHARE = 0.2
 """The most of a model's time budget its tail staircase may take (its LPs are mostly the
 strengthening's, remembered: 0.06-0.15 s at 128-512 GPUs); cut short, the model goes without."""
@@ -232,6 +246,18 @@ only runs the warm-start seeds of the least strong bound, which never gave the p
 about 1 s of the second process's 16 s at 1,024 GPUs. Without them, two threads with --gap 0.01
 went from 18.1-18.4 s to 17.4-17.5 s there, and without a gap target llama3-405b-6types-x16384
 from 18.7 s to 13.7 s (the same plan and gap: the second process answers sooner)."""
+
+INCUMBENT_FIRST_BUDGET_S = 2.0
+"""The first pass's budget for the model of the sub-problem the incumbent belongs to
+(`BranchAndBound.holds_incumbent`), in place of FIRST_PASS_BUDGET_S: while the incumbent is its
+optimum no bound can close it, and its model must reach that optimum, not only show that nothing
+lies below a cutoff. On gpt3-6.7b-a100x128-v100x256-a10x128-4gpu the (8, 16) model went CP-SAT
+0.5 s (open), HiGHS 2 s (open), CP-SAT 1.6 s (optimal), each from scratch. `haap solve --threads
+2 --time-limit 30` (2026-12-05, host otherwise idle), 0.5 / 2.0: that instance 12.27, 12.34 /
+9.68, 9.92 s (proven); llama3-8b-h100-a100-l40s 3.87 / 3.91 s, llama3-70b-h100x32-a100x32 2.88
+/ 3.01, gpt3-2.7b-a100x8-v100x8-4gpu 18.09 / 18.55, gpt3-175b-a100x64 4.57 / 4.46,
+llama3.2-1b-rtx4090-a10 2.07 / 2.08, gpt3-1.3b-t4x4-a100x12 1.28 / 1.25, gpt3-2.7b-a100-40gx8-
+v100x8 1.30 / 1.28 s, gpt3-2.7b-a100x32-v100x96-4gpu gap 4.93% / 4.91% at 30 s."""
 
 DIVE_BUDGET_S = 2.0
 """The time budget of a dive's full model in the single-type search (Sec. 4.6 Passes): the dived
