@@ -342,6 +342,8 @@ def test_single_type_search_yields_once_its_models_stop_paying(
     # No dives: their models' budget (DIVE_BUDGET_S) would pass for a later pass's.
     monkeypatch.setattr(TUNING, "DIVE_FIRST", 10**9)
     monkeypatch.setattr(TUNING, "DIVE_EVERY", 10**9)
+    # Nor the incumbent's own sub-problem's longer first model, for the same reason.
+    monkeypatch.setattr(TUNING, "INCUMBENT_FIRST_BUDGET_S", TUNING.FIRST_PASS_BUDGET_S)
     result = solve(inst, time_limit_s=20)
     assert follow_up_models.get("single") == 1  # yielded at the first one
     assert result.plan is not None

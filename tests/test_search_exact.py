@@ -631,9 +631,9 @@ def _hook_full_models(monkeypatch: pytest.MonkeyPatch,
     full(lp, opts, floor, real backend)."""
     real_choice = BNB.BranchAndBound.model_backend
 
-    def model_backend(self: BNB.BranchAndBound, sub: SubProblem,
-                      num_vars: int) -> tuple[str, object]:
-        name, real = real_choice(self, sub, num_vars)
+    def model_backend(self: BNB.BranchAndBound, sub: SubProblem, num_vars: int,
+                      tail_cuts: bool = False) -> tuple[str, object]:
+        name, real = real_choice(self, sub, num_vars, tail_cuts)
         return name, lambda lp, opts, floor: full(lp, opts, floor, real)
 
     monkeypatch.setattr(BNB.BranchAndBound, "model_backend", model_backend)

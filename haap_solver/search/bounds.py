@@ -481,17 +481,17 @@ def _ends_at_width(mid: np.ndarray, sizes: np.ndarray, halves: np.ndarray, add: 
     cols = width - sizes  # (i,): the GPU units the others leave
     ok = (rows >= 0) & (cols >= 0)[None, :]
     held = np.where(ok, mid[np.maximum(rows, 0), np.maximum(cols, 0)[None, :]], NEG)
-    first = np.maximum(np.where(ok, held + add[None, :, 1], NEG).max(axis=1), NEG)
-    last = np.maximum(np.where(ok, held + add[None, :, 2], NEG).max(axis=1), NEG)
+    first = np.maximum(np.where(ok, held + add[None, :, 1], NEG).max(axis=1, initial=NEG), NEG)
+    last = np.maximum(np.where(ok, held + add[None, :, 2], NEG).max(axis=1, initial=NEG), NEG)
     # A first item j before a last item i: first[u, W - size_i], then the last step on it.
     pair_cols = cols[:, None] - sizes[None, :]  # (i, j)
     pair_rows = us[:, None, None] - halves[None, None, :]  # (u, 1, j)
     pair_ok = (pair_rows >= 0) & (pair_cols >= 0)[None]
     first_at = np.maximum(np.where(
         pair_ok, mid[np.maximum(pair_rows, 0), np.maximum(pair_cols, 0)[None]]
-        + add[None, None, :, 1], NEG).max(axis=2), NEG)  # (u, i)
+        + add[None, None, :, 1], NEG).max(axis=2, initial=NEG), NEG)  # (u, i)
     both = np.maximum(np.where(ok, first_at[np.maximum(rows, 0), np.arange(k)[None, :]]
-                               + add[None, :, 2], NEG).max(axis=1), NEG)
+                               + add[None, :, 2], NEG).max(axis=1, initial=NEG), NEG)
     return np.stack([mid[:, -1], first, last, both], axis=1)
 
 
