@@ -81,7 +81,6 @@ def search(instance: Instance, **options: Any) -> SolveResult:
     return BranchAndBound(instance, **options).run()
 
 
-
 class BranchAndBound:
     """One search over the single-type (or, with `mixed`, the whole) space; `incumbent` is a
     plan already found (its warm start is then skipped: it covered the single-type stages).

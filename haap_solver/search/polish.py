@@ -283,8 +283,8 @@ def _reorders(seq: Sequence) -> Iterator[Sequence]:
     p = len(seq)
     for i in range(p):
         rest = (*seq[:i], *seq[i + 1:])
-        for j in range(p):
-            if j != i and seq[i] != seq[j]:
+        for j in range(p):  # (a repeat is screened once: Polish.screened)
+            if j != i:
                 yield (*rest[:j], seq[i], *rest[j:])
 
 
