@@ -419,20 +419,11 @@ def half_unit_tables(sizes: np.ndarray, halves: np.ndarray, values: np.ndarray, 
     free = np.nonzero(halves == 0)[0]
     if not len(free):
         return _ends_at_width(mid, sizes, halves, add, width)
-    by_half = [(h, sel) for h in (1, 2) if len(sel := np.nonzero(halves == h)[0])]
-
-    def one_more(table: np.ndarray, role: int) -> np.ndarray:
-        """out[u, w] = max over items of table[u - h_i, w - size_i] + values[i, role]."""
-        out = np.full((u_max + 1, span), NEG)
-        for h, sel in by_half:
-            if h <= u_max:
-                shifted = np.where(valid[sel][None], table[: u_max + 1 - h][:, idx[sel]]
-                                   + add[sel, role][None, :, None], NEG)
-                np.maximum(out[h:], shifted.max(axis=1), out=out[h:])
-        return np.maximum(out, NEG)
-
-    first = one_more(mid, 1)
-    table = np.stack([mid, first, one_more(mid, 2), one_more(first, 2)], axis=1)  # (u, f, w)
+    h, s, gain = halves[counted], sizes[counted], add[counted]
+    every = np.arange(span)
+    first = _one_more(mid, h, s, gain[:, 1], every)
+    table = np.stack([mid, first, _one_more(mid, h, s, gain[:, 2], every),
+                      _one_more(first, h, s, gain[:, 2], every)], axis=1)  # (u, f, w)
     extra = np.zeros(span)  # unbounded knapsack of the free items
     free_sizes, free_values = sizes[free], values[free, 0].astype(float)
     for w in range(1, span):
@@ -450,6 +441,8 @@ def _middle_items(halves: np.ndarray, idx: np.ndarray, gain: np.ndarray,
     the item's layers where it fits in w, NEG where not. Row u depends on rows u - 1 and
     u - 2 only, so three equal rows in a row end it (every later row is the same)."""
     mid = np.zeros((u_max + 1, idx.shape[1]))
+    if not len(halves):
+        return mid
     singles = halves == 1
     unchanged = 0
     for u in range(1, u_max + 1):
@@ -461,7 +454,7 @@ def _middle_items(halves: np.ndarray, idx: np.ndarray, gain: np.ndarray,
             mid[u] = mid[u - 1]
             unchanged += 1
             continue
-        new = np.maximum(mid[u - 1], step.max(axis=0)) if len(step) else mid[u - 1]
+        new = np.maximum(mid[u - 1], step.max(axis=0))
         unchanged = unchanged + 1 if np.array_equal(new, mid[u - 1]) else 0
         mid[u] = new
         if unchanged >= 2:
@@ -470,28 +463,38 @@ def _middle_items(halves: np.ndarray, idx: np.ndarray, gain: np.ndarray,
     return mid
 
 
+def _one_more(table: np.ndarray, halves: np.ndarray, sizes: np.ndarray, gain: np.ndarray,
+              cols: np.ndarray) -> np.ndarray:
+    """out[u, c] = max over items i of table[u - halves[i], cols[c] - sizes[i]] + gain[i] (one
+    more item, in the role `gain` holds the layers of), NEG where none fits; taken at the
+    columns `cols` only (any integers: a negative one fits nothing)."""
+    n = len(table)
+    out = np.full((n, len(cols)), NEG)
+    src = np.asarray(cols)[:, None] - sizes[None, :]  # (c, i)
+    for h in np.unique(halves):
+        if h >= n:
+            continue
+        sel = halves == h
+        held = table[: n - h][:, np.maximum(src[:, sel], 0)] + gain[sel]  # (u - h, c, i)
+        held = np.where(src[:, sel] >= 0, held, NEG).max(axis=2, initial=NEG)
+        np.maximum(out[h:], held, out=out[h:])
+    return np.maximum(out, NEG)
+
+
 def _ends_at_width(mid: np.ndarray, sizes: np.ndarray, halves: np.ndarray, add: np.ndarray,
                    width: int) -> np.ndarray:
     """half_unit_tables' four role tables at the whole width from the middle items' table:
     one more item first (role 1), last (role 2), or both, each at the columns it reads
-    (W - size_i for one item, W - size_i - size_j for two)."""
-    k = len(sizes)
-    us = np.arange(len(mid))
-    rows = us[:, None] - halves[None, :]  # (u, i): the half-units the others leave
-    cols = width - sizes  # (i,): the GPU units the others leave
-    ok = (rows >= 0) & (cols >= 0)[None, :]
-    held = np.where(ok, mid[np.maximum(rows, 0), np.maximum(cols, 0)[None, :]], NEG)
-    first = np.maximum(np.where(ok, held + add[None, :, 1], NEG).max(axis=1, initial=NEG), NEG)
-    last = np.maximum(np.where(ok, held + add[None, :, 2], NEG).max(axis=1, initial=NEG), NEG)
-    # A first item j before a last item i: first[u, W - size_i], then the last step on it.
-    pair_cols = cols[:, None] - sizes[None, :]  # (i, j)
-    pair_rows = us[:, None, None] - halves[None, None, :]  # (u, 1, j)
-    pair_ok = (pair_rows >= 0) & (pair_cols >= 0)[None]
-    first_at = np.maximum(np.where(
-        pair_ok, mid[np.maximum(pair_rows, 0), np.maximum(pair_cols, 0)[None]]
-        + add[None, None, :, 1], NEG).max(axis=2, initial=NEG), NEG)  # (u, i)
-    both = np.maximum(np.where(ok, first_at[np.maximum(rows, 0), np.arange(k)[None, :]]
-                               + add[None, :, 2], NEG).max(axis=1, initial=NEG), NEG)
+    (W for one item; for a first item j before a last item i, the first step at W - size_i)."""
+    at_width = np.array([width])
+    first = _one_more(mid, halves, sizes, add[:, 1], at_width)[:, 0]
+    last = _one_more(mid, halves, sizes, add[:, 2], at_width)[:, 0]
+    cols = width - sizes
+    first_at = _one_more(mid, halves, sizes, add[:, 1], cols)  # (u, i): first at W - size_i
+    rows = np.arange(len(mid))[:, None] - halves[None, :]  # (u, i)
+    fits = (rows >= 0) & (cols >= 0)[None, :]
+    held = first_at[np.maximum(rows, 0), np.arange(len(sizes))[None, :]] + add[None, :, 2]
+    both = np.maximum(np.where(fits, held, NEG).max(axis=1, initial=NEG), NEG)
     return np.stack([mid[:, -1], first, last, both], axis=1)
 
 
