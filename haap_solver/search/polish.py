@@ -21,16 +21,16 @@ Moves, each round from the current stage sequence (micro-batch size and schedule
 - *insert*: a stage on GPUs the sequence leaves idle (per node group, TP degree and
   recomputation, the widest that fits), anywhere, up to the stage-count cap;
 - *drop*: stage i leaves, its layers going to the others;
-- *swap*: two neighbouring stages trade places;
 - *reorder*: the same stages in another order: every distinct order of the sequence's
   configurations where there are at most REORDER_ALL_MAX of them, else one stage moved to
-  another position. The order decides each stage's micro-batches in flight (memory), which
-  stage holds the embedding and the LM head, the links between node groups and the tail's
-  overlap window, and the models' first plans on many small nodes often hold the optimum's
-  stages in another order: on gpt3-6.7b-a100x128-v100x256-a10x128-4gpu the first plan of the
-  sub-problem of the optimum (8 stages: two A100, two A10 and four V100 ones) was 1.0% slower
-  than the optimum, one of its 420 orders, which the screen ranks first; neighbour swaps,
-  each having to improve, did not reach it;
+  another position (two neighbours trading places among them). The order decides each stage's
+  micro-batches in flight (memory), which stage holds the embedding and the LM head, the links
+  between node groups and the tail's overlap window, and the models' first plans on many small
+  nodes often hold the optimum's stages in another order: on
+  gpt3-6.7b-a100x128-v100x256-a10x128-4gpu the first plan of the sub-problem of the optimum (8
+  stages: two A100, two A10 and four V100 ones) was 1.0% slower than the optimum, one of its 420
+  orders, which the screen ranks first; neighbour swaps, each having to improve, did not reach
+  it;
 - *micro-batch*: the same sequence at another micro-batch size, where every configuration is
   one of the space there.
 
@@ -204,8 +204,8 @@ class Polish:
         return out
 
     def other_moves(self, seq: Sequence, b: int) -> Iterator[Sequence]:
-        """The sequences one split, merge, insert, drop, swap or reorder away from `seq` that
-        fit the node groups' GPUs by count (module docstring)."""
+        """The sequences one split, merge, insert, drop or reorder away from `seq` that fit
+        the node groups' GPUs by count (module docstring)."""
         idle, space = idle_gpus(self.state, list(seq)), self.state.configs(b)
         # Per node group its single-type configurations, per TP degree and recomputation the
         # widest first (`widest`).
@@ -218,7 +218,7 @@ class Polish:
         yield from _merges(seq, idle, own)
         if more:
             yield from _inserts(seq, idle, own)
-        yield from _drops_and_swaps(seq)
+        yield from _drops(seq)
         yield from _reorders(seq)
 
 
@@ -259,15 +259,11 @@ def _inserts(seq: Sequence, idle: dict[str, int],
                 yield (*seq[:j], c2, *seq[j:])
 
 
-def _drops_and_swaps(seq: Sequence) -> Iterator[Sequence]:
-    """A stage left out (its layers to the others), or two neighbours in each other's place."""
-    p = len(seq)
-    if p > 1:
-        for i in range(p):
+def _drops(seq: Sequence) -> Iterator[Sequence]:
+    """A stage left out (its layers to the others)."""
+    if len(seq) > 1:
+        for i in range(len(seq)):
             yield (*seq[:i], *seq[i + 1:])
-    for i in range(p - 1):
-        if seq[i] != seq[i + 1]:
-            yield (*seq[:i], seq[i + 1], seq[i], *seq[i + 2:])
 
 
 def _reorders(seq: Sequence) -> Iterator[Sequence]:
