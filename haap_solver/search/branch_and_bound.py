@@ -436,9 +436,11 @@ class BranchAndBound:
     # Sub-problems are attacked in passes of growing per-sub-problem time budgets: easy ones close
     # at once and give incumbents whose bound (Sec. 4.2) then shrinks the hard ones.
     def attempt(self, sub: SubProblem, configs: list[StageConfig], budget: float,
-                floor: float, restricted: bool = False, max_vars: int | None = None) -> Any:
+                floor: float, restricted: bool = False, max_vars: int | None = None,
+                backend: str | None = None) -> Any:
         """Build and solve one model; keep its plan if it beats the incumbent. A model of more
-        than `max_vars` variables is not solved (TOO_BIG)."""
+        than `max_vars` variables is not solved (TOO_BIG). `backend` overrides the choice of
+        `model_backend` for a full model."""
         instance, state = self.instance, self.state
         floors = self.floors_by_b[sub.micro_batch]
         # Sec. 4.2: a plan better than the threshold has no stage slower than this.
@@ -474,10 +476,13 @@ class BranchAndBound:
                        on_solution=on_solution)
         # Every backend's full models take the tail staircase cuts (their slopes are rationals
         # with integer coefficients, `add_tail_cuts`), before the backend is chosen.
-        cut = 0 if restricted else self.tail_cuts(sm, max(t_lb, floors[0]), cap,
-                                                  opts.time_limit_s,
-                                                  at if math.isfinite(at) else floor)
+        # (A last resort's model takes them wherever they apply: LAST_RESORT_MAX_GPUS)
+        cut = 0 if restricted else self.tail_cuts(
+            sm, max(t_lb, floors[0]), cap, opts.time_limit_s,
+            at if math.isfinite(at) else floor,
+            min_share=0.0 if backend is not None else None)
         name, fn = ("restricted", self.restricted_fn) if restricted else \
+            (backend, get_backend(backend)) if backend is not None else \
             self.model_backend(sub, len(sm.lp.vars), tail_cuts=cut > 0)
         res = fn(sm.lp, opts, floor)
         self.solved += 1
@@ -490,11 +495,11 @@ class BranchAndBound:
         return res
 
     def tail_cuts(self, sm: Any, t_floor: float, t_cap: float, budget: float,
-                  objective_s: float) -> int:
+                  objective_s: float, *, min_share: float | None = None) -> int:
         """Add the tail staircase cuts (R') of Sec. 5 to a full model (`add_tail_cuts`), from
         the positional LP's R_min(T) between the model's bottleneck floor and its stage-time
-        cap, where they can matter: the least tail at the floor is at least
-        TAIL_CUT_MIN_SHARE of `objective_s` (the model's cutoff, or its floor). At most
+        cap, where they can matter: the least tail at the floor is at least `min_share`
+        (default TAIL_CUT_MIN_SHARE) of `objective_s` (the model's cutoff, or its floor). At most
         TAIL_CUT_SHARE of the model's budget; cut short, the model goes without (the cuts are
         redundant)."""
         sub = sm.sub
@@ -515,7 +520,8 @@ class BranchAndBound:
             return 0
         finally:
             positional.link_sides_on = True
-        if not corners or corners[0][1] < tuning.TAIL_CUT_MIN_SHARE * objective_s:
+        share = tuning.TAIL_CUT_MIN_SHARE if min_share is None else min_share
+        if not corners or corners[0][1] < share * objective_s:
             return 0
         added = add_tail_cuts(sm, staircase_cuts(corners))
         self.tail_cut_rows += added
@@ -992,7 +998,34 @@ class BranchAndBound:
                     # its models stopped paying: yield (Sec. 1.1)
                     self.deadline = time.perf_counter()
             open_list = [c for c in still_open if not self.closed_by_bound(c)]
-        return open_list
+        return self.last_resort(open_list)
+
+    def last_resort(self, open_list: list[_Candidate]) -> list[_Candidate]:
+        """The sub-problems left open only because their full model is too large for a dive
+        (DIVE_FULL_MAX_VARS), least bound first, each given the time that is left, on
+        clusters of at most LAST_RESORT_MAX_GPUS GPUs: there such models come from the rich
+        space of a small cluster (uneven shares, the full mixed space), and HiGHS proves them.
+        Returns the sub-problems still open."""
+        if self.total_gpus > tuning.LAST_RESORT_MAX_GPUS:
+            return open_list
+        still_open: list[_Candidate] = []
+        for cand in sorted(open_list, key=_Candidate.rank):
+            if self.closed_by_bound(cand):
+                self.done += 1
+                continue
+            left = self.deadline - time.perf_counter()
+            if left < tuning.LAST_RESORT_MIN_S or not self.too_big_to_dive(cand) \
+                    or not self.worth_a_model(cand, left):
+                still_open.append(cand)
+                continue
+            res = self.attempt(cand.sub, self.state.configs(cand.sub.micro_batch), left,
+                               cand.lower_bound, max_vars=tuning.LAST_RESORT_MAX_VARS,
+                               backend="highs" if self.backend == "auto" else None)
+            if res is TOO_BIG:
+                still_open.append(cand)
+                continue
+            self.done += self.settle(cand, res, still_open)
+        return still_open
 
     def worth_a_model(self, cand: _Candidate, budget: float) -> bool:
         """Whether a pass with this per-model `budget` should solve the sub-problem's model:

@@ -294,6 +294,20 @@ given 2 s returned after 6.3 s, an 18,002-variable one (plans with a mixed stage
 after 147 s, so that a 120 s run with two threads lost its second process's answer. No model of
 the instances up to 64 GPUs is that large."""
 
+LAST_RESORT_MAX_GPUS = 256
+LAST_RESORT_MAX_VARS = 20000
+LAST_RESORT_MIN_S = 2.0
+"""After the follow-up passes, on clusters of at most LAST_RESORT_MAX_GPUS GPUs, a sub-problem
+left open only because its full model has more than DIVE_FULL_MAX_VARS variables gets that model
+(HiGHS under `auto`, at most LAST_RESORT_MAX_VARS variables) with the time left, where at least
+LAST_RESORT_MIN_S is (`BranchAndBound.last_resort`). On small clusters such models come from the
+rich space (uneven shares, the full mixed space), not from the cluster's size: on the 40-GPU
+cluster of spot-a100-v100's fifth event (three A100 nodes, one slowed, two V100 nodes) the search
+over plans with a mixed stage ended at 13.5 s of a 60 s limit, 0.03% from a proof, its last
+sub-problem's 5,096-variable model never solved; HiGHS proves it in 12.9 s (one thread) and
+returned 0.04 s past a 3 s limit. Above LAST_RESORT_MAX_GPUS the models are large because the
+cluster is (DIVE_FULL_MAX_VARS: none found a plan, and HiGHS overran its limits there)."""
+
 BALANCED_SEED_EARLY_GPUS = 64
 """From this many GPUs (up to WARM_START_LARGE_GPUS) the balanced-grids seed
 (haap_solver/baselines/balanced.py, 20% of the time limit at most) runs right after the uniform
