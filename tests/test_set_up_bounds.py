@@ -7,6 +7,9 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -20,6 +23,7 @@ from haap_solver.search.space import (
     _full_mixed_shapes,
     _parts_within,
     mixed_shapes,
+    share_splits,
     tp_candidates,
 )
 from haap_solver.search.state import SearchState
@@ -104,6 +108,47 @@ def test_saturated_fft_count_decides_the_budget_as_the_exact_count(
                 assert (fast > budget) == (exact > budget), (b, budget, exact, fast)
                 if exact <= budget:
                     assert fast == exact, (b, budget)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.integers(1, 4), min_size=1, max_size=3), st.integers(1, 30),
+       st.integers(1, 12))
+def test_share_splits_are_every_split(counts: list[int], total: int, cap: int) -> None:
+    """`share_splits` returns every tuple of shares in [1, cap] with sum(count x share) ==
+    total, in lexicographic order (its lower bound on the first share skips only branches
+    without a split)."""
+    want = [s for s in itertools.product(range(1, cap + 1), repeat=len(counts))
+            if sum(c * x for c, x in zip(counts, s, strict=True)) == total]
+    assert share_splits(counts, total, cap) == want
+
+
+def test_same_group_count_with_a_share_cap_near_the_micro_batch() -> None:
+    """Found by fuzzing `haap solve`: a global batch of 2^20 with max_micro_batch_share 65,536
+    on two 2-GPU nodes (at most 10 GPUs: two replica groups on one node group are searched).
+    At micro-batch 262,144 the full mixed space has one candidate, so the same-group count ran,
+    and its split of three parts walked 65,536^2 first shares that left the others more than
+    their cap: `haap solve --time-limit 3` ran for minutes. Checked in a subprocess with a
+    timeout, so that the old walk fails rather than hangs."""
+    code = (
+        "import dataclasses, sys\n"
+        "sys.path.insert(0, 'tests')\n"
+        "from tiny_instances import tiny_instance\n"
+        "from haap_solver.search.space import mixed_space_full, same_group_count, "
+        "share_splits\n"
+        "assert share_splits([1, 1, 2], 4 * 65_536, 65_536) == [(65_536,) * 3]\n"
+        "base = tiny_instance(devices=[('A100-80G', None), ('T4', None)],\n"
+        "                     groups=[(0, 1, 2), (1, 1, 2)], layers=4, hidden=256, heads=4,\n"
+        "                     seq=128, batch=1 << 20, recompute=('none',))\n"
+        "inst = dataclasses.replace(base, training=dataclasses.replace(\n"
+        "    base.training, max_micro_batch_share=65_536))\n"
+        "b = 4 * 65_536\n"
+        "assert mixed_space_full(inst, b)\n"
+        "print(same_group_count(inst, b, stop_above=200))\n")
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout) <= 200
 
 
 def _big_share_instance(**training: object) -> Instance:

@@ -515,9 +515,14 @@ def share_splits(counts: list[int], total: int, cap: int) -> list[tuple[int, ...
         share, rest = divmod(total, counts[0])
         return [(share,)] if not rest and 1 <= share <= cap else []
     out: list[tuple[int, ...]] = []
-    for s in range(1, cap + 1):
+    rest = sum(counts[1:])
+    # (The other parts take at most cap * rest sequences: a smaller first share leaves them
+    # more, and with a share cap near the micro-batch those branches held no split but cost
+    # cap^2 steps: 65,536 shares of a 262,144-sequence micro-batch over three parts kept
+    # `haap solve --time-limit 3` on four GPUs busy for minutes.)
+    for s in range(max(1, -(-(total - cap * rest) // counts[0])), cap + 1):
         left = total - counts[0] * s
-        if left < sum(counts[1:]):
+        if left < rest:
             break
         out.extend((s, *tail) for tail in share_splits(counts[1:], left, cap))
     return out
