@@ -237,9 +237,16 @@ class SetDevice:
                     field=changed[0])
         devices = {**instance.cluster.devices, self.device.name: self.device}
         try:
-            return _with_cluster(instance, dataclasses.replace(instance.cluster, devices=devices))
+            updated = _with_cluster(instance, dataclasses.replace(instance.cluster,
+                                                                  devices=devices))
         except InputError as exc:  # (a device without the training's precision)
             raise _as_event_error(exc, instance, "devices", []) from None
+        if _plannable(instance):  # (as a file's: memory_gib above reserved_memory_gib)
+            try:
+                check_plannable(updated.model, updated.training, updated.cluster)
+            except InputError as exc:
+                raise _as_event_error(exc, instance, "devices", ["memory_gib"]) from None
+        return updated
 
     def describe(self) -> str:
         return f"device {self.device.name} updated"

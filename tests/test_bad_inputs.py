@@ -1466,6 +1466,11 @@ REPLAN_APPLIED_CASES = [
     ('kind = "add_node_group"\nname = "b"\ndevice = "T4"\nnum_nodes = 1048576\n'
      "gpus_per_node = 8\nnic_gbit_s = 100", "events[0].num_nodes",
      ("the node groups would hold 8,388,612 GPUs; a cluster has at most 4,194,304",)),
+    # A device event's memory at most training.reserved_memory_gib (refused in an instance
+    # file) was re-planned as if the device were fine.
+    ('kind = "device"\nname = "T4"\nbase = "T4"\nmemory_gib = 1.0', "events[0].memory_gib",
+     ("makes the device of node group 't4' invalid", "T4 has 1 GiB, no more than the 2 GiB "
+      "training.reserved_memory_gib")),
 ]
 REPLAN_EVENT_CASES = [
     # Checked as the file is read, before any solve: the paths are the events file's own (a
