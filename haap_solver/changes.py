@@ -384,6 +384,10 @@ def _training_fields(fields: dict[str, Any], field: str) -> dict[str, Any]:
             from None
     # (global_batch_size is required in [training]: a stand-in where the event leaves it)
     build(TrainingSpec, {"global_batch_size": 1, **fields}, prefix=field)
+    if fields.get("target", "any") != "any":  # (the Planner searches the general plan)
+        raise InputError(f"a Planner re-plans haap's general plan (target 'any'), not what "
+                         f"target {fields['target']!r} runs (use haap solve --target)",
+                         field=f"{field}.target")
     return fields
 
 

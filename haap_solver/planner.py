@@ -209,6 +209,11 @@ class Planner:
             raise InputError("the Planner searches for the least iteration time; this instance "
                              "asks for another objective, a GPU cap or prices (use haap solve)",
                              field="objective", source=instance.source)
+        if instance.training.target != "any":
+            raise InputError(f"the Planner searches haap's general plan (target 'any'), not "
+                             f"what target {instance.training.target!r} runs; its plans would "
+                             "fail that target's rules (use haap solve --target)",
+                             field="training.target", source=instance.source)
         if migration_slack is not None and not 0.0 <= migration_slack < 1.0:
             raise ValueError(f"migration_slack: must be in [0, 1), got {migration_slack}")
         if not 0.0 <= relative_gap < 1.0:
@@ -262,6 +267,11 @@ class Planner:
             raise InputError("after this change the instance asks for another objective, a "
                              "GPU cap or prices, which the Planner does not search",
                              field="objective")
+        if instance.training.target != "any":
+            raise InputError(f"the Planner searches haap's general plan (target 'any'), not "
+                             f"what target {instance.training.target!r} runs; its plans would "
+                             "fail that target's rules (use haap solve --target)",
+                             field="target")
         self.state, reuse = carry_state(self.state, instance)
         reuse = self._recall_proof(reuse)  # (on the new state's instance)
         moves = _node_moves(self._base, self._slow, base, slow)

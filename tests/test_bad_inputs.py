@@ -1483,6 +1483,10 @@ REPLAN_EVENT_CASES = [
     ('kind = "training"\nmax_micro_batch_size = 4', "events[0].max_micro_batch_size",
      ("renamed to max_micro_batch_share",)),
     ('kind = "training"', "events[0]", ("no field of [training] to change",)),
+    # The Planner searches the general plan: its plan for another target failed that target's
+    # rules after the solve ("plan is invalid", naming no file).
+    ('kind = "training"\ntarget = "deepspeed"', "events[0].target",
+     ("a Planner re-plans haap's general plan (target 'any')", "target 'deepspeed'")),
     ('kind = "add_node_group"\nname = "b"\ndevice = "T4"\nnum_nodes = 1\ngpus_per_node = 2\n'
      "nic_gbit_s = 100\nmax_gpus = 2", "events[0].max_gpus", ("takes no GPU cap or price",)),
     ('kind = "add_node_group"\nname = "b"\ndevice = "T4"\nnum_nodes = 1\ngpus_per_node = 2\n'
@@ -1510,6 +1514,32 @@ def test_replan_event_errors_name_the_events_files_fields(
     last = capsys.readouterr().err.splitlines()[-1]
     assert last.startswith("haap: error: "), last
     check_message(last.removeprefix("haap: error: "), str(events), field, fragments)
+
+
+def test_replan_of_an_instance_with_a_target(tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """An instance with training.target = "megatron" was re-planned for the general plan,
+    whose mixed stage Megatron-LM cannot run: "plan is invalid" after the solve, naming no
+    file. Refused before any solve, on the instance's field."""
+    path = tmp_path / "megatron.toml"
+    path.write_text(TOY.read_text().replace("zero_stage = 1",
+                                            'zero_stage = 1\ntarget = "megatron"'))
+    events = tmp_path / "events.toml"
+    events.write_text('[[events]]\nkind = "global_batch"\nglobal_batch_size = 16\n')
+    check_cli(capsys, ["replan", str(path), str(events), "--time-limit", "2", "--no-cold"],
+              str(path), "training.target",
+              ("the Planner searches haap's general plan (target 'any')", "'megatron'",
+               "haap solve --target"))
+    # A library user's change, applied to a Planner (not read from an events file).
+    from dataclasses import replace
+
+    from haap_solver.changes import SetTraining
+    from haap_solver.planner import Planner
+
+    instance = load_instance(path)
+    planner = Planner(replace(instance, training=replace(instance.training, target="any")))
+    with pytest.raises(InputError, match="target 'any'"):
+        planner.apply(SetTraining(changes=(("target", "deepspeed"),)))
 
 
 def test_price_error_indices_are_the_files_before_a_straggler_split(
