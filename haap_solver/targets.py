@@ -191,6 +191,10 @@ def solve_for_target(instance: Instance, target: str, *, time_limit_s: float = 6
         raise InfeasibleError(f"no plan for target {target!r}: {rules.engine} runs the "
                               f"schedules {', '.join(rules.schedules)}, training.schedules "
                               f"allows {', '.join(instance.training.schedules)}")
+    if not any(m in rules.recompute_modes for m in instance.training.recompute):
+        raise InfeasibleError(f"no plan for target {target!r}: {rules.engine} has the "
+                              f"recomputation modes {', '.join(rules.recompute_modes)}, "
+                              f"training.recompute allows {', '.join(instance.training.recompute)}")
     schedules = tuple(s for s in instance.training.schedules if s in rules.schedules)
     if instance.training.zero_stage > rules.max_zero_stage:  # (the engine without a pipeline)
         max_stages = 1

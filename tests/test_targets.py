@@ -312,3 +312,16 @@ def test_zero_2_runs_on_deepspeed_without_a_pipeline_only():
     exported = json.loads(export_deepspeed(zero2, res.plan))
     assert exported["pipeline_module"] is None
     assert exported["ds_config"]["zero_optimization"]["stage"] == 2
+
+
+def test_no_recomputation_mode_the_target_has():
+    """training.recompute = ["selective"] with target deepspeed (whose pipeline has none and
+    full): no restricted space at all, reported as "every one of its 0 restricted spaces is
+    infeasible" (found by fuzzing); now the modes on both sides, as for the schedules."""
+    instance = load_instance(TOY)
+    selective = dataclasses.replace(instance, training=dataclasses.replace(
+        instance.training, recompute=("selective",)))
+    with pytest.raises(InfeasibleError, match=r"no plan for target 'deepspeed': DeepSpeed "
+                       r"pipeline has the recomputation modes none, full, training.recompute "
+                       r"allows selective"):
+        solve_for_target(selective, "deepspeed", time_limit_s=2, seed=0)
