@@ -115,6 +115,8 @@ def check_plannable(model: ModelSpec, training: TrainingSpec, cluster: Cluster) 
             f"must be at most the model's {model.num_layers} layers with the 'interleaved-1f1b' "
             f"schedule (every stage holds a multiple of virtual_stages layers), got "
             f"{training.virtual_stages}", field="training.virtual_stages")
+    if training.schedules == ("interleaved-1f1b",):
+        _check_interleaved_only(model, training, cluster)
     for i, g in enumerate(cluster.node_groups):
         dev = cluster.devices.get(g.device)
         if dev is not None and training.reserved_memory_gib >= dev.memory_gib:
@@ -123,6 +125,30 @@ def check_plannable(model: ModelSpec, training: TrainingSpec, cluster: Cluster) 
                 f"{training.reserved_memory_gib:g} GiB training.reserved_memory_gib holds back "
                 "on every GPU: nothing is left for the model",
                 field=f"cluster.node_groups[{i}].device")
+
+
+def _check_interleaved_only(model: ModelSpec, training: TrainingSpec, cluster: Cluster) -> None:
+    """With 'interleaved-1f1b' the only schedule every plan has p >= 2 stages (one GPU or more
+    each), each holding a positive multiple of v = virtual_stages layers, and a micro-batch
+    count that is a multiple of p (the validator's rules, docs/cost-model.md Sec. 7.1): where no
+    p meets them the search said the GPUs could not hold the layers."""
+    v, layers, batch = training.virtual_stages, model.num_layers, training.global_batch_size
+    why = "'interleaved-1f1b', the only schedule in training.schedules, needs 2 or more stages"
+    if layers % v or layers < 2 * v:
+        raise InputError(
+            f"{why}, each holding a multiple of virtual_stages layers: the model's {layers} "
+            f"layers must be a multiple of it, at least twice it, got {v}",
+            field="training.virtual_stages")
+    if cluster.num_gpus < 2:
+        raise InputError(f"{why} (each on its own GPUs); the cluster has 1 GPU",
+                         field="cluster.node_groups")
+    most = min(layers // v, cluster.num_gpus)
+    if not any(batch % p == 0 for p in range(2, most + 1)):
+        raise InputError(
+            f"{why}, and a micro-batch count that is a multiple of the stage count: with "
+            f"{layers} layers, virtual_stages {v} and {cluster.num_gpus:,} GPUs a plan has 2 to "
+            f"{most:,} stages, none of which divides the global batch, got {batch:,}",
+            field="training.global_batch_size")
 
 
 _TOP_KEYS = ("name", "description", "model", "training", "cluster", "devices", "expected",

@@ -299,6 +299,23 @@ INSTANCE_CASES = [
              "virtual_stages = 25"), "training.virtual_stages",
          ("must be at most the model's 24 layers with the 'interleaved-1f1b' schedule",
           "got 25")),
+    # With 'interleaved-1f1b' the only schedule (2 or more stages, each a multiple of
+    # virtual_stages layers, the micro-batch count a multiple of the stages): the search said
+    # "all GPUs together cannot hold the 24 layers" on 640 GiB.
+    Case("interleaved-only-layers-not-a-multiple",
+         sub("zero_stage = 1", 'zero_stage = 1\nschedules = ["interleaved-1f1b"]\n'
+             "virtual_stages = 5"), "training.virtual_stages",
+         ("'interleaved-1f1b', the only schedule in training.schedules, needs 2 or more stages",
+          "the model's 24 layers must be a multiple of it, at least twice it, got 5")),
+    Case("interleaved-only-one-stage-of-layers",
+         sub("zero_stage = 1", 'zero_stage = 1\nschedules = ["interleaved-1f1b"]\n'
+             "virtual_stages = 24"), "training.virtual_stages", ("at least twice it, got 24",)),
+    Case("interleaved-only-batch-without-a-stage-count",
+         sub("global_batch_size = 256", "global_batch_size = 7",
+             sub("zero_stage = 1", 'zero_stage = 1\nschedules = ["interleaved-1f1b"]\n'
+                 "virtual_stages = 4")), "training.global_batch_size",
+         ("with 24 layers, virtual_stages 4 and 8 GPUs a plan has 2 to 6 stages, none of which "
+          "divides the global batch, got 7",)),
     Case("reserved-above-memory", sub("zero_stage = 1", "zero_stage = 1\nreserved_memory_gib = 80"),
          "cluster.node_groups[0].device",
          ("A100-80G has 80 GiB, no more than the 80 GiB training.reserved_memory_gib",)),
