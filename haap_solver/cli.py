@@ -101,6 +101,25 @@ def add_profile_option(p: argparse.ArgumentParser) -> None:
                         "times of the device types it covers; overrides the instance's profile")
 
 
+def check_output_not_input(args: argparse.Namespace, *inputs: str) -> None:
+    """Refuse ``--output`` where it names one of the command's input files (``args``'
+    attributes `inputs`, where set): the plan or export written there would replace the file
+    it was made from."""
+    from pathlib import Path
+
+    from haap_solver.errors import InputError
+
+    output = getattr(args, "output", None)
+    if not output:
+        return
+    target = Path(output).resolve()
+    for name in inputs:
+        given = getattr(args, name, None)
+        if given and Path(given).resolve() == target:
+            raise InputError(f"is the {name} file read by this command ({given}); writing "
+                             "there would overwrite it: give another path", field="--output")
+
+
 def load_with_options(args: argparse.Namespace) -> Any:
     """The instance of ``args.instance`` with ``--target`` and ``--profile`` applied."""
     import dataclasses

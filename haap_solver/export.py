@@ -331,9 +331,10 @@ def _cfg_export(p: argparse.ArgumentParser) -> None:
 def cmd_export(args: argparse.Namespace) -> int:
     import sys
 
-    from haap_solver.cli import load_plan_for, load_with_options
+    from haap_solver.cli import check_output_not_input, load_plan_for, load_with_options
     from haap_solver.validate import check_plan
 
+    check_output_not_input(args, "instance", "plan", "profile")
     instance = load_with_options(args)
     plan = load_plan_for(instance, args.plan)
     check_plan(instance, plan, source=args.plan)

@@ -1737,3 +1737,22 @@ def test_instance_file_given_twice(tmp_path: Path, capsys: pytest.CaptureFixture
     assert (code, out) == (2, ""), err
     assert f"the instance file {other!r} is given twice (also as {str(path)!r})" in err, err
     assert "Traceback" not in err
+
+
+def test_output_over_an_input_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                                         ) -> None:
+    """`-o` naming the instance (solve, export) or the plan (export) would overwrite the file
+    the command reads: refused before any work, the file left as it was."""
+    instance = tmp_path / "toy.toml"
+    instance.write_text(TOY.read_text())
+    text = instance.read_text()
+    check_cli(capsys, ["solve", str(instance), "--time-limit", "1", "-o", str(instance)],
+              "--output", None, ("instance file", "overwrite"))
+    assert instance.read_text() == text
+    plan = tmp_path / "plan.json"
+    assert main(["solve", str(instance), "--time-limit", "5", "-o", str(plan)]) == 0
+    capsys.readouterr()
+    written = plan.read_text()
+    check_cli(capsys, ["export", str(instance), str(plan), "--to", "megatron", "-o",
+                       str(tmp_path / "." / "plan.json")], "--output", None, ("plan file",))
+    assert plan.read_text() == written

@@ -18,6 +18,7 @@ from haap_solver.cli import (
     add_profile_option,
     add_target_option,
     check_option,
+    check_output_not_input,
     command,
     load_with_options,
     print_json,
@@ -75,6 +76,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
         raise InputError(f"must be a fraction in [0, 1) (0.01 for 1%), got {args.gap}",
                          field="--gap")
     check_option(args.max_stages, "--max-stages", Range(1, limits.MAX_STAGES))
+    check_output_not_input(args, "instance", "profile")
     instance = load_with_options(args)
     if args.empty_end_stages is not None:
         instance = replace(instance, training=replace(instance.training,
