@@ -295,7 +295,7 @@ after 147 s, so that a 120 s run with two threads lost its second process's answ
 the instances up to 64 GPUs is that large."""
 
 LAST_RESORT_MAX_GPUS = 256
-LAST_RESORT_MAX_VARS = 20000
+LAST_RESORT_MAX_VARS = 8000
 LAST_RESORT_MIN_S = 2.0
 """After the follow-up passes, on clusters of at most LAST_RESORT_MAX_GPUS GPUs, a sub-problem
 left open only because its full model has more than DIVE_FULL_MAX_VARS variables gets that model
@@ -306,7 +306,9 @@ cluster of spot-a100-v100's fifth event (three A100 nodes, one slowed, two V100 
 over plans with a mixed stage ended at 13.5 s of a 60 s limit, 0.03% from a proof, its last
 sub-problem's 5,096-variable model never solved; HiGHS proves it in 12.9 s (one thread) and
 returned 0.04 s past a 3 s limit. Above LAST_RESORT_MAX_GPUS the models are large because the
-cluster is (DIVE_FULL_MAX_VARS: none found a plan, and HiGHS overran its limits there)."""
+cluster is (DIVE_FULL_MAX_VARS: none found a plan, and HiGHS overran its limits there, by
+seconds at 5,600 variables and by minutes at 18,002, which lost a second process's answer):
+LAST_RESORT_MAX_VARS stays near the size measured here."""
 
 BALANCED_SEED_EARLY_GPUS = 64
 """From this many GPUs (up to WARM_START_LARGE_GPUS) the balanced-grids seed
