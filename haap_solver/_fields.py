@@ -132,6 +132,16 @@ def require(condition: bool, field: str, message: str) -> None:
         raise InputError(message, field=field)
 
 
+def require_name(value: str, field: str) -> None:
+    """A name other files carry (tables, plans, exported launch flags): not blank, and
+    printable: no newline, tab or other control or separator character. A newline in a node
+    group's name ended the comment line it was written on in `haap export --to megatron` and
+    began a line of its own, a shell command where the flags go into a launch script."""
+    require(bool(value.strip()) and value.isprintable(), field,
+            f"must be a non-empty, printable name (not blank; no newline, tab or other "
+            f"control character), got {value!r}")
+
+
 _SPECS: dict[type, dict[str, tuple[Any, ...]]] = {}
 
 

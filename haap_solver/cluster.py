@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Annotated, Literal
 
 from haap_solver import limits
-from haap_solver._fields import Length, Range, check_ranges, require
+from haap_solver._fields import Length, Range, check_ranges, require, require_name
 from haap_solver.devices import DeviceType
 
 NicKind = Literal["infiniband", "roce", "ethernet"]
@@ -48,7 +48,7 @@ class NodeGroup:
     whole) and at most the group's GPUs; None: all of them."""
 
     def __post_init__(self) -> None:
-        require(bool(self.name), "name", "must be a non-empty string")
+        require_name(self.name, "name")
         check_ranges(self)
         if self.max_gpus is not None:
             require(self.max_gpus % self.gpus_per_node == 0, "max_gpus",

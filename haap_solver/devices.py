@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Annotated
 
 from haap_solver import limits
-from haap_solver._fields import Range, check_ranges, require, show
+from haap_solver._fields import Range, check_ranges, require, require_name, show
 from haap_solver.errors import InputError, did_you_mean
 
 
@@ -69,6 +69,7 @@ class DeviceType:
     """Where the numbers come from."""
 
     def __post_init__(self) -> None:
+        require_name(self.name, "name")
         check_ranges(self)
         require((self.nvlink_domain_gpus is None) == (self.cross_domain_gb_s is None),
                 "cross_domain_gb_s" if self.nvlink_domain_gpus is not None

@@ -14,7 +14,7 @@ else:  # pragma: no cover
     pass
 
 from haap_solver import limits
-from haap_solver._fields import Range, build, check_ranges, require, show
+from haap_solver._fields import Range, build, check_ranges, require, require_name, show
 from haap_solver._parse import loads_toml
 from haap_solver.cluster import Cluster, NodeGroup
 from haap_solver.devices import DEVICE_PRESETS, DeviceType, device_preset
@@ -325,6 +325,7 @@ def instance_from_dict(data: Any, *, name: str = "instance", source: str | None 
         inst_name = data.get("name", name)
         if not isinstance(inst_name, str) or not inst_name:
             raise InputError(f"expected a non-empty string, got {show(inst_name)}", field="name")
+        require_name(inst_name, "name")
         return Instance(name=inst_name, model=model, training=training, cluster=cluster,
                         expected=expected, objective=objective, profile=profile,
                         description=description, source=source)

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from haap_solver import limits
-from haap_solver._fields import Range, check_ranges, require, show
+from haap_solver._fields import Range, check_ranges, require, require_name, show
 from haap_solver._parse import loads_json
 from haap_solver.errors import InputError, did_you_mean, read_text
 
@@ -42,6 +42,7 @@ class ModelSpec:
     """Whether the layers apply dropout (stores 1-byte masks; GPT-3 yes, Llama-3 no)."""
 
     def __post_init__(self) -> None:
+        require_name(self.name, "name")
         check_ranges(self)
         require(
             self.hidden_size % self.num_attention_heads == 0,

@@ -193,6 +193,16 @@ INSTANCE_CASES = [
          "cluster.node_groups", ("required key is missing", "[[cluster.node_groups]]")),
     Case("node-groups-empty", BASE_HEAD + MODEL + TRAINING + "\n[cluster]\nnode_groups = []\n",
          "cluster.node_groups", ("at least one node group",)),
+    # Names are printable (exports write them into comment lines of launch flags).
+    Case("group-name-newline", sub('name = "a100"', 'name = "a100\\necho injected; #"'),
+         "cluster.node_groups[0].name", ("printable", "no newline")),
+    Case("group-name-blank", sub('name = "a100"', 'name = "   "'),
+         "cluster.node_groups[0].name", ("not blank",)),
+    Case("instance-name-tab", sub('name = "t"', 'name = "t\\tx"'), "name", ("printable",)),
+    Case("model-name-newline", sub('preset = "gpt3-1.3b"', 'preset = "gpt3-1.3b"\nname = "a\\nb"'),
+         "model.name", ("printable",)),
+    Case("device-table-name-blank",
+         BASE + '\n[devices." "]\nbase = "A100-80G"\n', 'devices. .name', ("not blank",)),
     # Unknown keys with did-you-mean.
     Case("unknown-training-key", sub("global_batch_size", "global_batch_szie"),
          "training.global_batch_szie",
