@@ -209,11 +209,7 @@ class Planner:
             raise InputError("the Planner searches for the least iteration time; this instance "
                              "asks for another objective, a GPU cap or prices (use haap solve)",
                              field="objective", source=instance.source)
-        if instance.training.target != "any":
-            raise InputError(f"the Planner searches haap's general plan (target 'any'), not "
-                             f"what target {instance.training.target!r} runs; its plans would "
-                             "fail that target's rules (use haap solve --target)",
-                             field="training.target", source=instance.source)
+        _refuse_target(instance, field="training.target", source=instance.source)
         if migration_slack is not None and not 0.0 <= migration_slack < 1.0:
             raise ValueError(f"migration_slack: must be in [0, 1), got {migration_slack}")
         if not 0.0 <= relative_gap < 1.0:
@@ -267,11 +263,7 @@ class Planner:
             raise InputError("after this change the instance asks for another objective, a "
                              "GPU cap or prices, which the Planner does not search",
                              field="objective")
-        if instance.training.target != "any":
-            raise InputError(f"the Planner searches haap's general plan (target 'any'), not "
-                             f"what target {instance.training.target!r} runs; its plans would "
-                             "fail that target's rules (use haap solve --target)",
-                             field="target")
+        _refuse_target(instance, field="target")
         self.state, reuse = carry_state(self.state, instance)
         reuse = self._recall_proof(reuse)  # (on the new state's instance)
         moves = _node_moves(self._base, self._slow, base, slow)
@@ -519,6 +511,17 @@ class Planner:
                                    status="optimal" if bound >= t * (1 - _SAME) else "feasible",
                                    iteration_time_s=t, best_bound_s=bound,
                                    gap=(t - bound) / t, message=note)
+
+
+def _refuse_target(instance: Instance, *, field: str, source: str | None = None) -> None:
+    """The Planner searches haap's general plan (target 'any'): an instance asking for an
+    engine's plan (`training.target`) is refused on `field`, as its plans would fail that
+    target's rules."""
+    if instance.training.target != "any":
+        raise InputError(f"the Planner searches haap's general plan (target 'any'), not what "
+                         f"target {instance.training.target!r} runs; its plans would fail "
+                         "that target's rules (use haap solve --target)", field=field,
+                         source=source)
 
 
 def _collect_what_is_due() -> None:

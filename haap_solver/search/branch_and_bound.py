@@ -437,10 +437,10 @@ class BranchAndBound:
     # at once and give incumbents whose bound (Sec. 4.2) then shrinks the hard ones.
     def attempt(self, sub: SubProblem, configs: list[StageConfig], budget: float,
                 floor: float, restricted: bool = False, max_vars: int | None = None,
-                backend: str | None = None) -> Any:
+                backend: str | None = None, tail_cut_share: float | None = None) -> Any:
         """Build and solve one model; keep its plan if it beats the incumbent. A model of more
         than `max_vars` variables is not solved (TOO_BIG). `backend` overrides the choice of
-        `model_backend` for a full model."""
+        `model_backend` for a full model, `tail_cut_share` the tail cuts' `min_share`."""
         instance, state = self.instance, self.state
         floors = self.floors_by_b[sub.micro_batch]
         # Sec. 4.2: a plan better than the threshold has no stage slower than this.
@@ -476,11 +476,9 @@ class BranchAndBound:
                        on_solution=on_solution)
         # Every backend's full models take the tail staircase cuts (their slopes are rationals
         # with integer coefficients, `add_tail_cuts`), before the backend is chosen.
-        # (A last resort's model takes them wherever they apply: LAST_RESORT_MAX_GPUS)
         cut = 0 if restricted else self.tail_cuts(
             sm, max(t_lb, floors[0]), cap, opts.time_limit_s,
-            at if math.isfinite(at) else floor,
-            min_share=0.0 if backend is not None else None)
+            at if math.isfinite(at) else floor, min_share=tail_cut_share)
         name, fn = ("restricted", self.restricted_fn) if restricted else \
             (backend, get_backend(backend)) if backend is not None else \
             self.model_backend(sub, len(sm.lp.vars), tail_cuts=cut > 0)
@@ -1018,9 +1016,11 @@ class BranchAndBound:
                     or not self.worth_a_model(cand, left):
                 still_open.append(cand)
                 continue
+            # (with the tail cuts wherever they apply: LAST_RESORT_MAX_GPUS)
             res = self.attempt(cand.sub, self.state.configs(cand.sub.micro_batch), left,
                                cand.lower_bound, max_vars=tuning.LAST_RESORT_MAX_VARS,
-                               backend="highs" if self.backend == "auto" else None)
+                               backend="highs" if self.backend == "auto" else None,
+                               tail_cut_share=0.0)
             if res is TOO_BIG:
                 still_open.append(cand)
                 continue
