@@ -446,6 +446,10 @@ class BranchAndBound:
         # Sec. 4.2: a plan better than the threshold has no stage slower than this.
         at = self.threshold()
         cap = _stage_time_cap(state, sub, floors, at)
+        # Sec. 4.10: a plan better than the threshold has its bottleneck in the window its path
+        # walk left open (a stage's time is at most the bottleneck).
+        window_lo, window_hi = state.window(sub, at)
+        cap = min(cap, window_hi)
         slots = build_slots(instance, self.cache, sub, configs, stage_time_cap_s=cap,
                             end_configs=state.end_configs(sub.micro_batch))
         if slots is None or (state.require_mixed and not any(
@@ -456,6 +460,7 @@ class BranchAndBound:
         t_lb = state.bottleneck_floor(sub, self.p_cap)
         if not math.isfinite(t_lb):
             return None  # no plan of the sub-problem holds every layer (Sec. 4.3, 4.4)
+        t_lb = max(t_lb, window_lo)
         sm = build_model(instance, self.cache, sub, slots,
                          time_upper_bound_s=_time_ub(slots, sub, instance, self.cache),
                          load_balance_floor_s=max(t_lb, floors[0]),

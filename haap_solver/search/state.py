@@ -23,6 +23,7 @@ from haap_solver.search.bounds import CapacityBound, PositionalBound, TailCapaci
 from haap_solver.search.coefficients import CoefficientCache, pieces_max_rows
 from haap_solver.search.deadline import DeadlineReached, check_deadline, until
 from haap_solver.search.formulation import SubProblem
+from haap_solver.search.path_capacity import PathCapacity
 from haap_solver.search.space import StageConfig, micro_batch_candidates, stage_configs
 from haap_solver.search.subproblem_bounds import (
     _cluster_rate,
@@ -69,10 +70,16 @@ class SearchState:
         self._capacity: dict[tuple[int, int, bool, bool], CapacityBound] = {}
         self._positional: dict[tuple[int, str, bool, bool], PositionalBound] = {}
         self._tail_capacity: dict[tuple[int, int, bool, bool], TailCapacity] = {}
+        self._path: dict[tuple[int, str, bool, bool, int], PathCapacity | None] = {}
+        self.windows: dict[tuple[SubProblem, bool, bool], tuple[float, float, float]] = {}
+        """Per sub-problem (and space: mixed, require_mixed), the window of bottlenecks
+        (stop, t_lo, t_hi) of its last path walk (Sec. 4.10): every plan of it cheaper than
+        `stop` has its bottleneck in [t_lo, t_hi). Its model is confined to that window while
+        the threshold is at most `stop` (`window`)."""
         self.closing_steps: dict[str, int] = {}
         """How many strong bounds reached their incumbent, by the step that did
         (subproblem_bounds._strong_steps: granular, tail_capacity, positional_floor,
-        tail_lp_walk, link_sides_walk); a search reports its own share."""
+        tail_lp_walk, link_sides_walk, path_walk); a search reports its own share."""
         self.require_mixed = False
         """Bound and model only plans with a mixed-type stage: set by solve() for the search
         that follows the single-type one (whose bound covers the single-type plans)."""
@@ -335,6 +342,31 @@ class SearchState:
                                                     self.configs(micro_batch), schedule,
                                                     require_mixed=self.require_mixed)
         return self._positional[key]
+
+    def path_capacity(self, micro_batch: int, schedule: str, p_max: int) -> PathCapacity | None:
+        """The path capacity of Sec. 4.10 for the sub-problems of a micro-batch size and
+        schedule, None where it does not apply (`PathCapacity.applies`)."""
+        key = (micro_batch, schedule, self.mixed, self.require_mixed, p_max)
+        if key not in self._path:
+            positional = self.positional_bound(micro_batch, schedule)
+            self._path[key] = PathCapacity(
+                self.instance, self.cache, positional,
+                self.capacity_bound(micro_batch, p_max, schedule).t_values) \
+                if PathCapacity.applies(self.instance, positional) else None
+        return self._path[key]
+
+    def record_window(self, sub: SubProblem, stop: float, t_lo: float, t_hi: float) -> None:
+        """Keep the window of bottlenecks of a path walk against `stop` (Sec. 4.10)."""
+        self.windows[(sub, self.mixed, self.require_mixed)] = (stop, t_lo, t_hi)
+
+    def window(self, sub: SubProblem, threshold: float) -> tuple[float, float]:
+        """(t_lo, t_hi): every plan of `sub` cheaper than `threshold` has its bottleneck in
+        [t_lo, t_hi), from its last path walk against a stop at least `threshold` (Sec. 4.10);
+        (0, inf) where none is known."""
+        hit = self.windows.get((sub, self.mixed, self.require_mixed))
+        if hit is None or hit[0] < threshold:
+            return 0.0, math.inf
+        return hit[1], hit[2]
 
     def granular_floor(self, sub: SubProblem, p_max: int) -> float:
         """The GPU-granular bottleneck floor of Sec. 4.3 (inf: no plan holds every layer).

@@ -23,6 +23,7 @@ from haap_solver.search.bounds import TailCapacity, cannot_beat, tail_walk
 from haap_solver.search.coefficients import StageCoefficients
 from haap_solver.search.deadline import until
 from haap_solver.search.formulation import SubProblem
+from haap_solver.search.path_capacity import window_walk
 from haap_solver.search.space import StageConfig, tp_candidates
 
 if TYPE_CHECKING:
@@ -406,6 +407,21 @@ def _strong_steps(state: SearchState, sub: SubProblem, floors: tuple[float, floa
             bound = max(bound, positional.objective_floor(p, cost_of_interval, t_values,
                                                           bottleneck, stop=incumbent_s,
                                                           integer=integer, also=also))
+        path = state.path_capacity(sub.micro_batch, sub.schedule, p_max) \
+            if bound < incumbent_s and not sub.empty_ends else None
+        if path is not None and math.isfinite(incumbent_s):
+            # Sec. 4.10: the same walk with the path capacity (exact budgets, links by the
+            # neighbours' node groups), both necessary conditions asked; it also leaves the
+            # window of bottlenecks the sub-problem's model is confined to.
+            step = "path_walk"
+
+            def holds(q: int, t: float, r: float) -> bool:
+                return path.holds(q, t, r)
+
+            walked, t_lo, t_hi = window_walk(holds, p, cost_of_interval, t_values,
+                                             positional.tail_values(), bottleneck, incumbent_s)
+            bound = max(bound, walked)
+            state.record_window(sub, incumbent_s, t_lo, t_hi)
     return bound, step
 
 

@@ -406,3 +406,13 @@ cost up to 2^sides LPs a question. On gpt3-2.7b-a100x32-v100x96-4gpu, strengthen
 single-type sub-problems: against a plan of 5.1277 s 35 s of CPU with the gate, 45 s without,
 17 s without the side LPs (194, 194, 192 closed); against the best plan known, 4.5772 s, 25 s
 either way (219 closed, 214 without the side LPs)."""
+
+PATH_CAPACITY = True
+"""Whether the strong bound also walks the path capacity of Sec. 4.10 (exact GPU budgets, links
+by the neighbours' node groups) where the LP walks leave a sub-problem open, and whether a
+sub-problem's model is confined to the window of bottlenecks that walk leaves open."""
+
+PATH_CAPACITY_MAX_CELLS = 20_000
+"""The most states of GPU use (the product over node groups of their GPUs plus one) for which
+the path capacity is asked: each question shifts an array of that size once per position,
+neighbouring node groups and distinct GPU use of a configuration."""
