@@ -50,6 +50,8 @@ def _plans(instance: Instance, state: SearchState, sub: SubProblem,
     out = []
     seen = 0
     for seq in _sequences(state.configs(b), p, dict(budget)):
+        if state.require_mixed and not any(c.mixed for c in seq):
+            continue
         for layers in compositions(L, p):
             seen += 1
             if seen > limit:
@@ -72,8 +74,11 @@ def _plans(instance: Instance, state: SearchState, sub: SubProblem,
     return out
 
 
-def _check(instance: Instance) -> int:
-    state = SearchState(instance, mixed=False)
+def _check(instance: Instance, mixed: bool = False) -> int:
+    """Check every enumerable sub-problem; with `mixed`, the search over plans with a mixed
+    stage (row (M)), whose windows come from the LP walk (the path capacity does not apply)."""
+    state = SearchState(instance, mixed=mixed)
+    state.require_mixed = mixed
     L = instance.model.num_layers
     p_cap = min(L, instance.cluster.num_gpus)
     checked = 0
@@ -83,7 +88,7 @@ def _check(instance: Instance) -> int:
             continue
         floors = _layer_rate_bounds(state, b, configs)
         path = state.path_capacity(b, "1f1b", p_cap)
-        if path is None:
+        if (path is None) != mixed:
             continue
         for p in range(1, p_cap + 1):
             sub = SubProblem(p, b, "1f1b")
@@ -91,7 +96,7 @@ def _check(instance: Instance) -> int:
             if not plans:
                 continue
             checked += 1
-            for _, bottleneck, tail in plans:
+            for _, bottleneck, tail in plans if path is not None else ():
                 assert path.holds(p, bottleneck, tail), (sub, bottleneck, tail)
             best = min(plans)[0]
             for stop in (2 * best, 1.2 * best, 1.05 * best, best * (1 + 1e-6)):
@@ -113,6 +118,17 @@ def test_path_capacity_is_a_relaxation(instance: Instance, p2p: str) -> None:
                        training=replace(_with_p2p(instance, p2p).training,
                                         schedules=("1f1b",)))
     assume(_check(instance) > 0)
+
+
+@settings(max_examples=6, **SETTINGS)
+@given(mixed_memory_bound_instances(), st.sampled_from(P2P_MODES))
+def test_lp_window_keeps_every_cheaper_plan(instance: Instance, p2p: str) -> None:
+    """Where the path capacity does not apply (the search over plans with a mixed stage), the
+    window comes from the LP walk's question: the same checks of bound and window."""
+    instance = replace(_with_p2p(instance, p2p),
+                       training=replace(_with_p2p(instance, p2p).training,
+                                        schedules=("1f1b",)))
+    assume(_check(instance, mixed=True) > 0)
 
 
 def test_path_walk_closes_what_the_lp_walks_leave_open() -> None:

@@ -411,15 +411,29 @@ def _strong_steps(state: SearchState, sub: SubProblem, floors: tuple[float, floa
             if bound < incumbent_s and not sub.empty_ends else None
         if path is not None and math.isfinite(incumbent_s):
             # Sec. 4.10: the same walk with the path capacity (exact budgets, links by the
-            # neighbours' node groups), both necessary conditions asked; it also leaves the
-            # window of bottlenecks the sub-problem's model is confined to.
+            # neighbours' node groups); it also leaves the window of bottlenecks the
+            # sub-problem's model is confined to.
             step = "path_walk"
+            walked, t_lo, t_hi = window_walk(path.holds, p, cost_of_interval, t_values,
+                                             positional.tail_values(), bottleneck, incumbent_s)
+            bound = max(bound, walked)
+            state.record_window(sub, incumbent_s, t_lo, t_hi)
+        elif bound < incumbent_s and math.isfinite(incumbent_s) and tuning.LP_WINDOWS \
+                and sub.schedule == "1f1b" and not sub.empty_ends:
+            # Where the path capacity does not apply, the window of the LP walk's own question
+            # (Sec. 4.10), asked again (its LP answers are remembered, so mostly for free).
+            sides_on = step == "link_sides_walk"
 
             def holds(q: int, t: float, r: float) -> bool:
-                return path.holds(q, t, r)
+                return (also is None or also(q, t, r)) and positional.holds_all_layers(q, t, r)
 
-            walked, t_lo, t_hi = window_walk(holds, p, cost_of_interval, t_values,
-                                             positional.tail_values(), bottleneck, incumbent_s)
+            positional.link_sides_on = sides_on
+            try:
+                walked, t_lo, t_hi = window_walk(holds, p, cost_of_interval, t_values,
+                                                 positional.tail_values(), bottleneck,
+                                                 incumbent_s)
+            finally:
+                positional.link_sides_on = True
             bound = max(bound, walked)
             state.record_window(sub, incumbent_s, t_lo, t_hi)
     return bound, step

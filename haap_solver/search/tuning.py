@@ -416,3 +416,7 @@ PATH_CAPACITY_MAX_CELLS = 20_000
 """The most states of GPU use (the product over node groups of their GPUs plus one) for which
 the path capacity is asked: each question shifts an array of that size once per position,
 neighbouring node groups and distinct GPU use of a configuration."""
+
+LP_WINDOWS = True
+"""Whether a sub-problem the path capacity does not apply to (mixed stages, larger clusters)
+gets the window of bottlenecks of its LP walk's question (Sec. 4.10) for its model."""
