@@ -18,12 +18,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from bound_sweep import sizes_and_schedules
+from bound_sweep import _sequences, compositions, sizes_and_schedules, valid_plans
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from tiny_instances import tiny_instance
 
-from haap_solver.cost.pipeline import links_around
 from haap_solver.instance import Instance, load_instance
 from haap_solver.search.bounds import (
     NEG,
@@ -44,7 +43,7 @@ from haap_solver.search.coefficients import (
 )
 from haap_solver.search.formulation import SubProblem
 from haap_solver.search.solve import SearchState
-from haap_solver.search.space import StageConfig, build_plan
+from haap_solver.search.space import build_plan
 from haap_solver.search.subproblem_bounds import (
     BottleneckCosts,
     _layer_rate_bounds,
@@ -58,38 +57,6 @@ from haap_solver.search.subproblem_bounds import (
 from haap_solver.validate import plan_violations
 
 INSTANCES = Path(__file__).resolve().parent.parent / "instances"
-
-def compositions(total: int, parts: int) -> Iterator[list[int]]:
-    """Every way to write `total` as an ordered sum of `parts` positive integers."""
-    if parts == 1:
-        yield [total]
-        return
-    for first in range(1, total - parts + 2):
-        for rest in compositions(total - first, parts - 1):
-            yield [first, *rest]
-
-
-def _sequences(configs: list[StageConfig], p: int,
-               budget: dict[str, int]) -> Iterator[list[StageConfig]]:
-    """The search's configuration sequences of length p whose GPUs fit every node group's budget
-    (the bounds bound the search's own sub-problems, so they enumerate its space)."""
-    seq: list[StageConfig] = []
-
-    def rec() -> Iterator[list[StageConfig]]:
-        if len(seq) == p:
-            yield list(seq)
-            return
-        for c in configs:
-            if all(budget[g] >= c.gpus_in(g) for g in c.groups):
-                for g in c.groups:
-                    budget[g] -= c.gpus_in(g)
-                seq.append(c)
-                yield from rec()
-                seq.pop()
-                for g in c.groups:
-                    budget[g] += c.gpus_in(g)
-
-    yield from rec()
 
 PRESETS = ("A100-80G", "V100-32G", "T4", "H100")
 
@@ -116,38 +83,11 @@ def _sub_problem_optima(instance: Instance, state: SearchState, sub: SubProblem,
     """(least iteration time, least bottleneck, bottleneck of the fastest plan) over every valid
     plan of the sub-problem (with state.require_mixed: with a mixed-type stage), by enumeration;
     None when it has no valid plan or more than `limit` plans."""
-    cm = state.cost_model
-    L, p, b = instance.model.num_layers, sub.num_stages, sub.micro_batch
-    budget = {g.name: g.num_gpus for g in instance.cluster.node_groups}
-    best_time = best_bottleneck = math.inf
-    seen = 0
-    for seq in _sequences(state.configs(b), p, dict(budget)):
-        if state.require_mixed and not any(c.mixed for c in seq):
-            continue
-        for layers in compositions(L, p):
-            seen += 1
-            if seen > limit:
-                return None
-            plan = build_plan(instance, seq, layers, micro_batch=b,
-                              schedule=sub.schedule,
-                              note="test")
-            if plan is None or plan_violations(instance, plan, cost_model=cm):
-                continue
-            taus = [state.cache.coefficients(c, b, i == 0, i == p - 1, p > 1).tau(n)
-                    for i, (c, n) in enumerate(zip(seq, layers, strict=True))]
-            evaluation = cm.evaluate(plan)
-            iteration = evaluation.iteration_time_s
-            links = [s.p2p_next_s for s in evaluation.stages[:-1]]
-            if instance.training.blocks_p2p(sub.schedule):  # the period: its sends too
-                taus = [tau + links_around(links, i) for i, tau in enumerate(taus)]
-            else:  # overlapped: a link is a pipeline stage of its own, T >= 2 c_j (9)
-                taus = [*taus, *(2 * c for c in links)]
-            if iteration < best_time:
-                best_time, fastest_bottleneck = iteration, max(taus)
-            best_bottleneck = min(best_bottleneck, max(taus))
-    if not math.isfinite(best_time):
+    plans = valid_plans(state, sub, limit=limit, only_mixed=state.require_mixed)
+    if not plans:
         return None
-    return best_time, best_bottleneck, fastest_bottleneck
+    fastest = min(plans, key=lambda plan: plan.iteration_s)
+    return (fastest.iteration_s, min(plan.bottleneck for plan in plans), fastest.bottleneck)
 
 
 P2P_MODES = ("overlapped", "blocking")

@@ -15,63 +15,18 @@ import math
 from dataclasses import replace
 from pathlib import Path
 
+from bound_sweep import valid_plans
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from test_bounds import (
-    P2P_MODES,
-    SETTINGS,
-    _sequences,
-    _with_p2p,
-    compositions,
-    mixed_memory_bound_instances,
-)
+from test_bounds import P2P_MODES, SETTINGS, _with_p2p, mixed_memory_bound_instances
 
-from haap_solver.cost.pipeline import links_around
 from haap_solver.instance import Instance, load_instance
 from haap_solver.search import tuning
 from haap_solver.search.formulation import SubProblem
 from haap_solver.search.solve import SearchState
-from haap_solver.search.space import build_plan
 from haap_solver.search.subproblem_bounds import _layer_rate_bounds, strong_lower_bound
-from haap_solver.validate import plan_violations
 
 INSTANCES = Path(__file__).resolve().parent.parent / "instances"
-
-
-def _plans(instance: Instance, state: SearchState, sub: SubProblem,
-           limit: int = 3000) -> list[tuple[float, float, float]] | None:
-    """(iteration time, bottleneck, largest tail) of every valid plan of the sub-problem, by
-    enumeration (None past `limit` candidates); the bottleneck is the period of Sec. 5: the
-    stage time with both links under blocking sends, else the larger of the stage times and
-    twice the links."""
-    cm = state.cost_model
-    L, p, b = instance.model.num_layers, sub.num_stages, sub.micro_batch
-    budget = {g.name: g.num_gpus for g in instance.cluster.node_groups}
-    out = []
-    seen = 0
-    for seq in _sequences(state.configs(b), p, dict(budget)):
-        if state.require_mixed and not any(c.mixed for c in seq):
-            continue
-        for layers in compositions(L, p):
-            seen += 1
-            if seen > limit:
-                return None
-            plan = build_plan(instance, seq, layers, micro_batch=b, schedule=sub.schedule,
-                              note="test")
-            if plan is None or plan_violations(instance, plan, cost_model=cm):
-                continue
-            coeffs = [state.cache.coefficients(c, b, i == 0, i == p - 1, p > 1)
-                      for i, c in enumerate(seq)]
-            evaluation = cm.evaluate(plan)
-            links = [s.p2p_next_s for s in evaluation.stages[:-1]]
-            taus = [co.tau(n) for co, n in zip(coeffs, layers, strict=True)]
-            if instance.training.blocks_p2p(sub.schedule):
-                periods = [tau + links_around(links, i) for i, tau in enumerate(taus)]
-            else:
-                periods = [*taus, *(2 * c for c in links)]
-            tail = max(co.tail(n) for co, n in zip(coeffs, layers, strict=True))
-            out.append((evaluation.iteration_time_s, max(periods), tail))
-    return out
 
 
 def _check(instance: Instance, mixed: bool = False) -> int:
@@ -92,22 +47,22 @@ def _check(instance: Instance, mixed: bool = False) -> int:
             continue
         for p in range(1, p_cap + 1):
             sub = SubProblem(p, b, "1f1b")
-            plans = _plans(instance, state, sub)
+            plans = valid_plans(state, sub, limit=3000, only_mixed=mixed)
             if not plans:
                 continue
             checked += 1
-            for _, bottleneck, tail in plans if path is not None else ():
-                assert path.holds(p, bottleneck, tail), (sub, bottleneck, tail)
-            best = min(plans)[0]
+            for plan in plans if path is not None else ():
+                assert path.holds(p, plan.bottleneck, plan.tail), (sub, plan)
+            best = min(plan.iteration_s for plan in plans)
             for stop in (2 * best, 1.2 * best, 1.05 * best, best * (1 + 1e-6)):
                 bound = strong_lower_bound(state, sub, floors, p_cap, stop)
                 assert bound <= best * (1 + 1e-9), (sub, stop, bound, best)
                 t_lo, t_hi = state.window(sub, stop)
                 # (every plan cheaper than the stop keeps its bottleneck in the window)
-                for time_s, bottleneck, _ in plans:
-                    if time_s < stop * (1 - 1e-9):
-                        assert t_lo * (1 - 1e-9) <= bottleneck < t_hi * (1 + 1e-9), (
-                            sub, stop, time_s, bottleneck, t_lo, t_hi)
+                for plan in plans:
+                    if plan.iteration_s < stop * (1 - 1e-9):
+                        assert t_lo * (1 - 1e-9) <= plan.bottleneck < t_hi * (1 + 1e-9), (
+                            sub, stop, plan, t_lo, t_hi)
     return checked
 
 

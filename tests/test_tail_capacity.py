@@ -11,32 +11,28 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
-from bound_sweep import sizes_and_schedules
+from bound_sweep import sizes_and_schedules, valid_plans
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from test_bounds import (
     P2P_MODES,
     SETTINGS,
-    _sequences,
     _with_p2p,
-    compositions,
     memory_bound_instances,
     mixed_memory_bound_instances,
 )
 from tiny_instances import tiny_instance
 
-from haap_solver.cost.pipeline import links_around
 from haap_solver.instance import Instance, load_instance
 from haap_solver.search.bounds import NEG, _group_history, half_unit_tables, role_tables
 from haap_solver.search.formulation import SubProblem
 from haap_solver.search.solve import SearchState
-from haap_solver.search.space import StageConfig, build_plan
+from haap_solver.search.space import StageConfig
 from haap_solver.search.subproblem_bounds import (
     _layer_rate_bounds,
     granular_lower_bound,
     tail_capacity_bound,
 )
-from haap_solver.validate import plan_violations
 
 INSTANCES = Path(__file__).resolve().parent.parent / "instances"
 
@@ -79,34 +75,10 @@ def _plans(state: SearchState, sub: SubProblem,
     """(bottleneck period, largest tail, iteration time) of every valid plan of `sub`, as the
     capacity tables charge them (the period with the stage's sends: blocking, tau + c_{i-1} +
     c_i; overlapped, max(tau, 2 c_j)); None where there are more than `limit` candidates."""
-    instance = state.instance
-    L, p, b = instance.model.num_layers, sub.num_stages, sub.micro_batch
-    budget = {g.name: g.num_gpus for g in instance.cluster.node_groups}
-    seqs = list(_sequences(state.configs(b), p, dict(budget)))
-    if len(seqs) * math.comb(L - 1, p - 1) > limit:
+    plans = valid_plans(state, sub, limit=limit)
+    if plans is None:
         return None
-
-    def gen() -> Iterator[tuple[float, float, float]]:
-        cm = state.cost_model
-        for seq in seqs:
-            for layers in compositions(L, p):
-                plan = build_plan(instance, seq, layers, micro_batch=b, schedule=sub.schedule,
-                                  note="test")
-                if plan is None or plan_violations(instance, plan, cost_model=cm):
-                    continue
-                coeffs = [state.cache.coefficients(c, b, i == 0, i == p - 1, p > 1)
-                          for i, c in enumerate(seq)]
-                taus = [co.tau(n) for co, n in zip(coeffs, layers, strict=True)]
-                evaluation = cm.evaluate(plan)
-                links = [s.p2p_next_s for s in evaluation.stages[:-1]]
-                if instance.training.blocks_p2p(sub.schedule):
-                    taus = [tau + links_around(links, i) for i, tau in enumerate(taus)]
-                else:
-                    taus = [*taus, *(2 * c for c in links)]
-                tail = max(s.tail_s for s in evaluation.stages)
-                yield max(taus), tail, evaluation.iteration_time_s
-
-    return gen()
+    return iter([(plan.bottleneck, plan.tail, plan.iteration_s) for plan in plans])
 
 
 def _check(state: SearchState) -> int:

@@ -10,10 +10,10 @@ import json
 import math
 import os
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from bound_sweep import compositions
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -34,16 +34,6 @@ ROOT = Path(__file__).parent.parent
 TOY = ROOT / "instances" / "small" / "toy-gpt-6l-a100x2-t4x2.toml"
 DATA = Path(__file__).parent / "data" / "runtime"
 L1B = ROOT / "instances" / "llama3.2-1b-h100x4-l40sx4.toml"
-
-
-def _compositions(total: int, parts: int) -> Iterator[list[int]]:
-    """Every way to write `total` as an ordered sum of `parts` positive integers."""
-    if parts == 1:
-        yield [total]
-        return
-    for first in range(1, total - parts + 2):
-        for rest in _compositions(total - first, parts - 1):
-            yield [first, *rest]
 
 
 TARGETS = ("megatron", "deepspeed", "torchtitan", "flagscale")
@@ -82,7 +72,7 @@ def _target_enumeration(instance, targets: tuple[str, ...]) -> dict[str, float]:
                     if any(sum(c.gpus_in(g) for c in seq) > n for g, n in budget.items()):
                         continue
                     runs = [t for t in targets if all(_target_may_run(c, t) for c in seq)]
-                    for layers in _compositions(L, p):
+                    for layers in compositions(L, p):
                         plan = build_plan(instance, list(seq), layers, micro_batch=b,
                                           schedule=schedule, note="bf")
                         if plan is None:
