@@ -1,12 +1,13 @@
-"""The path capacity of formulations Sec. 4.10 is a relaxation, and its walk's window keeps every
+"""The path capacity of formulations Sec. 4.10 is a relaxation, and its walks' windows keep every
 plan that can beat the stop.
 
 Every plan of every sub-problem of small random instances of two node groups is enumerated and
 costed: the path question must hold at the plan's bottleneck and tail (else the walk would cut
-it away), the walk's bound must not exceed the sub-problem's optimum, and the optimum's
-bottleneck must lie in the window the walk leaves open wherever the optimum is below the stop
-(the sub-problem's model is confined to that window). A last check shows what the path capacity
-is for: on a cluster of 4-GPU cloud VMs it closes a sub-problem the LP walks leave open.
+it away), with the links between node groups charged Q and charged exactly; the walks' bound
+must not exceed the sub-problem's optimum; and every plan cheaper than the stop must have its
+bottleneck in the window the walks leave open (the sub-problem's model is confined to it). A
+last check shows what the path capacity is for: on a cluster of 4-GPU cloud VMs it closes a
+sub-problem the LP walks leave open.
 """
 
 from __future__ import annotations
@@ -31,7 +32,17 @@ INSTANCES = Path(__file__).resolve().parent.parent / "instances"
 
 def _check(instance: Instance, mixed: bool = False) -> int:
     """Check every enumerable sub-problem; with `mixed`, the search over plans with a mixed
-    stage (row (M)), whose windows come from the LP walk (the path capacity does not apply)."""
+    stage (row (M)), whose windows come from the LP walk (the path capacity does not apply).
+    The walk with exact links runs on these small clusters too (it is gated by cluster size)."""
+    saved = tuning.PATH_EXACT_LINKS_MIN_GPUS
+    tuning.PATH_EXACT_LINKS_MIN_GPUS = 0
+    try:
+        return _check_all(instance, mixed)
+    finally:
+        tuning.PATH_EXACT_LINKS_MIN_GPUS = saved
+
+
+def _check_all(instance: Instance, mixed: bool) -> int:
     state = SearchState(instance, mixed=mixed)
     state.require_mixed = mixed
     L = instance.model.num_layers
@@ -53,6 +64,7 @@ def _check(instance: Instance, mixed: bool = False) -> int:
             checked += 1
             for plan in plans if path is not None else ():
                 assert path.holds(p, plan.bottleneck, plan.tail), (sub, plan)
+                assert path.holds_exact(p, plan.bottleneck, plan.tail), (sub, plan)
             best = min(plan.iteration_s for plan in plans)
             for stop in (2 * best, 1.2 * best, 1.05 * best, best * (1 + 1e-6)):
                 bound = strong_lower_bound(state, sub, floors, p_cap, stop)

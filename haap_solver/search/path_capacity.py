@@ -13,7 +13,8 @@ optimum. A dynamic program over the positions, with the GPUs used so far in ever
 and the node groups of the neighbours in its state, asks the question exactly in all but two
 respects: a link is charged `Q(c, h)` (at least either side's time, Sec. 4.4 *Link sides*), not
 the slower of the two actual sides, and the fewest layers a stage must hold are not counted.
-Both relax it, so its "no" is a proof.
+Both relax it, so its "no" is a proof. `holds_exact` charges every link between two node groups
+its actual value (the link's value in the state), at several times the cost of a question.
 """
 
 from __future__ import annotations
@@ -87,7 +88,16 @@ class PathCapacity:
                     tuple(slice(0, n - int(s)) for n, s in zip(self.shape, use, strict=True)))
                 for use in uses])
         self._rows: dict[tuple[bool, bool, bool], tuple[np.ndarray, np.ndarray]] = {}
-        self._answers: dict[tuple[int, float, float], bool] = {}
+        self._answers: dict[tuple[int, float, float, bool], bool] = {}
+        self.p2p = p2p
+        # The values a link between node groups g != h can take: the sides of either group's
+        # configurations towards the other (exact links).
+        self._link_values: dict[tuple[int, int], list[float]] = {}
+        for g in range(len(groups)):
+            for h in range(len(groups)):
+                if g != h:
+                    self._link_values[(g, h)] = sorted(set(
+                        p2p[self.group == g, h].tolist() + p2p[self.group == h, g].tolist()))
 
     @staticmethod
     def applies(instance: Instance, positional: PositionalBound) -> bool:
@@ -115,25 +125,29 @@ class PathCapacity:
             self._rows[role] = hit
         return hit
 
-    def _most_by_room(self, i: int, p: int, t: float, r: float, left: int,
-                      right: int) -> np.ndarray:
+    def _most_by_room(self, i: int, p: int, t: float, r: float,
+                      sides: tuple[tuple[int, float | None], ...]) -> np.ndarray:
         """Per configuration and layer count n (0-based columns), the largest count <= n whose
-        stage time plus links (its neighbours on node groups `left` and `right`; _NONE: no
-        neighbour there) is within t and tail within r, for position i of p (-1: none)."""
+        stage time plus links is within t and tail within r, for position i of p (-1: none).
+        `sides`: per neighbour, its node group and the link's value where the state fixes it
+        (exact links: only configurations whose own side is at most that value may take it),
+        else None (the link is charged Q)."""
         role = (i == 0, i == p - 1, p > 1)
         bare, tail_m = self._stage_rows(role)
         links = np.zeros(len(self.configs))
-        for side in (left, right):
-            if side == _NONE:
-                continue
+        for side, value in sides:
+            if value is None:
+                charge = self.q[:, side]
+            else:  # the actual link, at least this stage's own side
+                charge = np.where(self.p2p[:, side] <= value * (1 + 1e-12), value, np.inf)
             if self.blocking:  # the period holds both exchanges (Sec. 5, (6b))
-                links = links + self.q[:, side]
+                links = links + charge
             else:  # overlapped: T >= 2 c_j (Sec. 5, (9))
-                links = np.maximum(links, np.where(2.0 * self.q[:, side] <= t, 0.0, np.inf))
+                links = np.maximum(links, np.where(2.0 * charge <= t, 0.0, np.inf))
         ok = (bare + links[:, None] <= t) & (tail_m <= r)
         return np.maximum.accumulate(np.where(ok, np.arange(ok.shape[1])[None, :], -1), axis=1)
 
-    def holds(self, p: int, t: float, r: float = math.inf) -> bool:
+    def holds(self, p: int, t: float, r: float = math.inf, exact_links: bool = False) -> bool:
         """Whether some p-stage sequence of configurations, node-group budgets kept, may hold
         every layer with each stage's time plus its links (by its neighbours' node groups)
         within t, its tail within r and its memory at its position: False proves that no plan
@@ -144,53 +158,71 @@ class PathCapacity:
         # asked just below the next candidate.
         at = bisect.bisect_right(self.t_values, t * (1 + 1e-12))
         below_next = self.t_values[at] * (1 - 1e-9) if at < len(self.t_values) else math.inf
-        key = (p, max(t, below_next), r)
+        key = (p, max(t, below_next), r, exact_links)
         hit = self._answers.get(key)
         if hit is None:
-            hit = self._answers[key] = self._holds(p, key[1] * (1 + 1e-12), r * (1 + 1e-12))
+            hit = self._answers[key] = self._holds(p, key[1] * (1 + 1e-12), r * (1 + 1e-12),
+                                                   exact_links)
         return hit
 
-    def _holds(self, p: int, t: float, r: float) -> bool:
+    def holds_exact(self, p: int, t: float, r: float = math.inf) -> bool:
+        """`holds` with every link between two node groups charged its actual value, the
+        slower of the two neighbours' sides (the value a state fixes, both neighbours' own
+        sides at most it), not Q: a stronger question at about (links per pair) times the
+        cost."""
+        return self.holds(p, t, r, exact_links=True)
+
+    def _holds(self, p: int, t: float, r: float, exact_links: bool) -> bool:
         check_deadline()
         n_groups = len(self.shape)
         rows = np.arange(len(self.configs))
-        tables: dict[tuple[tuple[bool, bool, bool], int, int], np.ndarray] = {}
-        # states[(left, here)]: the most layers positions < i hold, per GPU use of every group
-        # (UNSET where unreachable), with position i-1 on `left` and position i on `here` (the
-        # state of position 0 has left = _NONE).
-        states: dict[tuple[int, int], np.ndarray] = {}
+        tables: dict[tuple[object, ...], np.ndarray] = {}
+        # states[(left, here, value)]: the most layers positions < i hold, per GPU use of every
+        # group (UNSET where unreachable), with position i-1 on `left` and position i on `here`
+        # (the state of position 0 has left = _NONE); with exact links, `value` is the link
+        # between them where the groups differ (else None: charged Q).
+        states: dict[tuple[int, int, float | None], np.ndarray] = {}
         for g in range(n_groups):
             start = np.full(self.shape, _UNSET, dtype=np.int32)
             start[(0,) * n_groups] = 0
-            states[(_NONE, g)] = start
+            states[(_NONE, g, None)] = start
         for i in range(p):
             role = (i == 0, i == p - 1, p > 1)
             room = self.positional._room(role, self.cache.in_flight(self.schedule, p - 1 - i, p,
                                                                     self.m))
             nexts = [_NONE] if i == p - 1 else list(range(n_groups))
-            new: dict[tuple[int, int], np.ndarray] = {}
-            for (left, here), held in states.items():
+            new: dict[tuple[int, int, float | None], np.ndarray] = {}
+            for (left, here, value_in), held in states.items():
                 idx, inverse, uses = self._uses[here]
                 if len(idx) == 0:
                     continue
                 for right in nexts:
-                    last = tables.get((role, left, right))
-                    if last is None:
-                        last = tables[(role, left, right)] = self._most_by_room(i, p, t, r, left,
-                                                                                right)
-                    top = np.minimum(room, last.shape[1]) - 1
-                    most = np.where(top >= 0, last[rows, np.maximum(top, 0)] + 1, 0)[idx]
-                    best = np.zeros(len(uses), dtype=np.int32)
-                    np.maximum.at(best, inverse, most.astype(np.int32))
-                    out = new.get((here, right))
-                    if out is None:
-                        out = new[(here, right)] = np.full(self.shape, _UNSET, dtype=np.int32)
-                    for u in np.nonzero(best >= 1)[0]:
-                        shift = self._shifts[here][u]
-                        if shift is None:
+                    values: list[float | None] = [None]
+                    if exact_links and right not in (_NONE, here):
+                        values = list(self._link_values[(here, right)])
+                    for value_out in values:
+                        sides = tuple((side, value) for side, value in
+                                      ((left, value_in), (right, value_out)) if side != _NONE)
+                        key = (role, sides)
+                        last = tables.get(key)
+                        if last is None:
+                            last = tables[key] = self._most_by_room(i, p, t, r, sides)
+                        top = np.minimum(room, last.shape[1]) - 1
+                        most = np.where(top >= 0, last[rows, np.maximum(top, 0)] + 1, 0)[idx]
+                        best = np.zeros(len(uses), dtype=np.int32)
+                        np.maximum.at(best, inverse, most.astype(np.int32))
+                        if not (best >= 1).any():
                             continue
-                        dst, src = shift
-                        np.maximum(out[dst], held[src] + best[u], out=out[dst])
+                        out = new.get((here, right, value_out))
+                        if out is None:
+                            out = new[(here, right, value_out)] = np.full(self.shape, _UNSET,
+                                                                          dtype=np.int32)
+                        for u in np.nonzero(best >= 1)[0]:
+                            shift = self._shifts[here][u]
+                            if shift is None:
+                                continue
+                            dst, src = shift
+                            np.maximum(out[dst], held[src] + best[u], out=out[dst])
             states = {key: held for key, held in new.items() if held.max() >= 0}
             if not states:
                 return False

@@ -79,7 +79,8 @@ class SearchState:
         self.closing_steps: dict[str, int] = {}
         """How many strong bounds reached their incumbent, by the step that did
         (subproblem_bounds._strong_steps: granular, tail_capacity, positional_floor,
-        tail_lp_walk, link_sides_walk, path_walk); a search reports its own share."""
+        tail_lp_walk, link_sides_walk, path_walk, path_exact_walk); a search reports its own
+        share."""
         self.require_mixed = False
         """Bound and model only plans with a mixed-type stage: set by solve() for the search
         that follows the single-type one (whose bound covers the single-type plans)."""

@@ -417,6 +417,23 @@ def _strong_steps(state: SearchState, sub: SubProblem, floors: tuple[float, floa
             walked, t_lo, t_hi = window_walk(path.holds, p, cost_of_interval, t_values,
                                              positional.tail_values(), bottleneck, incumbent_s)
             bound = max(bound, walked)
+            if bound < incumbent_s and state.instance.cluster.num_gpus \
+                    >= tuning.PATH_EXACT_LINKS_MIN_GPUS:
+                # Still open: the walk again inside the window with the links between node
+                # groups charged exactly (PathCapacity.holds_exact, several times the cost of a
+                # question, so only there); above the window the first question stands (no plan
+                # there beats the stop), which keeps the predicate monotone in T.
+                step = "path_exact_walk"
+                top = t_hi
+
+                def exact(q: int, t: float, r: float) -> bool:
+                    return path.holds(q, t, r) and (t >= top or path.holds_exact(q, t, r))
+
+                walked, lo, hi = window_walk(exact, p, cost_of_interval, t_values,
+                                             positional.tail_values(), max(bottleneck, t_lo),
+                                             incumbent_s)
+                bound = max(bound, walked)
+                t_lo, t_hi = max(t_lo, lo), min(t_hi, hi)
             state.record_window(sub, incumbent_s, t_lo, t_hi)
         elif bound < incumbent_s and math.isfinite(incumbent_s) and tuning.LP_WINDOWS \
                 and sub.schedule == "1f1b" and not sub.empty_ends:

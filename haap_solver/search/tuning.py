@@ -420,3 +420,13 @@ neighbouring node groups and distinct GPU use of a configuration."""
 LP_WINDOWS = True
 """Whether a sub-problem the path capacity does not apply to (mixed stages, larger clusters)
 gets the window of bottlenecks of its LP walk's question (Sec. 4.10) for its model."""
+
+PATH_EXACT_LINKS_MIN_GPUS = 64
+"""A sub-problem the path walk leaves open is walked again inside its window with the links
+between node groups charged exactly (Sec. 4.10, `PathCapacity.holds_exact`) on clusters of at
+least this many GPUs. On gpt3-2.7b-a100x32-v100x96-4gpu (128 GPUs) it closed two of the four
+sub-problems the path walk left open and narrowed the window of a third to a tenth of its width,
+for 0.2-1.1 s a sub-problem: one thread 32.1 -> 21.2 s, two 24.7 -> 16.6 s. On the 16- and
+40-GPU clusters of the matrix the models close those sub-problems in a fraction of a second,
+and the walks cost more than they saved (one thread: gpt3-2.7b-a100x8-v100x8-4gpu 10.5 ->
+11.1 s, llama3-8b-h100-a100-l40s 5.2 -> 5.8 s)."""
