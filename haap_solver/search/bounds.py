@@ -1692,18 +1692,33 @@ def link_sides(cache: CoefficientCache, configs: list[StageConfig],
     keys = sorted({c.link_key for c in configs}, key=str)
     if not 2 <= len(keys) <= MAX_LINK_SIDES:
         return None
-    where = {key: k for k, key in enumerate(keys)}
-    side = np.array([where[c.link_key] for c in configs], dtype=int)
-    p2p = np.array([[cache.p2p_side(c, micro_batch, h) for h in keys] for c in configs],
-                   dtype=float).reshape(len(configs), len(keys))
-    # towards[h, g]: the least side time of a configuration of side h towards side g.
-    towards = np.array([p2p[side == h].min(axis=0) for h in range(len(keys))])
-    q = np.maximum(p2p, towards[:, side].T)  # q[c, h] = Q[c, h]
+    side, _, q = link_matrices(cache, configs, micro_batch, keys)
     own = np.zeros(q.shape, dtype=bool)
     own[np.arange(len(side)), side] = True
     inner = q[own]
     edge = np.where(own, np.inf, q).min(axis=1)
     return side, inner, edge, np.minimum(inner, edge)
+
+
+def link_matrices(cache: CoefficientCache, configs: list[StageConfig], micro_batch: int,
+                  keys: list[str | tuple[str, ...]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(side, p2p, q) over the link sides `keys` (node groups, or mixed stages' node-group
+    sets): per configuration the index of its own link key among them (-1: none of them), its
+    side time towards each, P[c, h], and Q[c, h] = max(P(c, h), min over the configurations c''
+    of side h of P(c'', side of c)), at least any link between c and a stage on side h (Sec.
+    4.4 *Link sides*; inf towards a side no configuration is on)."""
+    where = {key: k for k, key in enumerate(keys)}
+    side = np.array([where.get(c.link_key, -1) for c in configs], dtype=int)
+    p2p = np.array([[cache.p2p_side(c, micro_batch, h) for h in keys] for c in configs],
+                   dtype=float).reshape(len(configs), len(keys))
+    # towards[h, g]: the least side time of a configuration of side h towards side g.
+    towards = np.full((len(keys), len(keys)), np.inf)
+    for h in range(len(keys)):
+        on_h = side == h
+        if on_h.any():
+            towards[h] = p2p[on_h].min(axis=0)
+    q = np.maximum(p2p, towards[:, np.maximum(side, 0)].T)
+    return side, p2p, q
 
 
 def side_stage_times(bare: np.ndarray, role: tuple[bool, bool, bool], variant: str,

@@ -27,7 +27,7 @@ import numpy as np
 
 from haap_solver.instance import Instance
 from haap_solver.search import tuning
-from haap_solver.search.bounds import PositionalBound, _last_below, first_true
+from haap_solver.search.bounds import PositionalBound, _last_below, first_true, link_matrices
 from haap_solver.search.coefficients import CoefficientCache
 from haap_solver.search.deadline import check_deadline
 
@@ -56,22 +56,12 @@ class PathCapacity:
         groups = [g.name for g in instance.cluster.node_groups]
         self.shape = tuple(g.num_gpus + 1 for g in instance.cluster.node_groups)
         self.blocking = instance.training.blocks_p2p(self.schedule)
-        where = {name: k for k, name in enumerate(groups)}
-        self.group = np.array([where.get(c.node_group or "", _NONE) for c in self.configs],
-                              dtype=int)
         self.use = np.array([[c.gpus_in(g) for g in groups] for c in self.configs],
                             dtype=int).reshape(len(self.configs), len(groups))
-        # q[c, h]: the least a link between c and a stage on node group h may take (Sec. 4.4
-        # *Link sides*): at least c's own side towards h, and at least the least side of any
-        # configuration on h towards c's group.
-        p2p = np.array([[cache.p2p_side(c, self.b, h) for h in groups] for c in self.configs],
-                       dtype=float).reshape(len(self.configs), len(groups))
-        towards = np.full((len(groups), len(groups)), np.inf)  # [h, g]: least of h towards g
-        for h in range(len(groups)):
-            on_h = self.group == h
-            if on_h.any():
-                towards[h] = p2p[on_h].min(axis=0)
-        self.q = np.maximum(p2p, towards[:, np.maximum(self.group, 0)].T)
+        # Each configuration's node group (single-type: its link key), its side times towards
+        # each node group, and q[c, h], the least a link between c and a stage on node group h
+        # may take (Sec. 4.4 *Link sides*).
+        self.group, p2p, self.q = link_matrices(cache, self.configs, self.b, list(groups))
         # The configurations of each node group by distinct GPU use: one shift of the state per
         # use (the most layers of its configurations), not per configuration.
         self._uses: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
