@@ -219,10 +219,10 @@ class BranchAndBound:
         self.done = 0
 
     def run(self) -> SolveResult:
-        """The search: warm start, seeds, first pass, follow-up passes, result."""
-        self.warm_start()
+        """The search: seeds, warm start, first pass, follow-up passes, result."""
         # Uniform now (cheap), balanced grids now on clusters of BALANCED_SEED_EARLY_GPUS or
-        # more, else (and Metis-style) only if the search lingers.
+        # more, else (and Metis-style) only if the search lingers. Before the warm start
+        # (tuning.SEEDS_BEFORE_WARM_START): its models then aim at the seeds' plan.
         if self.seed_with_baselines:
             self.pending_seeds = [("uniform", 0.10), ("balanced", 0.20), ("metis", 0.25)]
             if self.early_seeded and not (
@@ -231,15 +231,25 @@ class BranchAndBound:
                 # The uniform grids ran before the set-up (early_seed): again only where they
                 # were cut short there and the later turn has more time (it starts over).
                 self.pending_seeds.pop(0)
-        if self.pending_seeds and not self.large:  # (on large clusters: SEED_AFTER_SHARE)
-            self.run_seed(*self.pending_seeds.pop(0))
-            if self.total_gpus >= tuning.BALANCED_SEED_EARLY_GPUS:
-                self.run_seed(*self.pending_seeds.pop(0))
+        if tuning.SEEDS_BEFORE_WARM_START:
+            self.run_first_seeds()
+            self.warm_start()
+        else:
+            self.warm_start()
+            self.run_first_seeds()
         if self.unpolished:  # (before the first pass's set-up: its tail-capacity pass)
             self.polish_incumbent()
         still_open = self.first_pass()
         open_list = self.follow_up_passes(still_open)
         return self.result(open_list)
+
+    def run_first_seeds(self) -> None:
+        """The seeds that do not wait for the search to linger: uniform grids, and balanced
+        grids from BALANCED_SEED_EARLY_GPUS (on large clusters: SEED_AFTER_SHARE)."""
+        if self.pending_seeds and not self.large:
+            self.run_seed(*self.pending_seeds.pop(0))
+            if self.total_gpus >= tuning.BALANCED_SEED_EARLY_GPUS:
+                self.run_seed(*self.pending_seeds.pop(0))
 
     # -- 1. the queue ---------------------------------------------------------------------------
     def build_queue(self) -> None:

@@ -402,14 +402,19 @@ def _strong_steps(state: SearchState, sub: SubProblem, floors: tuple[float, floa
                                                           integer=integer, also=also))
         finally:
             positional.link_sides_on = True
-        if tuning.LINK_SIDES_WITHIN * incumbent_s <= bound < incumbent_s:
+        path = state.path_capacity(sub.micro_batch, sub.schedule, p_max) \
+            if bound < incumbent_s and not sub.empty_ends and math.isfinite(incumbent_s) \
+            else None
+        # The LPs per set of link sides charge one stage per side; the path walk below charges
+        # every stage its neighbours' node groups with exact budgets: where it follows, it is
+        # asked instead (tuning.PATH_SKIPS_LINK_SIDES).
+        if (path is None or not tuning.PATH_SKIPS_LINK_SIDES) \
+                and tuning.LINK_SIDES_WITHIN * incumbent_s <= bound < incumbent_s:
             step = "link_sides_walk"
             bound = max(bound, positional.objective_floor(p, cost_of_interval, t_values,
                                                           bottleneck, stop=incumbent_s,
                                                           integer=integer, also=also))
-        path = state.path_capacity(sub.micro_batch, sub.schedule, p_max) \
-            if bound < incumbent_s and not sub.empty_ends else None
-        if path is not None and math.isfinite(incumbent_s):
+        if path is not None and bound < incumbent_s:
             # Sec. 4.10: the same walk with the path capacity (exact budgets, links by the
             # neighbours' node groups); it also leaves the window of bottlenecks the
             # sub-problem's model is confined to.

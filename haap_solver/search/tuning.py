@@ -323,6 +323,14 @@ already beats the uniform grid's: on llama3-8b-h100-a100-l40s (40 GPUs) it cost 
 turn for a plan 8% slower than the search's, and the benchmark's proof there (27.6 s before)
 ran past 30 s."""
 
+SEEDS_BEFORE_WARM_START = True
+"""The first seeds (uniform grids; balanced grids from BALANCED_SEED_EARLY_GPUS) run before the
+warm start, not after it (`BranchAndBound.run_first_seeds`): the warm start's restricted models
+then aim below the seeds' plan, and most end infeasible at once. On
+gpt3-2.7b-a100x32-v100x96-4gpu (two threads) the balanced grids' 4.4111 s, the optimum, came at
+2.0 s instead of 4.1 s, after the warm start's 3 s of models against 5.07 s; the search
+16.5 s -> 14.9 s."""
+
 SEED_AFTER_SHARE = 0.5
 """The Metis-style seed costs seconds on 64 GPUs, more than the exact passes need where they close
 quickly: it runs only once this share of the time limit has passed without a proof, and only if
@@ -406,6 +414,15 @@ cost up to 2^sides LPs a question. On gpt3-2.7b-a100x32-v100x96-4gpu, strengthen
 single-type sub-problems: against a plan of 5.1277 s 35 s of CPU with the gate, 45 s without,
 17 s without the side LPs (194, 194, 192 closed); against the best plan known, 4.5772 s, 25 s
 either way (219 closed, 214 without the side LPs)."""
+
+PATH_SKIPS_LINK_SIDES = True
+"""Where the path walk of Sec. 4.10 follows (the path capacity applies), strong_lower_bound does
+not walk again with the LPs per set of link sides (LINK_SIDES_WITHIN): the path question
+charges every stage the links to its neighbours' node groups with the GPU budgets exact, and
+on gpt3-2.7b-a100x32-v100x96-4gpu (one thread, single-type search) the side LPs' walk never
+raised a bound the path walk then did not raise as far (the nine sub-problems that need the
+path walk against the optimum, 4.4111 s: the same bounds, 4.3744-4.4111 s, either way), while
+it cost 0.25-0.45 s of each (the search 14.8 s -> 12.3 s)."""
 
 PATH_CAPACITY = True
 """Whether the strong bound also walks the path capacity of Sec. 4.10 (exact GPU budgets, links
