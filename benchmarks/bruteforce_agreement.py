@@ -56,7 +56,8 @@ def cause(instance: Instance, truth_plan: Plan | None) -> str:
 
 
 def check(instance: Instance, *, mixed: bool, backends: list[str], time_limit_s: float,
-          solve_it: bool, old_space: bool, validator_space: bool = False) -> dict[str, Any]:
+          solve_it: bool, old_space: bool, validator_space: bool = False,
+          threads: int = 1) -> dict[str, Any]:
     """One instance and one setting of `mixed`: the brute force's optimum and every backend's."""
     cm = CostModel(instance)
     t0 = time.perf_counter()
@@ -79,7 +80,7 @@ def check(instance: Instance, *, mixed: bool, backends: list[str], time_limit_s:
     t0 = time.perf_counter()
     for backend in backends:
         d = disagreement(instance, truth, backend=backend, mixed=mixed,
-                         time_limit_s=time_limit_s)
+                         time_limit_s=time_limit_s, threads=threads)
         if d is not None:
             row["disagreements"].append(d)
     row["solve_s"] = time.perf_counter() - t0
@@ -101,6 +102,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--backends", default="highs,cpsat,cbc")
     ap.add_argument("--mixed", choices=("both", "on", "off"), default="both")
     ap.add_argument("--time-limit", type=float, default=60.0)
+    ap.add_argument("--threads", type=int, default=1,
+                    help="solver threads; 2 or more runs the search over plans with a mixed "
+                         "stage in a second process")
     ap.add_argument("--no-solve", action="store_true")
     ap.add_argument("--old-space", action="store_true")
     ap.add_argument("--validator-space", action="store_true",
@@ -121,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
         for mixed in modes:
             row = check(instance, mixed=mixed, backends=backends, time_limit_s=args.time_limit,
                         solve_it=not args.no_solve, old_space=args.old_space,
-                        validator_space=args.validator_space)
+                        validator_space=args.validator_space, threads=args.threads)
             row["seed"] = seed
             rows.append(row)
             for d in row["disagreements"]:

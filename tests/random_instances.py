@@ -181,13 +181,15 @@ def describe(plan: Plan) -> str:
 
 
 def disagreement(instance: Instance, truth: SolveResult, *, backend: str, mixed: bool,
-                 time_limit_s: float = 60.0) -> str | None:
-    """Why the exact search (one thread, seed 0, no baseline seeds) and the brute force's
-    optimum `truth` disagree, or None: the search must say "optimal" at the brute force's
-    iteration time (1e-9 relative), with a valid plan whose evaluate() time it reports, or
-    both find no plan."""
+                 time_limit_s: float = 60.0, threads: int = 1) -> str | None:
+    """Why the exact search (one thread unless `threads` says more: then the search over plans
+    with a mixed stage runs in a second process; seed 0, no baseline seeds) and the brute
+    force's optimum `truth` disagree, or None: the search must say "optimal" at the brute
+    force's iteration time (1e-9 relative), with a valid plan whose evaluate() time it reports,
+    or both find no plan."""
     try:
-        res = solve(instance, backend=backend, threads=1, seed=0, time_limit_s=time_limit_s,
+        res = solve(instance, backend=backend, threads=threads, seed=0,
+                    time_limit_s=time_limit_s,
                     seed_with_baselines=False, mixed=mixed)
     except InfeasibleError:
         if truth.plan is None:

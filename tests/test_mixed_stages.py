@@ -675,7 +675,8 @@ def test_two_processes_with_the_first_helping_prove_what_one_proves(
 def test_helper_keeps_bounds_apart_from_its_answer() -> None:
     """The second process's messages to the first: bounds (once the first helps) are kept in
     `bounds`, the larger per sub-problem, and do not count as its answer; the answer, once
-    sent, does."""
+    sent, does, and what comes after it is still read (the second goes on to help the
+    single-type search) without replacing it."""
     import multiprocessing
 
     class Alive:
@@ -695,9 +696,82 @@ def test_helper_keeps_bounds_apart_from_its_answer() -> None:
     assert helper.bounds == {a: 1.0, b: 2.0}
     there.send(("result", "the answer"))
     there.send(("bounds", {b: 3.0}))
+    there.send(("infeasible", "not an answer any more"))
     assert helper.answered()
     assert helper.answer(until_wall=math.inf) == ("result", "the answer")
-    assert helper.bounds == {a: 1.0, b: 2.0}  # (what comes after the answer is not read)
+    assert helper.bounds == {a: 1.0, b: 3.0}
+
+
+def test_single_type_bounds_cross_both_ways_once_the_second_helps() -> None:
+    """The single-type direction: the first's strengthened bounds wait until the second says
+    it helps ("single_helping"), then all go at once and each later one as it comes; the
+    second's single-type bounds reach the search's feed, once each, apart from the mixed-space
+    `bounds`, and the answer read meanwhile is kept for `answer`; a pipe the second has closed
+    after answering still gives that answer."""
+    import multiprocessing
+
+    class Alive:
+        exitcode = None
+
+        def is_alive(self) -> bool:
+            return True
+
+    here, there = multiprocessing.Pipe()
+    helper = SECOND._MixedHelper(Alive(), here, deadline_wall=math.inf)
+    a, b, c = SubProblem(3, 4, "1f1b"), SubProblem(5, 4, "1f1b"), SubProblem(6, 8, "1f1b")
+    helper.share_single_bound(a, 1.5)
+    assert not there.poll()  # (not before the second helps)
+    there.send(("result", "the answer"))
+    there.send(("single_helping",))
+    there.send(("single_bounds", {b: 2.0}))
+    assert helper.single_bounds_feed() == {b: 2.0}
+    assert there.recv() == ("single_bounds", {a: 1.5})
+    helper.share_single_bound(c, 2.5)
+    assert there.recv() == ("single_bounds", {c: 2.5})
+    assert helper.single_bounds_feed() == {}
+    assert helper.bounds == {}
+    there.close()
+    assert helper.answer(until_wall=math.inf) == ("result", "the answer")
+
+
+def test_second_bounds_the_single_type_sub_problems_from_the_top() -> None:
+    """`_bound_single_from_the_top`, run here on a pipe end that has shared the single-type
+    optimum: it says it helps, skips what the first has strengthened, takes the largest
+    cheap bound first, and every bound it sends is at most the threshold and at most the
+    optimum of the sub-problem that holds the optimal plan (a valid lower bound)."""
+    from haap_solver.search.state import SearchState
+    from haap_solver.search.subproblem_bounds import lower_bound
+
+    inst = load_instance(ROOT / "instances" / "gpt3-1.3b-t4x4-a100x12.toml")
+    best = solve(inst, time_limit_s=120, mixed=False)
+    assert best.status == "optimal" and best.plan is not None
+    optimum = SubProblem(len(best.plan.stages), best.plan.micro_batch_size, best.plan.schedule)
+
+    class Conn:
+        def __init__(self) -> None:
+            self.sent: list[tuple[object, ...]] = []
+
+        def poll(self, timeout: float = 0.0) -> bool:
+            return False
+
+        def send(self, message: tuple[object, ...]) -> None:
+            self.sent.append(message)
+
+    state = SearchState(inst)
+    end = SECOND._SecondEnd(Conn(), math.inf, 0.0)
+    end.best_time = best.iteration_time_s * 1.05  # (a plan 5% above the optimum, as shared)
+    skipped = SubProblem(optimum.num_stages + 1, optimum.micro_batch, optimum.schedule)
+    end.single_elsewhere[skipped] = 0.0
+    SECOND._bound_single_from_the_top(state, end, math.inf, None)
+    sent = end.conn.sent
+    assert sent[0] == ("single_helping",)
+    bounds = [next(iter(message[1].items())) for message in sent[1:]]
+    assert bounds and all(bound <= end.threshold() for _, bound in bounds)
+    assert skipped not in dict(bounds)
+    assert dict(bounds)[optimum] <= best.iteration_time_s * (1 + 1e-9)
+    floors = {sub.micro_batch: state.floors(sub.micro_batch) for sub, _ in bounds}
+    cheap = [lower_bound(state, sub, floors[sub.micro_batch]) for sub, _ in bounds]
+    assert cheap == sorted(cheap, reverse=True)
 
 
 def test_no_dives_in_the_mixed_search_on_large_clusters(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -92,7 +92,25 @@ def _trace(module: ModuleType) -> None:
     bnb.attempt, bnb.strengthen, bnb.improved = traced_attempt, traced_strengthen, traced_improved
 
 
+def _trace_helper(module: ModuleType) -> None:
+    """The second process's bounds on the first's single-type sub-problems (HELPER lines)."""
+    origin = float(os.environ["HAAP_TRACE"])
+    strong = module.strong_lower_bound
+
+    def traced_strong(state: Any, sub: Any, *args: Any, **kwargs: Any) -> Any:
+        start = time.perf_counter()
+        res = strong(state, sub, *args, **kwargs)
+        if not state.mixed:
+            print(f"[{time.time() - origin:7.2f}] HELPER strengthen p={sub.num_stages} "
+                  f"b={sub.micro_batch} {time.perf_counter() - start:.2f}s bound {res:.4f}",
+                  file=sys.stderr, flush=True)
+        return res
+
+    module.strong_lower_bound = traced_strong
+
+
 if os.environ.get("HAAP_TUNE"):
     _after_import("haap_solver.search.tuning", _tune)
 if os.environ.get("HAAP_TRACE"):
     _after_import("haap_solver.search.branch_and_bound", _trace)
+    _after_import("haap_solver.search.second_process", _trace_helper)

@@ -386,7 +386,7 @@ class BranchAndBound:
         for sub, bound in (self.bounds_feed() if self.bounds_feed is not None else {}).items():
             cand = self.by_sub.get(sub)
             if cand is not None and bound > cand.lower_bound:
-                cand.lower_bound = bound
+                cand.lower_bound, cand.fed = bound, True
                 self.fed_bounds += 1
 
     def try_seed(self, plan: Plan | None) -> None:
@@ -602,6 +602,10 @@ class BranchAndBound:
         self.absorb()
         at = self.threshold()
         target = min(at, level)
+        if self.share_bound is not None and cand.strengthened_with is None:
+            # (first taken: the search beside, bounding this space from the other end, leaves it
+            # to this one from now on)
+            self.share_bound(cand.sub, cand.lower_bound)
         try:
             bound = strong_lower_bound(self.state, cand.sub,
                                        self.floors_by_b[cand.sub.micro_batch], self.p_cap,
@@ -878,6 +882,8 @@ class BranchAndBound:
                     self.tail_capacity_raised += 1
                     if self.closed_by_bound(cand):
                         cand.strengthened_with = at
+                        if self.share_bound is not None:  # (the search beside skips it)
+                            self.share_bound(cand.sub, cand.lower_bound)
         except DeadlineReached:
             return  # (the bound cut short is not taken; those before it are valid)
 
@@ -1152,7 +1158,8 @@ class BranchAndBound:
 def subproblem_fates(candidates: list[_Candidate], open_list: list[_Candidate]) -> dict[str, int]:
     """How each sub-problem ended, each counted once: closed by its cheap load-balance bound
     (never strengthened nor modelled), by a strengthened bound (Sec. 4.3-4.6, or the bound its
-    model proved), by its model's answer, or left open (the time limit)."""
+    model proved, or one the search beside strengthened), by its model's answer, or left open
+    (the time limit)."""
     still = {id(c) for c in open_list}
     fates = {"load_balance_bound": 0, "carried_bound": 0, "strengthened_bound": 0, "model": 0,
              "open": 0}
@@ -1161,7 +1168,7 @@ def subproblem_fates(candidates: list[_Candidate], open_list: list[_Candidate]) 
             fates["open"] += 1
         elif c.closed_by_model:
             fates["model"] += 1
-        elif c.strengthened_with is None and not c.modelled:
+        elif c.strengthened_with is None and not c.modelled and not c.fed:
             fates["carried_bound" if c.inherited else "load_balance_bound"] += 1
         else:
             fates["strengthened_bound"] += 1

@@ -26,18 +26,31 @@ first -> second
         (`_MixedHelper.share_bound`); the second raises its own with them and skips what they
         close.
 
+    ("single_bounds", {SubProblem: float})
+        after "single_helping": the bound of each single-type sub-problem the first has
+        strengthened (all so far, then each as it comes); the second skips those.
+
 second -> first
     ("bounds", {SubProblem: float})
         after "helping": every bound it has strengthened so far, then each one as it comes; the
         first skips those sub-problems. Never before "helping", lest they fill the pipe while
         the first does not read.
-    the answer, once, last:
+    the answer, once:
         ("result", SolveResult, set-up seconds, {SubProblem: bound}, Known)
                                                                 its search's result, and the
                                                                 bounds its state recorded
         ("not_set_up", set-up seconds, micro-batch sizes built)     the deadline cut its set-up
         ("infeasible", why)                                         no plan with a mixed stage
         ("error", why)                                              any other failure
+    after a "result" or "infeasible" answer, while the first still searches:
+    ("single_helping",)
+        the second, its own search over, now bounds the first's single-type sub-problems from
+        the other end (`_bound_single_from_the_top`: largest cheap bound first, the first
+        taking the least first), against the first's incumbent as shared.
+    ("single_bounds", {SubProblem: float})
+        then each single-type bound it has strengthened (at most the threshold it was
+        strengthened against); the first raises its sub-problems' bounds with them (its search's
+        `bounds_feed`) and skips what they close.
 
 The first process waits for the answer until HELPER_GRACE_S past the deadline (then
 `_MixedHelper.answer` gives ("timeout",)); where the answer is an error or a timeout, or no
@@ -78,7 +91,7 @@ from haap_solver.search.subproblem_bounds import (
     lower_bound,
     strong_lower_bound,
 )
-from haap_solver.search.subproblems import _stage_count_cap, _stage_count_floor
+from haap_solver.search.subproblems import _stage_count_cap, _stage_count_floor, _subproblems
 
 
 @dataclass(frozen=True)
@@ -128,6 +141,11 @@ class _MixedHelper:
         self._answer: tuple[Any, ...] | None = None
         self.bounds: dict[SubProblem, float] = {}
         """Its strengthened sub-problem bounds, sent once this process helps (`help`)."""
+        self._single_bounds: dict[SubProblem, float] = {}
+        """Single-type bounds it has sent and the search here has not yet taken."""
+        self._own_single: dict[SubProblem, float] = {}
+        """The single-type bounds this process has strengthened (`share_single_bound`)."""
+        self._single_helping = False
 
     @classmethod
     def start(cls, instance: Instance, cost_model: CostModel, *, backend: str, seed: int,
@@ -173,13 +191,38 @@ class _MixedHelper:
         with contextlib.suppress(OSError, ValueError):
             self.conn.send(("helping",))
 
+    def share_single_bound(self, sub: SubProblem, bound: float) -> None:
+        """The strengthened bound of a single-type sub-problem of the search here (its
+        `share_bound`): sent once the second helps with them, so that it skips the
+        sub-problem."""
+        self._own_single[sub] = max(bound, self._own_single.get(sub, -math.inf))
+        if self._single_helping:
+            with contextlib.suppress(OSError, ValueError):
+                self.conn.send(("single_bounds", {sub: bound}))
+
+    def single_bounds_feed(self) -> dict[SubProblem, float]:
+        """The single-type bounds it has sent since the last call (the search here's
+        `bounds_feed`)."""
+        with contextlib.suppress(EOFError, OSError):
+            self._receive()
+        taken, self._single_bounds = self._single_bounds, {}
+        return taken
+
     def _receive(self, timeout: float = 0.0) -> None:
-        """What it has sent, until its answer: bounds go to `bounds`, the answer is kept."""
-        while self._answer is None and self.conn.poll(timeout):
+        """What it has sent: bounds go to `bounds` and single-type ones to `_single_bounds`, the
+        answer is kept (the first one)."""
+        while self.conn.poll(timeout):
             message = tuple(self.conn.recv())
             if message[0] == "bounds":
                 _merge_bounds(self.bounds, message[1])
-            else:
+            elif message[0] == "single_bounds":
+                _merge_bounds(self._single_bounds, message[1])
+            elif message[0] == "single_helping":
+                self._single_helping = True
+                if self._own_single:
+                    with contextlib.suppress(OSError, ValueError):
+                        self.conn.send(("single_bounds", dict(self._own_single)))
+            elif self._answer is None:
                 self._answer = message
             timeout = 0.0
 
@@ -196,13 +239,15 @@ class _MixedHelper:
         ("not_set_up", set-up s, micro-batch sizes built), ("infeasible", why) or ("error", why);
         ("timeout",) after `until_wall`."""
         while True:
+            if self._answer is not None:  # (it may have come while the search here ran)
+                return self._answer
             left = until_wall - time.time()
             try:
                 self._receive(max(0.0, min(left, 0.05)))
-                if self._answer is not None:
-                    return self._answer
-            except (EOFError, OSError):
-                return ("error", "the second process ended without an answer")
+            except (EOFError, OSError):  # (it ended; its answer, if any, was read before)
+                return self._answer or ("error", "the second process ended without an answer")
+            if self._answer is not None:
+                return self._answer
             if not self.process.is_alive() and not self.conn.poll():
                 return ("error", f"the second process exited with code {self.process.exitcode}")
             if left <= 0:
@@ -227,27 +272,106 @@ def _mixed_worker(instance: Instance, constants: Any, profile: Any, backend: str
                   conn: Any, cutoff_s: float, known: Known) -> None:
     """The second process of `_solve_beside`: set-up of the plans with a mixed stage, then their
     search (row (M)) against the best plan the first search has shared so far, one thread. It
-    answers once (`_MixedHelper.answer`); interrupted (Ctrl-C reaches both processes), it ends
-    quietly and the first process decides."""
+    answers once (`_MixedHelper.answer`), then, while the first still searches, bounds the
+    first's single-type sub-problems from the other end (`_bound_single_from_the_top`) until
+    the first stops it; interrupted (Ctrl-C reaches both processes), it ends quietly and the
+    first process decides."""
     answer: tuple[Any, ...]
     # The answer goes out before the search state is freed and before the collector is on
     # again: freeing the state's caches (millions of objects) and the collector's first pass
     # over them took 0.1-0.7 s at 1,024 and 16,384 GPUs, which the first process waited for
     # past the deadline. After the answer the first process stops this one (`close`).
-    kept: list[SearchState] = []
+    start = time.perf_counter()
+    deadline = start + (deadline_wall - time.time())
+    end = _SecondEnd(conn, cutoff_s, relative_gap)
+    state: SearchState | None = None
     _die_with_parent()
     with collector_paused():
         try:
-            answer = _mixed_search(instance, constants, profile, backend, seed, max_stages,
-                                   deadline_wall, relative_gap, conn, kept, cutoff_s, known)
+            state = SearchState(instance, CostModel(instance, constants=constants,
+                                                    profile=profile))
+            answer = _mixed_search(state, backend, seed, max_stages, deadline, start, end,
+                                   known)
         except KeyboardInterrupt:
             return
         except InfeasibleError as exc:
             answer = ("infeasible", str(exc))
         except Exception as exc:  # reported to the first process, which goes on without it
             answer = ("error", f"{type(exc).__name__}: {exc}")
-        with contextlib.suppress(OSError):  # the first process has stopped listening
-            conn.send(answer)
+        end.send(answer)
+        if state is not None and answer[0] in ("result", "infeasible") \
+                and tuning.SINGLE_FROM_THE_TOP:
+            try:
+                _bound_single_from_the_top(state, end, deadline, max_stages)
+            except (KeyboardInterrupt, DeadlineReached, EOFError, OSError):
+                return
+
+
+class _SecondEnd:
+    """The second process's end of the pipe: the best plan the first has shared (its
+    incumbent), and the bounds each side has sent the other."""
+
+    def __init__(self, conn: Any, cutoff_s: float, relative_gap: float):
+        self.conn = conn
+        self.cutoff_s = cutoff_s
+        """Stands in for the incumbent's time until a shared plan beats it (`solve(cutoff_s=)`)."""
+        self.relative_gap = relative_gap
+        self.best: list[tuple[Plan, Evaluation]] = []
+        """The best plan shared and not yet taken by the search here."""
+        self.best_time = math.inf
+        """The best time shared so far."""
+        self.plan_shared = False
+        self.sent_bounds: dict[SubProblem, float] = {}
+        """Mixed-space bounds the first sent and the search here has not yet taken."""
+        self.own_bounds: dict[SubProblem, float] = {}
+        """Mixed-space bounds strengthened here."""
+        self.helped = False
+        """Whether the first bounds the mixed space too (and so reads the bounds sent here:
+        not before, lest they fill the pipe while it searches)."""
+        self.single_elsewhere: dict[SubProblem, float] = {}
+        """Single-type sub-problems the first has strengthened (after "single_helping")."""
+
+    def send(self, message: tuple[Any, ...]) -> None:
+        with contextlib.suppress(OSError, ValueError):  # (the first has stopped listening)
+            self.conn.send(message)
+
+    def read(self, timeout: float = 0.0) -> None:
+        """Whatever the first has sent."""
+        while self.conn.poll(timeout):
+            message = self.conn.recv()
+            if message[0] == "incumbent":
+                plan, evaluation = message[1], message[2]
+                self.plan_shared = True
+                if evaluation.iteration_time_s < self.best_time:
+                    self.best_time = evaluation.iteration_time_s
+                    self.best[:] = [(plan, evaluation)]
+            elif message[0] == "bounds":
+                _merge_bounds(self.sent_bounds, message[1])
+            elif message[0] == "single_bounds":
+                _merge_bounds(self.single_elsewhere, message[1])
+            elif message[0] == "helping" and not self.helped:
+                self.helped = True
+                self.send(("bounds", dict(self.own_bounds)))
+            timeout = 0.0
+
+    def threshold(self) -> float:
+        """The first search's threshold as far as known here: its incumbent (or the cutoff),
+        less the accepted gap."""
+        return min(self.best_time, self.cutoff_s) * (1.0 - self.relative_gap)
+
+    def share_bound(self, sub: SubProblem, bound: float) -> None:
+        self.own_bounds[sub] = bound
+        if self.helped:
+            self.send(("bounds", {sub: bound}))
+
+    def feed(self) -> tuple[Plan, Evaluation] | None:
+        self.read()
+        return self.best.pop() if self.best else None
+
+    def bounds_feed(self) -> dict[SubProblem, float]:
+        self.read()
+        taken, self.sent_bounds = self.sent_bounds, {}
+        return taken
 
 
 @contextlib.contextmanager
@@ -304,62 +428,19 @@ def _die_with_parent() -> None:
     threading.Thread(target=watch, daemon=True, name="haap-parent-watch").start()
 
 
-def _mixed_search(instance: Instance, constants: Any, profile: Any, backend: str, seed: int,
-                  max_stages: int | None, deadline_wall: float, relative_gap: float,
-                  conn: Any, kept: list[SearchState], cutoff_s: float,
+def _mixed_search(state: SearchState, backend: str, seed: int, max_stages: int | None,
+                  deadline: float, start: float, end: _SecondEnd,
                   known: Known) -> tuple[Any, ...]:
-    start = time.perf_counter()
-    deadline = start + (deadline_wall - time.time())
-    state = SearchState(instance, CostModel(instance, constants=constants, profile=profile))
-    kept.append(state)  # (see _mixed_worker)
+    """The second process's search over the plans with a mixed stage; its answer."""
     known.put_into(state)
     ready = state.prepare_mixed(deadline)
     setup_s = time.perf_counter() - start
     if not ready:
         return ("not_set_up", setup_s, len(state.mixed_counts))
-
-    best: list[tuple[Plan, Evaluation]] = []  # the best plan sent and not yet taken
-    sent_bounds: dict[SubProblem, float] = {}  # bounds sent and not yet taken
-    # Its own strengthened bounds, and whether the first process helps (and so reads them: not
-    # before, lest they fill the pipe while it searches).
-    own_bounds: dict[SubProblem, float] = {}
-    helped = [False]
-
-    def send(message: tuple[Any, ...]) -> None:
-        with contextlib.suppress(OSError, ValueError):
-            conn.send(message)
-
-    def read() -> None:
-        while conn.poll():
-            message = conn.recv()
-            if message[0] == "incumbent":
-                plan, evaluation = message[1], message[2]
-                if not best or evaluation.iteration_time_s < best[0][1].iteration_time_s:
-                    best[:] = [(plan, evaluation)]
-            elif message[0] == "bounds":
-                _merge_bounds(sent_bounds, message[1])
-            elif message[0] == "helping" and not helped[0]:
-                helped[0] = True
-                send(("bounds", dict(own_bounds)))
-
-    def share_bound(sub: SubProblem, bound: float) -> None:
-        own_bounds[sub] = bound
-        if helped[0]:
-            send(("bounds", {sub: bound}))
-
-    def feed() -> tuple[Plan, Evaluation] | None:
-        read()
-        return best.pop() if best else None
-
-    def bounds_feed() -> dict[SubProblem, float]:
-        read()
-        taken = dict(sent_bounds)
-        sent_bounds.clear()
-        return taken
-
     # The first shared plan (the first search's seeds come within a second or so): bounds
     # strengthened against no incumbent at all would cost much more. A cutoff is one already.
-    while not math.isfinite(cutoff_s) and not conn.poll(0.02) and time.perf_counter() < deadline:
+    while not math.isfinite(end.cutoff_s) and not end.conn.poll(0.02) \
+            and time.perf_counter() < deadline:
         pass
     state.require_mixed = True
     bounds: dict[SubProblem, tuple[float, float | None]] = {}
@@ -368,14 +449,69 @@ def _mixed_search(instance: Instance, constants: Any, profile: Any, backend: str
     # ended unknown after the optimum had arrived; two threads 2.1-2.25 s -> 1.8 s,
     # llama3.2-1b-h100x4-l40sx4, where a mixed stage wins, 0.7 s -> 0.45-0.6 s). After the
     # single-type search, in one process, they still pay (the optimum known by then).
-    result = branch_and_bound.search(
-        instance, backend=backend, time_limit_s=max(0.01, deadline - time.perf_counter()),
-        threads=1, seed=seed, state=state, max_stages=max_stages, progress=None,
-        seed_with_baselines=False, mixed=True, incumbent_feed=feed, warm_start=False,
-        model_dives=False, bounds_out=bounds, relative_gap=relative_gap, bounds_feed=bounds_feed,
-        share_bound=share_bound, cutoff_s=cutoff_s)
+    try:
+        result = branch_and_bound.search(
+            state.instance, backend=backend,
+            time_limit_s=max(0.01, deadline - time.perf_counter()), threads=1, seed=seed,
+            state=state, max_stages=max_stages, progress=None, seed_with_baselines=False,
+            mixed=True, incumbent_feed=end.feed, warm_start=False, model_dives=False,
+            bounds_out=bounds, relative_gap=end.relative_gap, bounds_feed=end.bounds_feed,
+            share_bound=end.share_bound, cutoff_s=end.cutoff_s)
+    finally:
+        state.require_mixed = False
     return ("result", result, setup_s, {sub: bound for sub, (bound, _) in bounds.items()},
             Known.of(state))
+
+
+def _bound_single_from_the_top(state: SearchState, end: _SecondEnd, deadline: float,
+                               max_stages: int | None) -> None:
+    """With two processes, what the second does once its search over the plans with a mixed
+    stage has answered and the first's single-type search goes on: strong bounds (Sec.
+    4.3-4.10) on the single-type sub-problems from the other end, the largest cheap bound
+    below the first's threshold first (the first takes the least bound first), each sent as
+    it comes ("single_bounds"); a sub-problem the first has strengthened is skipped. Each
+    bound is taken at most at the threshold it was strengthened against, the first's
+    incumbent as shared (valid: no plan of the sub-problem lies below the lesser). The first
+    stops this process when its search ends.
+
+    Why: on clusters of small nodes the single-type search's strong bounds against the
+    optimum take most of its time (gpt3-2.7b-a100x32-v100x96-4gpu: nine sub-problems of
+    0.4-1.9 s each, one after the other), while the search over plans with a mixed stage ends
+    seconds earlier and its process would sit idle."""
+    state.mixed, state.require_mixed = False, False
+    instance = state.instance
+    p_max = _stage_count_cap(instance, max_stages)
+    cheap: dict[SubProblem, float] = {}
+    floors_of: dict[int, tuple[float, float, float]] = {}
+    for b in state.micro_batches():
+        configs = state.configs(b)
+        floors = state.floors(b)
+        if not configs or floors is None:
+            continue
+        floors_of[b] = floors
+        p_min = _stage_count_floor(state, b, configs)
+        for schedule in instance.training.schedules:
+            for sub in _subproblems(instance, b, schedule, p_min, max_stages,
+                                    empty_ends=instance.training.empty_end_stages):
+                cheap[sub] = lower_bound(state, sub, floors)
+    end.send(("single_helping",))
+    while cheap and time.perf_counter() < deadline:
+        end.read()
+        threshold = end.threshold()
+        if not math.isfinite(threshold):
+            end.read(0.05)  # (no plan shared yet: no bound is worth its cost)
+            continue
+        # The largest cheap bound still open (the first takes the least first); what the
+        # first has strengthened or closed is left to it.
+        open_subs = [(bound, -sub.num_stages, sub) for sub, bound in cheap.items()
+                     if bound < threshold and sub not in end.single_elsewhere]
+        if not open_subs:
+            break
+        sub = max(open_subs, key=lambda entry: entry[:2])[2]
+        del cheap[sub]
+        bound = strong_lower_bound(state, sub, floors_of[sub.micro_batch], p_max, threshold,
+                                   deadline=deadline)
+        end.send(("single_bounds", {sub: min(bound, threshold)}))
 
 
 def _solve_beside(helper: _MixedHelper, instance: Instance, state: SearchState, *, start: float,
@@ -391,7 +527,8 @@ def _solve_beside(helper: _MixedHelper, instance: Instance, state: SearchState, 
             single: SolveResult | None = branch_and_bound.search(
                 instance, time_limit_s=time_limit_s, state=state,
                 seed_with_baselines=seed_with_baselines, mixed=False,
-                share_incumbent=helper.share, clock_start=start, **here)
+                share_incumbent=helper.share, bounds_feed=helper.single_bounds_feed,
+                share_bound=helper.share_single_bound, clock_start=start, **here)
         except InfeasibleError:
             single = None
         from_the_top: dict[SubProblem, float] = {}

@@ -83,6 +83,9 @@ class _Candidate:
     """Whether its last strengthening against a level below the threshold ended below that
     level (`BranchAndBound.strengthening_level`): its walk then found its bound there, and the
     next strengthening is against the threshold itself."""
+    fed: bool = False
+    """Whether the search beside raised its bound (`BranchAndBound.absorb`): a strong bound
+    computed there."""
     closed_by_model: bool = False
     """Whether its model's answer closed it (optimal within the gap, or no plan below the
     threshold); otherwise a closed sub-problem was closed by its lower bound."""

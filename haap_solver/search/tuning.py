@@ -365,6 +365,11 @@ only binds where that search is not proven sooner: on large clusters, where a mi
 node per part at most) is least likely to pay and the single-type plan improves until late
 (llama3-405b-6types-x16384: 17.21 s at 15 s, 14.83 s at 22.5 s)."""
 
+SINGLE_FROM_THE_TOP = True
+"""With two processes, whether the second, once its search over the plans with a mixed stage
+has answered, bounds the first's single-type sub-problems from the other end while the first
+searches on (second_process._bound_single_from_the_top)."""
+
 MIXED_FOLLOW_UP_SHARE = 0.25
 """With mixed-type stages, the share of the time limit the single-type search may spend after its
 first pass (the passes that solve what stayed open with budgets of 2 s, 15 s, ...); it also
