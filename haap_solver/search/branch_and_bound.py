@@ -233,6 +233,8 @@ class BranchAndBound:
                 self.pending_seeds.pop(0)
         if tuning.SEEDS_BEFORE_WARM_START:
             self.run_first_seeds()
+            if self.unpolished:  # (the warm start's models then aim below the polished seed)
+                self.polish_incumbent()
             self.warm_start()
         else:
             self.warm_start()
