@@ -2,6 +2,7 @@
 event sequences (issue 22: "warm and cold agree").
 
     python benchmarks/warm_agreement.py --seeds 60 [--start 5000] [--events 3] [--time-limit 60]
+        [--threads 2]
 
 For each seed, ``tests/random_instances.random_instance(seed)`` is solved by a `Planner`; then up
 to ``--events`` changes drawn from the seed (a group resized to 1-3 nodes, a slowed node or
@@ -69,11 +70,13 @@ def random_change(rng: random.Random, instance: Instance) -> ch.Change | None:
     return ch.RemoveNodeGroup(node_group=g.name) if len(groups) > 1 else None
 
 
-def check(seed: int, *, events: int, time_limit_s: float) -> list[str]:
-    """The disagreements of one seed's event sequence (empty: none)."""
+def check(seed: int, *, events: int, time_limit_s: float, threads: int = 1) -> list[str]:
+    """The disagreements of one seed's event sequence (empty: none); with `threads` >= 2 the
+    plans with a mixed stage are searched in a second process."""
     rng = random.Random(seed * 7919)
     try:
-        planner = haap.Planner(random_instance(seed), time_limit_s=time_limit_s, threads=1)
+        planner = haap.Planner(random_instance(seed), time_limit_s=time_limit_s,
+                               threads=threads)
         planner.solve()
     except haap.InfeasibleError:
         return []
@@ -120,10 +123,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--start", type=int, default=5000)
     ap.add_argument("--events", type=int, default=3)
     ap.add_argument("--time-limit", type=float, default=60.0)
+    ap.add_argument("--threads", type=int, default=1,
+                    help="2 or more: the plans with a mixed stage in a second process")
     args = ap.parse_args(argv)
     start, bad = time.perf_counter(), 0
     for seed in range(args.start, args.start + args.seeds):
-        for line in check(seed, events=args.events, time_limit_s=args.time_limit):
+        for line in check(seed, events=args.events, time_limit_s=args.time_limit,
+                          threads=args.threads):
             bad += 1
             print(f"seed {seed} {line}", flush=True)
     print(f"{args.seeds} seeds ({args.start}-{args.start + args.seeds - 1}), {bad} "

@@ -98,8 +98,9 @@ class BranchAndBound:
     better; `warm_start=False` skips the warm start, and `model_dives=False` the models of the
     first pass's dives (their seeds stay). `bounds_feed` returns the sub-problem bounds the
     other search has computed since (valid lower bounds), which raise this one's;
-    `share_bound` is called with each sub-problem's bound once strengthened, so that the other
-    search need not compute it again.
+    `share_bound` is called with each sub-problem's bound when its first strengthening begins,
+    once strengthened, and where the tail-capacity pass closes it, so that the other search,
+    bounding this space from the other end, leaves it to this one.
 
     `relative_gap` (see `solve`): a sub-problem is closed once its bound reaches the incumbent
     less that share (`threshold`), and the models are solved to that gap."""
