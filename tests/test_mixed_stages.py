@@ -14,6 +14,7 @@ import math
 from dataclasses import replace
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
@@ -672,11 +673,9 @@ def test_two_processes_with_the_first_helping_prove_what_one_proves(
     assert "bounds_from_the_other_search" in two.search_space
 
 
-def test_helper_keeps_bounds_apart_from_its_answer() -> None:
-    """The second process's messages to the first: bounds (once the first helps) are kept in
-    `bounds`, the larger per sub-problem, and do not count as its answer; the answer, once
-    sent, does, and what comes after it is still read (the second goes on to help the
-    single-type search) without replacing it."""
+def _helper_on_a_pipe() -> tuple[SECOND._MixedHelper, Any]:
+    """A `_MixedHelper` whose second process is the other end of a pipe (returned with it),
+    never ending."""
     import multiprocessing
 
     class Alive:
@@ -686,7 +685,15 @@ def test_helper_keeps_bounds_apart_from_its_answer() -> None:
             return True
 
     here, there = multiprocessing.Pipe()
-    helper = SECOND._MixedHelper(Alive(), here, deadline_wall=math.inf)
+    return SECOND._MixedHelper(Alive(), here, deadline_wall=math.inf), there
+
+
+def test_helper_keeps_bounds_apart_from_its_answer() -> None:
+    """The second process's messages to the first: bounds (once the first helps) are kept in
+    `bounds`, the larger per sub-problem, and do not count as its answer; the answer, once
+    sent, does, and what comes after it is still read (the second goes on to help the
+    single-type search) without replacing it."""
+    helper, there = _helper_on_a_pipe()
     a, b = SubProblem(3, 4, "1f1b"), SubProblem(5, 4, "1f1b")
     helper.help()
     assert there.recv() == ("helping",)
@@ -708,16 +715,7 @@ def test_single_type_bounds_cross_both_ways_once_the_second_helps() -> None:
     second's single-type bounds reach the search's feed, once each, apart from the mixed-space
     `bounds`, and the answer read meanwhile is kept for `answer`; a pipe the second has closed
     after answering still gives that answer."""
-    import multiprocessing
-
-    class Alive:
-        exitcode = None
-
-        def is_alive(self) -> bool:
-            return True
-
-    here, there = multiprocessing.Pipe()
-    helper = SECOND._MixedHelper(Alive(), here, deadline_wall=math.inf)
+    helper, there = _helper_on_a_pipe()
     a, b, c = SubProblem(3, 4, "1f1b"), SubProblem(5, 4, "1f1b"), SubProblem(6, 8, "1f1b")
     helper.share_single_bound(a, 1.5)
     assert not there.poll()  # (not before the second helps)
@@ -769,8 +767,11 @@ def test_second_bounds_the_single_type_sub_problems_from_the_top() -> None:
     assert bounds and all(bound <= end.threshold() for _, bound in bounds)
     assert skipped not in dict(bounds)
     assert dict(bounds)[optimum] <= best.iteration_time_s * (1 + 1e-9)
-    floors = {sub.micro_batch: state.floors(sub.micro_batch) for sub, _ in bounds}
-    cheap = [lower_bound(state, sub, floors[sub.micro_batch]) for sub, _ in bounds]
+    cheap = []
+    for sub, _ in bounds:
+        floors = state.floors(sub.micro_batch)
+        assert floors is not None
+        cheap.append(lower_bound(state, sub, floors))
     assert cheap == sorted(cheap, reverse=True)
 
 
