@@ -141,6 +141,19 @@ class TrainingSpec:
             return self.pipeline_p2p == "blocking"
         return not (self.framework == "megatron" and schedule == "interleaved-1f1b")
 
+    def link_waits(self, schedule: str) -> int:
+        """How many times a stage waits for each of its pipeline links per micro-batch in the
+        steady state of `schedule` with blocking sends (`blocks_p2p`): Megatron-LM's 1F1B
+        sends the activation to the next stage and receives the gradient from it in one
+        batched exchange (``send_forward_recv_backward``), so each link costs its time once;
+        DeepSpeed's pipeline engine (``TrainSchedule``) receives the activation, then sends
+        the gradient, each a blocking operation of its own (``RecvActivation``, ``SendGrad``;
+        ``SendActivation``, ``RecvGrad``), so twice. GPipe's passes and the interleaved
+        schedule (Megatron-LM's only) carry one message per link and direction: once
+        (docs/cost-model.md Sec. 7)."""
+        return 2 if (self.framework == "deepspeed" and schedule == "1f1b"
+                     and self.blocks_p2p(schedule)) else 1
+
     @property
     def grad_bytes(self) -> int:
         """Bytes per gradient value (`grad_dtype`)."""

@@ -271,6 +271,97 @@ def test_blocking_period_is_the_simulated_one_and_overlapped_a_lower_bound(
     assert (overlapped_gap > 1.0) == slow
 
 
+def _deepspeed_train_schedule_s(fwd: list[float], bwd: list[float], links: list[float],
+                                m: int) -> float:
+    """Makespan of DeepSpeed's pipeline engine, simulated from its schedule's definition
+    (deepspeed/runtime/pipe/schedule.py, TrainSchedule): 2 (m + p - 1) steps; in each, stage s
+    runs a forward (on steps of its own parity) or a backward, of the micro-batch its step maps
+    to; a forward step first receives the activation from s - 1 and sends the previous step's
+    gradient back to it, which s - 1 meets in its backward step (sending its previous
+    activation, receiving the gradient): each of those is its own blocking operation, taking
+    the link's time on both stages once both have reached it."""
+    p = len(fwd)
+
+    def step_work(step: int, s: int) -> tuple[int, bool]:
+        if step % 2 == s % 2:
+            return (step - s % 2) // 2 - s // 2, True
+        if step % 2 == 0:
+            return step // 2 - p + (s + 1) // 2, False
+        return (step - 1) // 2 - p + 1 + s // 2, False
+
+    def valid(j: int) -> bool:
+        return 0 <= j < m
+
+    ready, previous = [0.0] * p, [-1] * p
+    for step in range(2 * (m + p - 1)):
+        work = [step_work(step, s) for s in range(p)]
+        after = list(ready)
+        for s in range(1, p):
+            j, forward = work[s]
+            operations = valid(j) + valid(previous[s]) if forward else 0
+            if operations:
+                after[s] = after[s - 1] = max(ready[s], ready[s - 1]) + operations * links[s - 1]
+        ready = after
+        for s, (j, forward) in enumerate(work):
+            if valid(j):
+                ready[s] += fwd[s] if forward else bwd[s]
+            previous[s] = j
+    return max(ready)
+
+
+@pytest.mark.parametrize(("fwd", "bwd", "links"), [
+    ([1 / 3] * 3, [2 / 3] * 3, [1.0, 1.0]),
+    ([1 / 3] * 4, [2 / 3] * 4, [0.5, 0.5, 0.5]),
+    ([0.3, 0.5, 0.2], [0.6, 1.0, 0.4], [0.8, 0.2]),
+    ([0.2, 0.4], [0.5, 0.9], [0.05]),
+])
+def test_deepspeed_waits_for_each_link_twice_a_micro_batch(
+        fwd: list[float], bwd: list[float], links: list[float]) -> None:
+    """DeepSpeed's pipeline engine receives the activation and sends the gradient as two
+    blocking operations (Megatron-LM batches them into one exchange): the steady-state period
+    of its simulated schedule is max_i (tau_i + 2 (c_{i-1} + c_i)), which pipeline_makespan
+    gives with `link_waits` 2 (training.link_waits under framework "deepspeed"); the
+    formula's whole makespan is never below the simulated one. With one wait per link (the
+    bug this guards against) the period falls short of the simulation."""
+    from types import SimpleNamespace
+
+    from haap_solver.cost.pipeline import pipeline_makespan
+
+    reps = [SimpleNamespace(replicas=[SimpleNamespace(fwd_s=f, bwd_s=b, compute_s=f + b,
+                                                      tp_comm_s=0.0, zero_comm_s=0.0)])
+            for f, b in zip(fwd, bwd, strict=True)]
+
+    def formula(m: int, waits: int) -> float:
+        return pipeline_makespan("1f1b", fwd, bwd, links, reps, m, blocking=True,
+                                 link_waits=waits)[0]
+
+    simulated = (_deepspeed_train_schedule_s(fwd, bwd, links, 120)
+                 - _deepspeed_train_schedule_s(fwd, bwd, links, 60))
+    assert formula(120, 2) - formula(60, 2) == pytest.approx(simulated, rel=1e-9)
+    assert formula(120, 1) - formula(60, 1) < simulated * (1 - 1e-3)
+    for m in (1, 2, 5, 60):
+        assert _deepspeed_train_schedule_s(fwd, bwd, links, m) <= formula(m, 2) * (1 + 1e-9)
+    assert TrainingSpec(global_batch_size=8, framework="deepspeed").link_waits("1f1b") == 2
+    assert [TrainingSpec(global_batch_size=8).link_waits(s)
+            for s in ("1f1b", "gpipe", "interleaved-1f1b")] == [1, 1, 1]
+    assert TrainingSpec(global_batch_size=8, framework="deepspeed",
+                        pipeline_p2p="overlapped").link_waits("1f1b") == 1
+
+
+def test_evaluate_charges_deepspeed_each_link_twice_a_micro_batch() -> None:
+    """A two-stage plan under DeepSpeed: blocking sends cost 2 (m - 1) c more than overlapped
+    ones (each stage waits for the link's receive and its send), twice Megatron-LM's (m - 1)
+    c (test_pipeline_sends_block_by_default_as_in_megatron_and_deepspeed)."""
+    plan = _two_stage_plan()
+    default = CostModel(_instance(framework="deepspeed")).evaluate(plan)
+    overlapped = CostModel(_instance(framework="deepspeed",
+                                     pipeline_p2p="overlapped")).evaluate(plan)
+    link = default.stages[0].p2p_next_s
+    assert link > 0.0
+    assert default.iteration_time_s - overlapped.iteration_time_s == pytest.approx(
+        2 * 63 * link, rel=1e-9)
+
+
 def test_a_stage_split_into_identical_replica_groups_costs_the_same() -> None:
     """The NICs of a node are shared by every GPU of the stage on it, however the plan writes
     the stage: four H100 replicas as one replica group or as two identical groups of two share

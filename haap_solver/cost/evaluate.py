@@ -674,7 +674,8 @@ class CostModel:
         pipe, breakdown = pipeline_makespan(schedule, [e.fwd_s for e in entries],
                                             [e.bwd_s for e in entries], links, entries, mb_count,
                                             blocking=t.blocks_p2p(schedule),
-                                            virtual_stages=chunks, wrap_s=wrap)
+                                            virtual_stages=chunks, wrap_s=wrap,
+                                            link_waits=t.link_waits(schedule))
         tails = [e.tail_s for e in entries]
         tail_stage = entries[tails.index(max(tails))]
         tail_rep = max(tail_stage.replicas, key=lambda r: r.dp_comm_s + r.optimizer_s)

@@ -46,13 +46,15 @@ class _HasTimes(_HasReplicas, Protocol):
 
 def pipeline_time(schedule: str, stages: Sequence[_HasTimes], num_micro_batches: int, *,
                   blocking: bool = True, virtual_stages: int = 1,
-                  wrap_s: float = 0.0) -> tuple[float, dict[str, float]]:
+                  wrap_s: float = 0.0, link_waits: int = 1) -> tuple[float, dict[str, float]]:
     """Pipeline makespan and its breakdown (Sec. 7).
 
     1F1B: sum_i tau_i + 2 sum_j c_j + (m - 1) T, with tau_i the stage's forward + backward per
     micro-batch and c_j the point-to-point time of link j. With blocking sends (`blocking`,
     training.pipeline_p2p: Megatron-LM's 1F1B without interleaving, DeepSpeed) each stage waits
-    for its exchanges with both neighbours every micro-batch, T = max_i (tau_i + c_{i-1} + c_i);
+    for its exchanges with both neighbours every micro-batch, T = max_i (tau_i + w (c_{i-1} +
+    c_i)), w = `link_waits` (training.link_waits: 2 under DeepSpeed's pipeline engine, whose
+    send and receive on a link are two blocking operations; the fill term is the same);
     overlapped, a link is a pipeline stage of its own, T = max(max_i tau_i, max_j 2 c_j).
     GPipe: all forwards, then all backwards, each with its own bottleneck, the same way.
     Interleaved 1F1B (`virtual_stages` v model chunks per stage, `wrap_s` the last stage's link
@@ -60,7 +62,8 @@ def pipeline_time(schedule: str, stages: Sequence[_HasTimes], num_micro_batches:
     """
     return pipeline_makespan(schedule, [s.fwd_s for s in stages], [s.bwd_s for s in stages],
                              [s.p2p_next_s for s in stages[:-1]], stages, num_micro_batches,
-                             blocking=blocking, virtual_stages=virtual_stages, wrap_s=wrap_s)
+                             blocking=blocking, virtual_stages=virtual_stages, wrap_s=wrap_s,
+                             link_waits=link_waits)
 
 
 def links_around(links: list[float], i: int) -> float:
@@ -81,8 +84,8 @@ def interleaved_exchanges(links: list[float], wrap_s: float, chunks: int, i: int
 
 def pipeline_makespan(schedule: str, fwds: list[float], bwds: list[float], links: list[float],
                       stages: Sequence[_HasReplicas], m: int, *, blocking: bool,
-                      virtual_stages: int = 1,
-                      wrap_s: float = 0.0) -> tuple[float, dict[str, float]]:
+                      virtual_stages: int = 1, wrap_s: float = 0.0,
+                      link_waits: int = 1) -> tuple[float, dict[str, float]]:
     """pipeline_time() on the stages' forward and backward times and the links between them.
 
     Interleaved 1F1B (Sec. 7.1; Narayanan et al. SC'21 Sec. 2.2.2) with v = `virtual_stages`:
@@ -119,8 +122,8 @@ def pipeline_makespan(schedule: str, fwds: list[float], bwds: list[float], links
         total = sum(taus) / v + link_sum + (m - 1 / v) * bottleneck
         stall = (m - 1 / v) * (bottleneck - max_tau)
     else:
-        bottleneck = (max(t + a for t, a in zip(taus, around, strict=True)) if blocking
-                      else max(max_tau, 2 * link_max))
+        bottleneck = (max(t + link_waits * a for t, a in zip(taus, around, strict=True))
+                      if blocking else max(max_tau, 2 * link_max))
         total = sum(taus) + link_sum + (m - 1) * bottleneck
         stall = (m - 1) * (bottleneck - max_tau)
     # The bottleneck stage: the first with the largest forward + backward.

@@ -80,8 +80,8 @@ def _pyplot() -> Any:
     return plt
 
 
-def schedule_events(plan: Any, ev: Any, micro_batches: int, *, blocking: bool = False
-                    ) -> list[tuple[int, int, str, float, float]]:
+def schedule_events(plan: Any, ev: Any, micro_batches: int, *, blocking: bool = False,
+                    link_waits: int = 1) -> list[tuple[int, int, str, float, float]]:
     """(stage, micro-batch, 'F' or 'B', start, end) of a simulated pipeline schedule.
 
     Each stage runs its forwards and backwards in schedule order (1F1B: p - i warm-up forwards,
@@ -89,8 +89,10 @@ def schedule_events(plan: Any, ev: Any, micro_batches: int, *, blocking: bool = 
     free and its input has arrived over the link (forward from the previous stage, backward from
     the next), with each stage's forward / backward time and each link's p2p time from evaluate().
     With `blocking` sends (training.pipeline_p2p) a stage is also busy while it sends each
-    output, so per micro-batch it is busy for tau_i + c_{i-1} + c_i, the period of
-    docs/cost-model.md Sec. 7; overlapped, sends take no time of the stage's. (Interleaved 1F1B
+    output, so per micro-batch it is busy for tau_i + w (c_{i-1} + c_i), the period of
+    docs/cost-model.md Sec. 7 (w = `link_waits`, 2 under DeepSpeed's pipeline engine: its
+    receive and its send on a link are two blocking operations); overlapped, sends take no time
+    of the stage's. (Interleaved 1F1B
     is drawn as plain 1F1B.)
     """
     p = len(ev.stages)
@@ -138,8 +140,8 @@ def schedule_events(plan: Any, ev: Any, micro_batches: int, *, blocking: bool = 
                 done[(kind, i, j)] = end
                 free[i] = end
                 if blocking:  # the send of this output (the forward's onward, the backward's back)
-                    free[i] += (link[i] if i < p - 1 else 0.0) if kind == "F" else \
-                        (link[i - 1] if i > 0 else 0.0)
+                    free[i] += link_waits * ((link[i] if i < p - 1 else 0.0) if kind == "F"
+                                             else (link[i - 1] if i > 0 else 0.0))
                 events.append((i, j, kind, start, end))
                 pos[i] += 1
                 remaining -= 1
@@ -155,7 +157,8 @@ def plot_gantt(instance: Instance, plan: Any, ev: Any, path: Path, *,
     m = micro_batches or min(plan.num_micro_batches, 32)
     m = min(m, plan.num_micro_batches)
     events = schedule_events(plan, ev, m,
-                             blocking=instance.training.blocks_p2p(plan.schedule))
+                             blocking=instance.training.blocks_p2p(plan.schedule),
+                             link_waits=instance.training.link_waits(plan.schedule))
     p = len(ev.stages)
     cmap = plt.get_cmap("tab20")
     fig, ax = plt.subplots(figsize=(12, 1.0 + 0.55 * p))

@@ -1182,11 +1182,12 @@ def _time_ub(slots: list[Any], sub: SubProblem, instance: Instance,
              cache: CoefficientCache | None = None) -> float:
     """A safe upper bound on every time variable of the model (for finite CP-SAT domains).
     The bottleneck also holds link times, which the stage times do not bound: with blocking
-    sends a stage's period is tau_i + c_{i-1} + c_i (6b), and under the interleaved schedule it
-    holds up to 3 v link times (formulations (12)); so 3 v times the slowest link side of any
-    candidate is added. (Until 2026-12-03 only under the interleaved schedule: with sends of
-    1.8 s beside stages of milliseconds, a 0.01 Gbit/s NIC, a bound of 1.006 s made the model of
-    the optimum's sub-problem "infeasible", tests/data/slow-link-two-stages.toml.)"""
+    sends a stage's period is tau_i + w (c_{i-1} + c_i) (6b; w = training.link_waits, 2 under
+    DeepSpeed's 1F1B), and under the interleaved schedule it holds up to 3 v link times
+    (formulations (12)); so 3 v w times the slowest link side of any candidate is added. (Until
+    2026-12-03 only under the interleaved schedule: with sends of 1.8 s beside stages of
+    milliseconds, a 0.01 Gbit/s NIC, a bound of 1.006 s made the model of the optimum's
+    sub-problem "infeasible", tests/data/slow-link-two-stages.toml.)"""
     worst = 0.0
     for s in slots:
         for co, n in zip(s.coeffs, s.max_layers, strict=True):
@@ -1197,4 +1198,4 @@ def _time_ub(slots: list[Any], sub: SubProblem, instance: Instance,
     keys = {c.link_key for s in slots for c in s.candidates}
     link = max(cache.p2p_side(c, sub.micro_batch, key)
                for s in slots for c in s.candidates for key in keys)
-    return 4.0 * worst + 1.0 + 3.0 * v * link
+    return 4.0 * worst + 1.0 + 3.0 * v * instance.training.link_waits(sub.schedule) * link

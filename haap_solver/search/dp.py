@@ -147,7 +147,8 @@ def best_layer_split(instance: Instance, cache: CoefficientCache, configs: list[
         if n_max < 1:
             return None
         co = cache.coefficients(c, b, first, last, multi)
-        near = links_around(links, i) if blocking else 0.0
+        near = (instance.training.link_waits(schedule) * links_around(links, i) if blocking
+                else 0.0)
         rows = []
         for n in range(1, n_max + 1):
             tail = co.tail(n)

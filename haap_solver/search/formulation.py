@@ -642,8 +642,10 @@ def build_model(instance: Instance, cache: CoefficientCache, sub: SubProblem, sl
     # (6b) blocking sends: each stage's period is its own time plus its links on both sides;
     # (12) interleaved, v times each, and the ends also the wrap-around link v - 1 times.
     if blocking:
+        # (w: the waits per link and micro-batch, 2 under DeepSpeed's 1F1B: training.link_waits)
+        waits = float(v * instance.training.link_waits(sub.schedule))
         for i in range(p):
-            near = {links[k]: -float(v) for k in (i - 1, i) if 0 <= k < p - 1}
+            near = {links[k]: -waits for k in (i - 1, i) if 0 <= k < p - 1}
             if wrap is not None and i in (0, p - 1):
                 near[wrap] = near.get(wrap, 0.0) - (v - 1)
             if one_f_one_b:

@@ -56,6 +56,8 @@ class PathCapacity:
         groups = [g.name for g in instance.cluster.node_groups]
         self.shape = tuple(g.num_gpus + 1 for g in instance.cluster.node_groups)
         self.blocking = instance.training.blocks_p2p(self.schedule)
+        self.waits = instance.training.link_waits(self.schedule)
+        """Times a stage waits for each link per micro-batch with blocking sends (2: DeepSpeed)."""
         self.use = np.array([[c.gpus_in(g) for g in groups] for c in self.configs],
                             dtype=int).reshape(len(self.configs), len(groups))
         # Each configuration's node group (single-type: its link key), its side times towards
@@ -131,7 +133,7 @@ class PathCapacity:
             else:  # the actual link, at least this stage's own side
                 charge = np.where(self.p2p[:, side] <= value * (1 + 1e-12), value, np.inf)
             if self.blocking:  # the period holds both exchanges (Sec. 5, (6b))
-                links = links + charge
+                links = links + self.waits * charge
             else:  # overlapped: T >= 2 c_j (Sec. 5, (9))
                 links = np.maximum(links, np.where(2.0 * charge <= t, 0.0, np.inf))
         ok = (bare + links[:, None] <= t) & (tail_m <= r)
