@@ -93,7 +93,9 @@ def read_text(path: Path, expected: str, *, not_found: str = "file not found") -
         raise InputError(f"is larger than {MAX_FILE_BYTES // 2**20} MiB, too large for "
                          f"{expected}", source=source)
     try:
-        return raw.decode("utf-8")
+        # (a leading byte-order mark, which some Windows editors write, is dropped: TOML and
+        # JSON parsers refuse it, and the user meant none)
+        return raw.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise InputError(f"not a UTF-8 text file (expected {expected})", source=source) from None
 

@@ -548,6 +548,28 @@ def test_base_files_are_valid(tmp_path: Path) -> None:
     profile_from_dict(tomllib.loads(BASE_PROFILE))
 
 
+def test_a_byte_order_mark_is_not_an_error(tmp_path: Path) -> None:
+    """A UTF-8 byte-order mark (some Windows editors write one) before an instance, a plan or a
+    profile: the file loads as without it (TOML and JSON parsers refuse one)."""
+    from haap_solver.plan import load_plan
+
+    bom = b"\xef\xbb\xbf"
+    plain, marked = tmp_path / "plain.toml", tmp_path / "marked.toml"
+    plain.write_text(BASE)
+    marked.write_bytes(bom + BASE.encode())
+    from dataclasses import replace
+
+    expected = load_instance(plain)
+    assert replace(load_instance(marked), source=expected.source) == expected
+    plan = tmp_path / "plan.json"
+    plan.write_bytes(bom + json.dumps(BASE_PLAN).encode())
+    assert load_plan(plan) == plan_from_dict(BASE_PLAN)
+    profile = tmp_path / "profile.toml"
+    profile.write_bytes(bom + BASE_PROFILE.encode())
+    assert load_profile(profile).entries == profile_from_dict(
+        tomllib.loads(BASE_PROFILE)).entries
+
+
 # -- Every field, every wrong kind of value: InputError or success, never another exception --
 WRONG_VALUES: list[Any] = ["x", "", 1.5, 0, -1, True, [1], {"a": 1}, [], float("nan"), 10**30]
 
