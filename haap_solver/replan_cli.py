@@ -9,7 +9,7 @@ import argparse
 import time
 from typing import Any
 
-from haap_solver.changes import changes_from_toml
+from haap_solver.changes import Change, changes_from_toml
 from haap_solver.cli import (
     SEED,
     THREADS,
@@ -86,6 +86,19 @@ def _row(index: int, label: str, got: Replanned, before: Plan | None,
     return row
 
 
+def check_events(instance: Instance, events: list[tuple[Change, str]], source: str) -> None:
+    """Every event applied in turn to a Planner that solves nothing (0.2 s for the 1,024-GPU
+    trace), so that what only the changed instance can refuse (an unknown node group, a node
+    index past a resized group, a device the new training set-up cannot use) is reported, at
+    the event's own field, before the first solve rather than after every solve before it."""
+    dry = Planner(instance)
+    for index, (change, _) in enumerate(events):
+        try:
+            dry.apply(change)
+        except InputError as e:
+            raise e.within(source=source, prefix=f"events[{index}]") from None
+
+
 @command("replan", "replay a trace of cluster and job changes, re-planning warm after each",
          _cfg_replan)
 def cmd_replan(args: argparse.Namespace) -> int:
@@ -100,6 +113,7 @@ def cmd_replan(args: argparse.Namespace) -> int:
     planner = Planner(instance, time_limit_s=args.time_limit, threads=args.threads,
                       seed=args.seed, migration_slack=args.migration_slack,
                       relative_gap=args.gap)
+    check_events(instance, events, str(args.events))
     options = {"time_limit_s": args.time_limit, "threads": args.threads, "seed": args.seed,
                "relative_gap": args.gap}
     rows = []
