@@ -29,12 +29,27 @@ _HEADER = re.compile(r"^\s*(\[\[?)\s*([^\]#]+?)\s*\]\]?\s*(?:#.*)?$")
 _KEY = re.compile(r"^\s*([A-Za-z0-9_\-.\"' ]+?)\s*=\s*[+-]?$")
 
 
+def _looks_like(text: str, kind: str) -> str:
+    """A hint where a file that failed to parse as `kind` parses as the other kind: a plan
+    (JSON) given where an instance (TOML) goes, or the reverse, as when arguments are swapped."""
+    try:
+        if kind == "TOML":
+            json.loads(text)
+        else:
+            tomllib.loads(text)
+    except (ValueError, RecursionError):  # (TOMLDecodeError and JSONDecodeError among them)
+        return ""
+    other = "a JSON file, such as a plan" if kind == "TOML" else "a TOML file, such as an instance"
+    return f" (it is {other}: is the order of the arguments right?)"
+
+
 def loads_toml(text: str, source: str) -> dict[str, Any]:
     """Parse TOML `text` read from `source`."""
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"not valid TOML: {exc}", source=source) from None
+        raise InputError(f"not valid TOML: {exc}{_looks_like(text, 'TOML')}",
+                         source=source) from None
     except RecursionError:
         raise InputError("not valid TOML: nested too deeply", source=source) from None
     except ValueError as exc:  # int() of an integer literal longer than Python converts
@@ -122,7 +137,7 @@ def loads_json(text: str, source: str) -> Any:
         raise InputError(f"not valid JSON: the key {exc.key!r} is given twice in one object "
                          "(only one value can count)", source=source) from None
     except json.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}",
-                         source=source) from None
+        raise InputError(f"not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"
+                         f"{_looks_like(text, 'JSON')}", source=source) from None
     except RecursionError:
         raise InputError("not valid JSON: nested too deeply", source=source) from None

@@ -548,6 +548,26 @@ def test_base_files_are_valid(tmp_path: Path) -> None:
     profile_from_dict(tomllib.loads(BASE_PROFILE))
 
 
+def test_swapped_instance_and_plan_say_so(tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """A plan given where the instance goes (and the reverse) is "not valid TOML" ("JSON"):
+    the error also says which kind of file it is, and to check the order of the arguments; a
+    file of neither kind gets no such hint."""
+    instance, plan = tmp_path / "i.toml", tmp_path / "p.json"
+    instance.write_text(BASE)
+    plan.write_text(json.dumps(BASE_PLAN))
+    for argv, source, hint in ((["evaluate", str(plan), str(instance)], plan,
+                                "it is a JSON file, such as a plan"),
+                               (["validate", str(instance), str(instance)], instance,
+                                "it is a TOML file, such as an instance")):
+        check_cli(capsys, argv, str(source), None, (hint, "order of the arguments"))
+    neither = tmp_path / "n.toml"
+    neither.write_text("garbage =\n")
+    with pytest.raises(InputError) as info:
+        load_instance(neither)
+    assert "order of the arguments" not in str(info.value)
+
+
 def test_a_byte_order_mark_is_not_an_error(tmp_path: Path) -> None:
     """A UTF-8 byte-order mark (some Windows editors write one) before an instance, a plan or a
     profile: the file loads as without it (TOML and JSON parsers refuse one)."""
