@@ -225,12 +225,17 @@ def test_pipeline_sends_block_by_default_as_in_megatron_and_deepspeed() -> None:
                                                                                    rel=1e-9)
 
 
-@pytest.mark.parametrize(("fwd", "bwd", "links"), [
+PIPELINES = [
+    # (per stage forward and backward seconds, per link seconds): equal stages over slow and
+    # fast links, and unequal ones
     ([1 / 3] * 3, [2 / 3] * 3, [1.0, 1.0]),
     ([1 / 3] * 4, [2 / 3] * 4, [0.5, 0.5, 0.5]),
     ([0.3, 0.5, 0.2], [0.6, 1.0, 0.4], [0.8, 0.2]),
     ([0.2, 0.4], [0.5, 0.9], [0.05]),
-])
+]
+
+
+@pytest.mark.parametrize(("fwd", "bwd", "links"), PIPELINES)
 def test_blocking_period_is_the_simulated_one_and_overlapped_a_lower_bound(
         fwd: list[float], bwd: list[float], links: list[float]) -> None:
     """The steady-state period of pipeline_makespan against an independent event simulation of
@@ -309,12 +314,7 @@ def _deepspeed_train_schedule_s(fwd: list[float], bwd: list[float], links: list[
     return max(ready)
 
 
-@pytest.mark.parametrize(("fwd", "bwd", "links"), [
-    ([1 / 3] * 3, [2 / 3] * 3, [1.0, 1.0]),
-    ([1 / 3] * 4, [2 / 3] * 4, [0.5, 0.5, 0.5]),
-    ([0.3, 0.5, 0.2], [0.6, 1.0, 0.4], [0.8, 0.2]),
-    ([0.2, 0.4], [0.5, 0.9], [0.05]),
-])
+@pytest.mark.parametrize(("fwd", "bwd", "links"), PIPELINES)
 def test_deepspeed_waits_for_each_link_twice_a_micro_batch(
         fwd: list[float], bwd: list[float], links: list[float]) -> None:
     """DeepSpeed's pipeline engine receives the activation and sends the gradient as two
