@@ -11,6 +11,7 @@ from haap_solver._fields import Length, Range, Unique, check_ranges, require
 Recompute = Literal["none", "selective", "full"]
 Schedule = Literal["1f1b", "gpipe", "interleaved-1f1b"]
 PipelineP2P = Literal["auto", "blocking", "overlapped"]
+PipelineExchange = Literal["auto", "batched", "sequential"]
 Dtype = Literal["bf16", "fp16", "fp32", "fp8"]
 Framework = Literal["megatron", "deepspeed"]
 Fp32MatmulPrecision = Literal["highest", "high"]
@@ -113,6 +114,14 @@ class TrainingSpec:
     and overlaps in the interleaved schedule (``--overlap-p2p-communication``, on by default
     since Megatron-LM commit 4eeff55d1f, 2023-10); DeepSpeed's pipeline engine blocks.
     `blocks_p2p` resolves it per schedule."""
+    pipeline_exchange: PipelineExchange = "auto"
+    """How a 1F1B stage's blocking exchange with a neighbour runs (docs/cost-model.md Sec. 7):
+    "batched", the activation one way and the gradient the other in one exchange (Megatron-LM's
+    ``send_forward_recv_backward``), each link costing its time once a micro-batch;
+    "sequential", a receive and a send each waited for in turn (DeepSpeed's pipeline engine,
+    ``TrainSchedule``), twice. "auto" follows `framework`; set it apart from `framework` for a
+    run whose model code and pipeline engine differ (Megatron-DeepSpeed: Megatron's fused
+    kernels, DeepSpeed's pipeline engine). `link_waits` resolves it."""
     empty_end_stages: bool = False
     """Whether the planner may also use a first stage that holds only the embedding and a last
     stage that holds only the LM head (formulations/stage-assignment.md Sec. 1.2; Megatron-LM's
@@ -148,11 +157,12 @@ class TrainingSpec:
         batched exchange (``send_forward_recv_backward``), so each link costs its time once;
         DeepSpeed's pipeline engine (``TrainSchedule``) receives the activation, then sends
         the gradient, each a blocking operation of its own (``RecvActivation``, ``SendGrad``;
-        ``SendActivation``, ``RecvGrad``), so twice. GPipe's passes and the interleaved
-        schedule (Megatron-LM's only) carry one message per link and direction: once
-        (docs/cost-model.md Sec. 7)."""
-        return 2 if (self.framework == "deepspeed" and schedule == "1f1b"
-                     and self.blocks_p2p(schedule)) else 1
+        ``SendActivation``, ``RecvGrad``), so twice (`pipeline_exchange`, "auto": by
+        `framework`). GPipe's passes and the interleaved schedule (Megatron-LM's only) carry one
+        message per link and direction: once (docs/cost-model.md Sec. 7)."""
+        sequential = (self.pipeline_exchange == "sequential"
+                      or (self.pipeline_exchange == "auto" and self.framework == "deepspeed"))
+        return 2 if sequential and schedule == "1f1b" and self.blocks_p2p(schedule) else 1
 
     @property
     def grad_bytes(self) -> int:

@@ -346,6 +346,11 @@ def test_deepspeed_waits_for_each_link_twice_a_micro_batch(
             for s in ("1f1b", "gpipe", "interleaved-1f1b")] == [1, 1, 1]
     assert TrainingSpec(global_batch_size=8, framework="deepspeed",
                         pipeline_p2p="overlapped").link_waits("1f1b") == 1
+    # (pipeline_exchange sets it apart from the framework: Megatron-DeepSpeed's runs)
+    assert TrainingSpec(global_batch_size=8, pipeline_exchange="sequential").link_waits(
+        "1f1b") == 2
+    assert TrainingSpec(global_batch_size=8, framework="deepspeed",
+                        pipeline_exchange="batched").link_waits("1f1b") == 1
 
 
 def test_evaluate_charges_deepspeed_each_link_twice_a_micro_batch() -> None:
@@ -360,6 +365,12 @@ def test_evaluate_charges_deepspeed_each_link_twice_a_micro_batch() -> None:
     assert link > 0.0
     assert default.iteration_time_s - overlapped.iteration_time_s == pytest.approx(
         2 * 63 * link, rel=1e-9)
+    # Megatron's kernels with DeepSpeed's pipeline engine (pipeline_exchange "sequential"):
+    # the same two waits beside Megatron-LM's own costs.
+    megatron = CostModel(_instance()).evaluate(plan)
+    sequential = CostModel(_instance(pipeline_exchange="sequential")).evaluate(plan)
+    assert sequential.iteration_time_s - megatron.iteration_time_s == pytest.approx(
+        63 * link, rel=1e-9)
 
 
 def test_a_stage_split_into_identical_replica_groups_costs_the_same() -> None:
