@@ -112,6 +112,8 @@ class CalibrationRun:
     overlap_grad_reduce: bool = False
     tp_comm_overlap: bool = False
     """TP communication overlapped with the GEMMs (the README's "DP/TP/PP comm overlap")."""
+    pipeline_exchange: str = "auto"
+    """`TrainingSpec.pipeline_exchange`: "sequential" for DeepSpeed's pipeline engine (MT-NLG)."""
     zero_stage: int | None = None
     """ZeRO stage; None: 3 for ZeRO-3 rows, else 0."""
     recompute: tuple[str, ...] = ("full",)
@@ -345,8 +347,11 @@ def _more_run(row: dict[str, str]) -> CalibrationRun:
         global_batch=int(row["global_batch_seqs"]), micro_batch=None,
         measured_tflops=float(row["measured_tflops_per_gpu"]),
         measured_s=float(row["iteration_time_s"]), source=_MTNLG, zero_stage=1,
+        pipeline_exchange="sequential",
         assumptions="SECONDARY row; fp16, full recomputation, ZeRO-1 (DeepSpeed), no sequence "
-                    "parallelism or flash attention (2021), plain 1F1B, micro-batch chosen")
+                    "parallelism or flash attention (2021), plain 1F1B on DeepSpeed's pipeline "
+                    "engine (a link's receive and send waited for in turn), Megatron's kernels, "
+                    "micro-batch chosen")
 
 
 OUT_OF_FIT_MORE_RUNS: tuple[str, ...] = (
@@ -446,6 +451,7 @@ def run_instance(run: CalibrationRun) -> Instance:
         # interleaved rows too: p2p overlap came in 2023, Megatron-LM commit f9283c5a8a),
         # DeepSpeed's pipeline engine (MT-NLG) and today's Megatron-LM in plain 1F1B.
         pipeline_p2p="blocking",
+        pipeline_exchange=run.pipeline_exchange,  # type: ignore[arg-type]
     )
     group = NodeGroup(name="dgx-a100" if run.device == DEVICE else "dgx", device=run.device,
                       num_nodes=run.gpus // GPUS_PER_NODE, gpus_per_node=GPUS_PER_NODE,

@@ -38,7 +38,7 @@ class CostConstants:
     head-dimension (64-160) GEMMs, whose cost the fit then sets through `max_efficiency`."""
     tokens_half: float = 128.0
     """Tokens per micro-batch at which efficiency halves: one 128-row tensor-core tile (assumed)."""
-    network_efficiency: float = 0.702
+    network_efficiency: float = 0.701
     """Fitted (as `max_efficiency`): fraction of NIC line rate that NCCL collectives reach across
     nodes. Set almost entirely by the DeepSpeed ZeRO-3 runs, so an effective value."""
     zero3_overlap: float = 0.686

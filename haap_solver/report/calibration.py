@@ -519,6 +519,8 @@ HISTORY_LINES = [
     "12 + 12) | 3.7% | 19.3% (r084) | 9.4% | 22.5% (r144) |",
     "| + each device's measured matmul ceiling (MAMF) in place of a Hopper-only "
     "`max_efficiency`: one fitted constant fewer | 3.7% | 19.3% (r084) | 5.9% | 21.7% (r084) |",
+    "| + DeepSpeed's pipeline engine waits for a link's receive and send in turn (MT-NLG) | "
+    "3.7% | 19.1% (r084) | 5.8% | 21.5% (r084) |",
 ]
 """Fixed record of the calibration's errors as the model grew (docs/validation.md)."""
 
