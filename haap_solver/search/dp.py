@@ -131,6 +131,7 @@ def best_layer_split(instance: Instance, cache: CoefficientCache, configs: list[
     link_max = max(links, default=0.0)
     # Blocking sends (training.pipeline_p2p): each stage's steady-state term holds its links.
     blocking = instance.training.blocks_p2p(schedule)
+    waits = instance.training.link_waits(schedule)  # (per link and micro-batch, blocking)
     if not steady or blocking:
         floor_a = floor_b = 0.0
     elif gpipe:
@@ -147,8 +148,7 @@ def best_layer_split(instance: Instance, cache: CoefficientCache, configs: list[
         if n_max < 1:
             return None
         co = cache.coefficients(c, b, first, last, multi)
-        near = (instance.training.link_waits(schedule) * links_around(links, i) if blocking
-                else 0.0)
+        near = waits * links_around(links, i) if blocking else 0.0
         rows = []
         for n in range(1, n_max + 1):
             tail = co.tail(n)

@@ -320,7 +320,6 @@ class _SecondEnd:
         """The best plan shared and not yet taken by the search here."""
         self.best_time = math.inf
         """The best time shared so far."""
-        self.plan_shared = False
         self.sent_bounds: dict[SubProblem, float] = {}
         """Mixed-space bounds the first sent and the search here has not yet taken."""
         self.own_bounds: dict[SubProblem, float] = {}
@@ -341,7 +340,6 @@ class _SecondEnd:
             message = self.conn.recv()
             if message[0] == "incumbent":
                 plan, evaluation = message[1], message[2]
-                self.plan_shared = True
                 if evaluation.iteration_time_s < self.best_time:
                     self.best_time = evaluation.iteration_time_s
                     self.best[:] = [(plan, evaluation)]
