@@ -248,3 +248,33 @@ def test_auto_hands_a_model_left_unproven_to_the_other_solver(monkeypatch: pytes
     assert calls, "the failing solver got no model: the test proves nothing"
     assert result.status == "optimal"
     assert result.iteration_time_s == pytest.approx(truth.iteration_time_s, rel=1e-9)
+
+
+def test_a_tail_cut_model_cut_short_in_cpsat_gets_cpsat_once_more() -> None:
+    """`model_backend` under `auto`: a sub-problem whose one CP-SAT model with the tail cuts
+    ended open within CPSAT_KEEPS_TAIL_CUT_MODELS_S (the first pass's 0.5 s) gets CP-SAT again;
+    after a second CP-SAT model, a long one, or a model without the cuts, HiGHS (the
+    portfolio's alternation). On gpt3-2.7b-a100x8-v100x8-4gpu strict alternation gave the
+    optimum's sub-problem CP-SAT 0.53 s, HiGHS 2.01 s, CP-SAT 1.01 s (proven)."""
+    from haap_solver.instance import load_instance
+    from haap_solver.search import tuning
+    from haap_solver.search.branch_and_bound import BranchAndBound
+
+    instance = load_instance(Path(__file__).parents[1] / "instances"
+                             / "gpt3-2.7b-a100x8-v100x8-4gpu.toml")
+    search = BranchAndBound(instance, backend="auto", time_limit_s=60, threads=1, seed=0,
+                            state=None, max_stages=None, progress=None,
+                            seed_with_baselines=False, mixed=False)
+    sub = search.candidates[0].sub
+    short = 0.5 * tuning.CPSAT_KEEPS_TAIL_CUT_MODELS_S
+    search.unproven_by[sub] = "cpsat"
+    search.backend_s[sub, "cpsat"] = [short]
+    assert search.model_backend(sub, 10**6, tail_cuts=True)[0] == "cpsat"
+    assert search.model_backend(sub, 10**6, tail_cuts=False)[0] == "highs"
+    search.backend_s[sub, "cpsat"] = [short, short]
+    assert search.model_backend(sub, 10**6, tail_cuts=True)[0] == "highs"
+    search.backend_s[sub, "cpsat"] = [2 * tuning.CPSAT_KEEPS_TAIL_CUT_MODELS_S]
+    assert search.model_backend(sub, 10**6, tail_cuts=True)[0] == "highs"
+    search.unproven_by[sub] = "highs"
+    search.backend_s[sub, "cpsat"] = [short]
+    assert search.model_backend(sub, 10, tail_cuts=True)[0] == "cpsat"

@@ -73,7 +73,8 @@ def _trace(module: ModuleType) -> None:
         say(self, f"model p={sub.num_stages} b={sub.micro_batch} {sub.schedule} "
                   f"restricted={kwargs.get('restricted', False)} "
                   f"{time.perf_counter() - start:.2f}s {getattr(res, 'status', res)} "
-                  f"cuts+{self.tail_cut_rows - cuts} threshold {self.threshold():.4f}")
+                  f"cuts+{self.tail_cut_rows - cuts} threshold {self.threshold():.4f}"
+                  f" by {self.unproven_by.get(sub, '-')} bound {getattr(res, 'bound_s', '-')}")
         return res
 
     def traced_strengthen(self: Any, cand: Any, *args: Any, **kwargs: Any) -> Any:

@@ -159,6 +159,8 @@ class BranchAndBound:
         self.unproven_by: dict[SubProblem, str] = {}
         """Under `auto`: the backend whose last model of a sub-problem ended without a proof;
         its next model goes to the other one (`model_backend`)."""
+        self.backend_s: dict[tuple[SubProblem, str], list[float]] = {}
+        """Each backend's full models of a sub-problem: the seconds they took."""
         self.cm, self.cache = state.cost_model, state.cache
         self.hits0 = self.cache.hits + self.cm.cache_hits
         self.misses0 = self.cache.misses + self.cm.cache_misses
@@ -502,6 +504,8 @@ class BranchAndBound:
             self.model_backend(sub, len(sm.lp.vars), tail_cuts=cut > 0)
         res = fn(sm.lp, opts, floor)
         self.solved += 1
+        if not restricted:
+            self.backend_s.setdefault((sub, name), []).append(res.wall_s)
         if not restricted and res.status in ("feasible", "unknown"):
             self.open_models[sub] = (at, opts.time_limit_s)
             self.unproven_by[sub] = name
@@ -547,15 +551,21 @@ class BranchAndBound:
                       tail_cuts: bool = False) -> tuple[str, Any]:
         """The backend of a sub-problem's next full model, and its name. Under `auto`, where
         the last one ended without a proof, the other of CP-SAT and HiGHS (a portfolio over the
-        passes of growing budgets); else `auto`'s choice by size (AUTO_CPSAT_MAX_VARS). The two
-        prove different models: on gpt3-2.7b-a100x8-v100x8-4gpu four single-type sub-problems
-        of 1,000-2,000 variables stayed open in HiGHS for 15 s each (its LP bound 11.1-12.4 s
+        passes of growing budgets), except that a model with the tail cuts gets a second
+        CP-SAT model where the first had less than CPSAT_KEEPS_TAIL_CUT_MODELS_S; else `auto`'s
+        choice by size (AUTO_CPSAT_MAX_VARS). The two prove different models: on
+        gpt3-2.7b-a100x8-v100x8-4gpu four single-type sub-problems of 1,000-2,000 variables
+        stayed open in HiGHS for 15 s each (its LP bound 11.1-12.4 s
         against a 13.35 s plan), and CP-SAT closed each in 1-4 s; HiGHS proves the
         500-800-variable models of llama3-70b-h100x32-a100x32 2.5x faster than CP-SAT."""
         if self.backend != "auto":
             return self.backend, self.backend_fn
         last = self.unproven_by.get(sub)
-        if last is not None:
+        cpsat_s = self.backend_s.get((sub, "cpsat"), [])
+        if last == "cpsat" and tail_cuts and len(cpsat_s) == 1 \
+                and cpsat_s[0] < tuning.CPSAT_KEEPS_TAIL_CUT_MODELS_S:
+            name = "cpsat"  # (its one model so far had too little time to judge it)
+        elif last is not None:
             name = _OTHER_SOLVER[last]
         elif tail_cuts and tuning.CPSAT_FIRST_WITH_TAIL_CUTS:
             name = "cpsat"

@@ -46,9 +46,9 @@ of the iteration."""
 CPSAT_FIRST_WITH_TAIL_CUTS = True
 """Under `auto`, a sub-problem's first full model goes to CP-SAT where it has the tail staircase
 cuts (R') of Sec. 5, whatever its size (elsewhere `auto` decides by size; the next model of a
-sub-problem left open goes to the other backend either way). The cuts' rows have integer
-coefficients on time variables, which CP-SAT propagates; on the models that decide
-gpt3-6.7b-a100x128-v100x256-a10x128-4gpu's proof (888-1,268 variables, above
+sub-problem left open goes to the other backend, CPSAT_KEEPS_TAIL_CUT_MODELS_S aside). The
+cuts' rows have integer coefficients on time variables, which CP-SAT propagates; on the models
+that decide gpt3-6.7b-a100x128-v100x256-a10x128-4gpu's proof (888-1,268 variables, above
 AUTO_CPSAT_MAX_VARS), at the optimum's cutoff, one thread: (7, 16) HiGHS 2.27 s / CP-SAT 0.92 s,
 (8, 16) 2.60 / 1.57 s, (7, 32) 0.84 / 0.23 s. `haap solve --threads 2 --time-limit 30`
 (2026-12-05, host otherwise idle), off / on, two runs each: that instance 12.85, 13.09 /
@@ -56,6 +56,21 @@ AUTO_CPSAT_MAX_VARS), at the optimum's cutoff, one thread: (7, 16) HiGHS 2.27 s 
 gpt3-2.7b-a100x32-v100x96-4gpu gap 4.83% / 4.91% (both runs); gpt3-13b-a100x32-ib-roce and
 gpt3-13b-h100x64 (one model with cuts each) unchanged; no other instance of the matrix has
 models with cuts."""
+
+CPSAT_KEEPS_TAIL_CUT_MODELS_S = 1.0
+"""Under `auto`, a sub-problem's second full model with the tail staircase cuts goes to CP-SAT
+again where CP-SAT's first, shorter than this, ended open; then the portfolio alternates
+(`BranchAndBound.model_backend`; only once, so that a CP-SAT that cannot prove the model hands
+it to HiGHS at the next pass). The first pass's 0.5 s is too short to judge the backend that
+CPSAT_FIRST_WITH_TAIL_CUTS picked: on
+gpt3-2.7b-a100x8-v100x8-4gpu the optimum's sub-problem (4, 8) went CP-SAT 0.53 s (open), HiGHS
+2.01 s (open, bound 12.81 s against the 13.35 s cutoff), CP-SAT 1.01 s (proven), and
+gpt3-6.7b-a100x128-v100x256-a10x128-4gpu's (8, 16) CP-SAT 0.5 s, HiGHS 2 s, CP-SAT 1.6 s (both
+open, then proven). 0 turns it off (strict alternation). `haap solve --threads 2 --time-limit
+30` (2026-12-05), 0 / 1.0: gpt3-2.7b-a100x8-v100x8-4gpu 7.42 / 5.54 s (CP-SAT proves (4, 8) in
+its 2 s pass, 1.01 s); gpt3-6.7b-a100x128-v100x256-a10x128-4gpu 9.68 / 9.42 s,
+gpt3-2.7b-a100x32-v100x96-4gpu 10.73 / 10.88 s, llama3-8b-h100-a100-l40s 3.55 / 3.51 s,
+llama3-70b-h100x32-a100x32 2.92 / 2.95 s (noise), the same optima."""
 
 TAIL_CUT_SHARE = 0.2
 """The most of a model's time budget its tail staircase may take (its LPs are mostly the
