@@ -418,6 +418,13 @@ class CostModel:
                 params += m.vocab_size * m.hidden_size
         return params
 
+    def embedding_params_local(self, tp: int) -> float:
+        """Parameters of the input embedding on one GPU of a TP group: the word table split
+        by TP (vocabulary-parallel), learned positions whole (Megatron-LM's layout)."""
+        m = self.model
+        table = m.vocab_size * m.hidden_size
+        return table / tp + (m.embedding_params - table)
+
     def _state_bytes_per_param(self, dp: int) -> tuple[float, float, float]:
         hit = self._states.get(dp)
         if hit is None:
@@ -484,8 +491,11 @@ class CostModel:
         zero_fwd = zero_bwd = end_comm = last_bucket = param_gather = 0.0
         if dp > 1:
             sb = self._state_bytes
-            # The last bucket holds at most one bucket, and (approximately) at most one layer.
+            # The last bucket holds at most one bucket, and (approximately) at most one layer;
+            # on the first stage at least the embedding table, whose gradient comes last.
             bucket = min(c.grad_bucket_params, self.params_per_layer / tp)
+            if is_first:
+                bucket = max(bucket, self.embedding_params_local(tp))
             zero_fwd, zero_bwd, end_comm, last_bucket, param_gather = dp_traffic(
                 t, local * sb.grads, local * sb.weights, bucket * sb.grads, bucket * sb.weights,
                 dp, dp_gb_s, dp_latency_s)
