@@ -1179,9 +1179,10 @@ def _assert_optimal_at(res: Any, optimum_s: float) -> None:
 def _assert_search_finds(instance_file: str, optimum_s: float, backend: str,
                          mixed: tuple[bool, ...]) -> None:
     """The instance a stored model came from: the brute force's optimum is `optimum_s` (the
-    stored model's, built under the constants of its day: within 0.5%, as a refit of the cost
-    constants moves the instance's and not the stored model's), and the search with `backend`
-    says "optimal" at the brute force's optimum, for each setting of `mixed`."""
+    stored model's, built under the constants of its day: within 2%, as a refit of the cost
+    constants moves the instance's and not the stored model's; the refit of 2026-12-05, which
+    raised network_efficiency 3%, moved cpsat-at-least-one-of's by 1.0%), and the search with
+    `backend` says "optimal" at the brute force's optimum, for each setting of `mixed`."""
     from random_instances import disagreement
 
     from haap_solver.baselines.bruteforce import bruteforce
@@ -1189,7 +1190,7 @@ def _assert_search_finds(instance_file: str, optimum_s: float, backend: str,
     instance = load_instance(DATA / instance_file)
     truth = bruteforce(instance)
     assert truth.plan is not None
-    assert rel(truth.iteration_time_s, optimum_s) <= 5e-3
+    assert rel(truth.iteration_time_s, optimum_s) <= 2e-2
     for m in mixed:
         d = disagreement(instance, truth, backend=backend, mixed=m)
         assert d is None, d

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 class CostConstants:
     """Constants of the cost model. Fitted ones say so; the others say where they come from."""
 
-    max_efficiency: float = 0.838
+    max_efficiency: float = 0.834
     """Fitted (``haap calibrate --fit`` on the calibration runs, see docs/validation.md): the
     fraction of the device's achievable matmul rate (peak x `DeviceType.matmul_ceiling`) that
     large GEMMs reach in training. Absorbs unmodelled end-to-end overheads (data loading,
@@ -38,10 +38,10 @@ class CostConstants:
     head-dimension (64-160) GEMMs, whose cost the fit then sets through `max_efficiency`."""
     tokens_half: float = 128.0
     """Tokens per micro-batch at which efficiency halves: one 128-row tensor-core tile (assumed)."""
-    network_efficiency: float = 0.701
+    network_efficiency: float = 0.723
     """Fitted (as `max_efficiency`): fraction of NIC line rate that NCCL collectives reach across
     nodes. Set almost entirely by the DeepSpeed ZeRO-3 runs, so an effective value."""
-    zero3_overlap: float = 0.686
+    zero3_overlap: float = 0.654
     """Fitted (as `max_efficiency`): share of ZeRO-3 parameter traffic hidden behind compute by
     prefetching (a compromise over the ZeRO-3 runs, see docs/validation.md)."""
     intra_node_efficiency: float = 0.7
