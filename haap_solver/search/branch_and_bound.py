@@ -555,9 +555,9 @@ class BranchAndBound:
         CP-SAT model where the first had less than CPSAT_KEEPS_TAIL_CUT_MODELS_S; else `auto`'s
         choice by size (AUTO_CPSAT_MAX_VARS). The two prove different models: on
         gpt3-2.7b-a100x8-v100x8-4gpu four single-type sub-problems of 1,000-2,000 variables
-        stayed open in HiGHS for 15 s each (its LP bound 11.1-12.4 s
-        against a 13.35 s plan), and CP-SAT closed each in 1-4 s; HiGHS proves the
-        500-800-variable models of llama3-70b-h100x32-a100x32 2.5x faster than CP-SAT."""
+        stayed open in HiGHS for 15 s each (its LP bound 11.1-12.4 s against a 13.35 s plan),
+        and CP-SAT closed each in 1-4 s; HiGHS proves the 500-800-variable models of
+        llama3-70b-h100x32-a100x32 2.5x faster than CP-SAT."""
         if self.backend != "auto":
             return self.backend, self.backend_fn
         last = self.unproven_by.get(sub)

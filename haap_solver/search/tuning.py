@@ -62,9 +62,9 @@ CPSAT_KEEPS_TAIL_CUT_MODELS_S = 1.0
 again where CP-SAT's first, shorter than this, ended open; then the portfolio alternates
 (`BranchAndBound.model_backend`; only once, so that a CP-SAT that cannot prove the model hands
 it to HiGHS at the next pass). The first pass's 0.5 s is too short to judge the backend that
-CPSAT_FIRST_WITH_TAIL_CUTS picked: on
-gpt3-2.7b-a100x8-v100x8-4gpu the optimum's sub-problem (4, 8) went CP-SAT 0.53 s (open), HiGHS
-2.01 s (open, bound 12.81 s against the 13.35 s cutoff), CP-SAT 1.01 s (proven), and
+CPSAT_FIRST_WITH_TAIL_CUTS picked: on gpt3-2.7b-a100x8-v100x8-4gpu the optimum's sub-problem
+(4, 8) went CP-SAT 0.53 s (open), HiGHS 2.01 s (open, bound 12.81 s against the 13.35 s
+cutoff), CP-SAT 1.01 s (proven), and
 gpt3-6.7b-a100x128-v100x256-a10x128-4gpu's (8, 16) CP-SAT 0.5 s, HiGHS 2 s, CP-SAT 1.6 s (both
 open, then proven). 0 turns it off (strict alternation). `haap solve --threads 2 --time-limit
 30` (2026-12-05), 0 / 1.0: gpt3-2.7b-a100x8-v100x8-4gpu 7.42 / 5.54 s (CP-SAT proves (4, 8) in
