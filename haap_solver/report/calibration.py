@@ -420,7 +420,11 @@ def _discussion(rows: list[RowResult], constants: CostConstants) -> list[str]:
             "share as 1 / h, so an H100 flash-attention efficiency below the A100 one assumed "
             "(FlashAttention-2 reaches about 0.35 of H100 peak) or more memory traffic than "
             "counted would explain it; fitting a Hopper flash efficiency ran it to an "
-            "unphysical 0.13, so it is not fitted. The README leaves the FFN width, precision, "
+            "unphysical 0.13, so it is not fitted. It was 16.1% too fast before the first "
+            "stage's last gradient bucket held the embedding table (131,072 x 2048 parameters, "
+            "1.07 GB of fp32 gradients reduce-scattered over 48 GPUs after the backward, "
+            "docs/cost-model.md Sec. 6.3): one micro-batch an iteration leaves little backward "
+            "to hide it behind. The README leaves the FFN width, precision, "
             "recomputation and sequence parallelism unstated (assumed, see the encoding above).")
     pp_h100 = [by_id[i] for i in ("r148", "r149", "r150", "r151", "r152") if i in by_id]
     if pp_h100:
