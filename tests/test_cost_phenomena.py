@@ -159,7 +159,7 @@ def test_the_embedding_tables_gradients_are_reduced_after_the_backward() -> None
     ev = cm.evaluate(plan)
     rep = ev.stages[0].replicas[0]
     gb_s, latency_s = cm.dp_link(plan.stages[0].replicas)
-    table_grads = (model.embedding_params * 4)  # fp32 gradients (bf16 training)
+    table_grads = model.embedding_params * 4  # fp32 gradients (bf16 training), TP 1
     ring = comm.ring_allreduce_s(table_grads, 16, gb_s, latency_s)
     bucket = comm.ring_allreduce_s(cm.constants.grad_bucket_params * 4, 16, gb_s, latency_s)
     all_grads = comm.ring_allreduce_s(rep.params_local * 4, 16, gb_s, latency_s)
