@@ -118,3 +118,36 @@ def test_path_walk_closes_what_the_lp_walks_leave_open() -> None:
     assert bounds[False] < 0.99 * incumbent
     assert bounds[True] >= incumbent
     assert math.isfinite(bounds[True])
+
+
+def test_answers_implied_by_earlier_ones_are_the_computed_ones() -> None:
+    """PathCapacity.holds answers a question from an earlier one where monotonicity decides it
+    (a "yes" at a lower or equal (t, r), a "no" at a higher or equal one): on a grid of
+    questions asked in a scrambled order, on gpt3-2.7b-a100x32-v100x96-4gpu's micro-batch 8,
+    every answer equals the dynamic program's own, and some came from the earlier ones."""
+    import random
+
+    instance = load_instance(INSTANCES / "gpt3-2.7b-a100x32-v100x96-4gpu.toml")
+    state = SearchState(instance, mixed=False)
+    path = state.path_capacity(8, "1f1b", 32)
+    assert path is not None
+    t_values = path.t_values
+    r_values = state.positional_bound(8, "1f1b").tail_values()
+    questions = [(p, float(t_values[i]), float(r_values[j]), exact)
+                 for p in (4, 5) for i in range(0, len(t_values), max(1, len(t_values) // 12))
+                 for j in range(0, len(r_values), max(1, len(r_values) // 6))
+                 for exact in (False, True)]
+    random.Random(0).shuffle(questions)
+    implied = 0
+    for p, t, r, exact in questions:
+        computed = sum(map(len, path._known.get((p, exact), ((), ()))))
+        answer = path.holds(p, t, r, exact_links=exact)
+        implied += sum(map(len, path._known.get((p, exact), ((), ())))) == computed
+        # (a question at a candidate stands for every bottleneck below the next one)
+        k = t_values.index(t) + 1
+        asked_t = t_values[k] * (1 - 1e-9) if k < len(t_values) else math.inf
+        assert answer == path._holds(p, asked_t * (1 + 1e-12), r * (1 + 1e-12), exact), \
+            (p, t, r, exact)
+    assert implied > 0
+    assert any(path.holds(p, t, r, exact_links=e) for p, t, r, e in questions)
+    assert not all(path.holds(p, t, r, exact_links=e) for p, t, r, e in questions)
