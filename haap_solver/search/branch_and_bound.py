@@ -57,8 +57,8 @@ from haap_solver.search.subproblems import (
     _Candidate,
     _stage_count_cap,
     _stage_count_floor,
-    _subproblems,
     explain_infeasible,
+    subproblems_of_size,
 )
 from haap_solver.search.warm_start import (
     _ranked_per_group,
@@ -318,22 +318,19 @@ class BranchAndBound:
         p_min = _stage_count_floor(state, b, configs)
         floors = state.floors(b)
         assert floors is not None  # (configs is not empty)
-        pruned = 0
+        pruned = len(instance.training.schedules) * kinds * (p_min - 1)
         built: list[_Candidate] = []
-        for schedule in instance.training.schedules:
-            pruned += kinds * (p_min - 1)
-            for sub in _subproblems(instance, b, schedule, p_min, self.max_stages,
-                                    empty_ends=instance.training.empty_end_stages):
-                check_deadline()  # (the cheap bounds of a size: 0.1 s at 1,024 GPUs)
-                cand = _Candidate(sub, lower_bound(state, sub, floors))
-                carried = state.known_bound(sub)  # (Sec. 8: proven on a larger cluster)
-                if carried > cand.lower_bound:
-                    cand.lower_bound, cand.inherited = carried, True
-                if self.known_bounds and sub in self.known_bounds:
-                    known, against = self.known_bounds[sub]
-                    if known > cand.lower_bound:
-                        cand.lower_bound, cand.strengthened_with = known, against
-                built.append(cand)
+        for sub in subproblems_of_size(instance, b, p_min, self.max_stages):
+            check_deadline()  # (the cheap bounds of a size: 0.1 s at 1,024 GPUs)
+            cand = _Candidate(sub, lower_bound(state, sub, floors))
+            carried = state.known_bound(sub)  # (Sec. 8: proven on a larger cluster)
+            if carried > cand.lower_bound:
+                cand.lower_bound, cand.inherited = carried, True
+            if self.known_bounds and sub in self.known_bounds:
+                known, against = self.known_bounds[sub]
+                if known > cand.lower_bound:
+                    cand.lower_bound, cand.strengthened_with = known, against
+            built.append(cand)
         self.floors_by_b[b] = floors
         return raw, fitting, kept, pruned, built
 

@@ -91,7 +91,11 @@ from haap_solver.search.subproblem_bounds import (
     lower_bound,
     strong_lower_bound,
 )
-from haap_solver.search.subproblems import _stage_count_cap, _stage_count_floor, _subproblems
+from haap_solver.search.subproblems import (
+    _stage_count_cap,
+    _stage_count_floor,
+    subproblems_of_size,
+)
 
 
 @dataclass(frozen=True)
@@ -487,11 +491,9 @@ def _bound_single_from_the_top(state: SearchState, end: _SecondEnd, deadline: fl
         if not configs or floors is None:
             continue
         floors_of[b] = floors
-        p_min = _stage_count_floor(state, b, configs)
-        for schedule in instance.training.schedules:
-            for sub in _subproblems(instance, b, schedule, p_min, max_stages,
-                                    empty_ends=instance.training.empty_end_stages):
-                cheap[sub] = lower_bound(state, sub, floors)
+        for sub in subproblems_of_size(instance, b, _stage_count_floor(state, b, configs),
+                                       max_stages):
+            cheap[sub] = lower_bound(state, sub, floors)
     end.send(("single_helping",))
     while cheap and time.perf_counter() < deadline:
         end.read()

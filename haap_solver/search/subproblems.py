@@ -58,6 +58,16 @@ def _subproblems(instance: Instance, micro_batch: int, schedule: str, p_min: int
             yield SubProblem(decoder + empty, micro_batch, schedule, empty_first, empty_last)
 
 
+def subproblems_of_size(instance: Instance, micro_batch: int, p_min: int,
+                        max_stages: int | None) -> Iterator[SubProblem]:
+    """Every sub-problem at `micro_batch`: `_subproblems` over the training set-up's schedules,
+    with its empty end stages where it allows them (the search's list, and the second
+    process's when it bounds that list from the other end)."""
+    for schedule in instance.training.schedules:
+        yield from _subproblems(instance, micro_batch, schedule, p_min, max_stages,
+                                empty_ends=instance.training.empty_end_stages)
+
+
 def _stage_count_floor(state: SearchState, micro_batch: int, configs: list[StageConfig]) -> int:
     """The fewest pipeline stages that can hold every layer at `micro_batch` (Sec. 2.2): L over
     the most layers any of `configs` holds as a middle stage with one micro-batch in flight."""
