@@ -204,8 +204,9 @@ def _phase_summary(result: SolveResult) -> dict[str, Any]:
             "subproblems": result.subproblems, "models_solved": result.solved,
             "excluded_by_memory": result.pruned_by_memory,
             "subproblem_fates": result.search_space.get("subproblem_fates", {}),
-            **({"bounds_from_the_other_search":
-                result.search_space["bounds_from_the_other_search"]}
-               if "bounds_from_the_other_search" in result.search_space else {}),
-            **({"local_search": result.search_space["local_search"]}
-               if "local_search" in result.search_space else {})}
+            **{key: result.search_space[key] for key in _OPTIONAL_PHASE_KEYS
+               if key in result.search_space}}
+
+
+_OPTIONAL_PHASE_KEYS = ("bounds_from_the_other_search", "local_search")
+"""Entries of a phase's search_space that its summary carries where the phase has them."""
