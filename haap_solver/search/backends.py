@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from haap_solver.errors import HaapError
+from haap_solver.search import tuning
 from haap_solver.search.lp import LinearProgram
 from haap_solver.search.scaling import choose_scaling
 
@@ -208,6 +209,7 @@ def _solve_cpsat(lp: LinearProgram, opts: SolveOptions, objective_floor_s: float
         # One worker runs a single strategy by default, which can stall on tiny models (seen:
         # two stages, six splits, no proof within the limit); a portfolio interleaves several.
         solver.parameters.search_branching = cp_model.PORTFOLIO_SEARCH
+        solver.parameters.linearization_level = tuning.CPSAT_ONE_WORKER_LINEARIZATION
     status = solver.solve(model)
     wall = time.perf_counter() - start
     if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):

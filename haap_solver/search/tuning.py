@@ -414,6 +414,25 @@ DEFAULT_BACKEND = "auto"
 """CP-SAT for small models, HiGHS for large ones (backends.AUTO_CPSAT_MAX_VARS): each closes its
 kind faster in our measurements (docs/benchmarks.md)."""
 
+CPSAT_ONE_WORKER_LINEARIZATION = 2
+"""CP-SAT's ``linearization_level`` where a model gets one worker (its portfolio search,
+`backends._solve_cpsat`): 2 puts every constraint's linear relaxation into its LP, 1 (OR-Tools'
+default) only some. On the 24 models of the matrix that took CP-SAT over 0.05 s or either backend
+over 0.3 s (`solve(threads=1, time_limit_s=40)` on 11 instances), each solved again alone on one
+worker: 13.2 s in all at level 1, 9.3 s at 2 (the optimum's own sub-problem (8, 16) of
+gpt3-6.7b-a100x128-v100x256-a10x128-4gpu 2.74 -> 0.98 s, the (4, 8) of
+gpt3-2.7b-a100x8-v100x8-4gpu 1.41 -> 1.06 s, the slowest at level 2 0.16 s behind level 1). The
+single default strategy was faster still (7.7 s) but stalls on
+tests/test_search_exact.py's six-split model, as OR-Tools 9.15 still does. `haap solve
+--threads 2 --time-limit 30`, level 1 / 2, two runs each (2026-12-05, idle host): that 512-GPU
+instance 9.86, 9.87 / 8.33, 8.46 s; gpt3-2.7b-a100x8-v100x8-4gpu 6.98, 6.93 / 6.58, 6.54 s;
+gpt3-2.7b-a100x32-v100x96-4gpu 9.39, 9.28 / 9.24, 9.59 s; llama3.2-1b-rtx4090-a10 1.72, 1.68 /
+1.87, 1.83 s; ten other instances within 0.07 s; gpt3-175b-4types-x1024 gap 27.39% / 27.38%.
+One thread, 60 s: the 512-GPU instance 16.2 / 14.1 s. The same optima. With two workers or
+more the level changes nothing measurable (9.51 / 9.52 s over the 24 models). On random tiny
+instances (benchmarks/bruteforce_agreement.py --backends cpsat --mixed both, seeds 97000-97149)
+0 disagreements either way, the searches 15.7 + 46.3 s / 15.6 + 46.1 s."""
+
 PAUSE_COLLECTOR = True
 """`solve` (and its second process) runs with Python's cyclic garbage collector off
 (`collector_paused`)."""
