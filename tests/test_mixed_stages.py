@@ -763,7 +763,14 @@ def test_second_bounds_the_single_type_sub_problems_from_the_top() -> None:
     SECOND._bound_single_from_the_top(state, end, math.inf, None)
     sent = end.conn.sent
     assert sent[0] == ("single_helping",)
-    bounds = [next(iter(message[1].items())) for message in sent[1:]]
+    bounds = []
+    for kind, (sub, value) in ((m[0], next(iter(m[1].items()))) for m in sent[1:]):
+        if kind == "single_strengthened":  # (left open: with its threshold and window)
+            assert value.bound < value.against == end.threshold()
+            bounds.append((sub, value.bound))
+        else:
+            assert kind == "single_bounds"
+            bounds.append((sub, value))
     assert bounds and all(bound <= end.threshold() for _, bound in bounds)
     assert skipped not in dict(bounds)
     assert dict(bounds)[optimum] <= best.iteration_time_s * (1 + 1e-9)
@@ -773,6 +780,52 @@ def test_second_bounds_the_single_type_sub_problems_from_the_top() -> None:
         assert floors is not None
         cheap.append(lower_bound(state, sub, floors))
     assert cheap == sorted(cheap, reverse=True)
+
+
+def test_a_strengthening_beside_stands_for_the_search_here() -> None:
+    """A single-type sub-problem the second process strengthened and left open reaches the
+    first's search with its threshold and the window of its walk ("single_strengthened"): the
+    search takes it as its own strengthening (not stale, the window recorded, the bound
+    raised), so it goes to its model without a walk of its own; and the search still proves
+    the optimum. Here the optimum's own sub-problem, strengthened against a plan 5% above
+    the optimum, as the second would."""
+    from haap_solver.search.state import SearchState
+
+    inst = load_instance(ROOT / "instances" / "gpt3-1.3b-t4x4-a100x12.toml")
+    best = solve(inst, time_limit_s=120, mixed=False)
+    assert best.status == "optimal" and best.plan is not None
+    optimum = SubProblem(len(best.plan.stages), best.plan.micro_batch_size, best.plan.schedule)
+
+    class Conn:
+        def __init__(self) -> None:
+            self.sent: list[tuple[object, ...]] = []
+
+        def poll(self, timeout: float = 0.0) -> bool:
+            return False
+
+        def send(self, message: tuple[object, ...]) -> None:
+            self.sent.append(message)
+
+    end = SECOND._SecondEnd(Conn(), math.inf, 0.0)
+    end.best_time = best.iteration_time_s * 1.05
+    SECOND._bound_single_from_the_top(SearchState(inst), end, math.inf, None)
+    opened = {sub: value for m in end.conn.sent if m[0] == "single_strengthened"
+              for sub, value in m[1].items()}
+    done = opened[optimum]
+    assert done.window is not None and done.window[0] >= end.threshold()
+    fed = [{optimum: done}]
+    search = BNB.BranchAndBound(
+        inst, backend="auto", time_limit_s=120, threads=1, seed=0, state=SearchState(inst),
+        max_stages=None, progress=None, seed_with_baselines=False, mixed=False,
+        cutoff_s=end.threshold(), strengthened_feed=lambda: fed.pop() if fed else {})
+    cand = search.by_sub[optimum]
+    assert search.stale(cand)
+    search.absorb()
+    assert not search.stale(cand) and cand.lower_bound >= done.bound
+    assert search.state.window(optimum, end.threshold()) == done.window[1:]
+    result = search.run()
+    assert result.status == "optimal"
+    assert result.iteration_time_s == pytest.approx(best.iteration_time_s, rel=1e-9)
 
 
 def test_no_dives_in_the_mixed_search_on_large_clusters(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -54,6 +54,7 @@ from haap_solver.search.subproblem_bounds import (
 )
 from haap_solver.search.subproblems import (
     EMPTY_ENDS,
+    Strengthened,
     _Candidate,
     _stage_count_cap,
     _stage_count_floor,
@@ -100,7 +101,10 @@ class BranchAndBound:
     other search has computed since (valid lower bounds), which raise this one's;
     `share_bound` is called with each sub-problem's bound when its first strengthening begins,
     once strengthened, and where the tail-capacity pass closes it, so that the other search,
-    bounding this space from the other end, leaves it to this one.
+    bounding this space from the other end, leaves it to this one. `strengthened_feed` returns
+    the sub-problems the other search has strengthened and left open since, each with the
+    threshold and the window of its walk (`Strengthened`), taken as this search's own
+    strengthening.
 
     `relative_gap` (see `solve`): a sub-problem is closed once its bound reaches the incumbent
     less that share (`threshold`), and the models are solved to that gap."""
@@ -121,6 +125,7 @@ class BranchAndBound:
                  relative_gap: float = 0.0,
                  bounds_feed: Callable[[], dict[SubProblem, float]] | None = None,
                  share_bound: Callable[[SubProblem, float], None] | None = None,
+                 strengthened_feed: Callable[[], dict[SubProblem, Strengthened]] | None = None,
                  cutoff_s: float = math.inf, clock_start: float | None = None):
         self.start = time.perf_counter() if clock_start is None else clock_start
         """When the time limit began (`clock_start`, a time.perf_counter() value; default: now):
@@ -141,6 +146,7 @@ class BranchAndBound:
         self.use_warm_start, self.model_dives = warm_start, model_dives
         self.relative_gap = relative_gap
         self.bounds_feed, self.share_bound = bounds_feed, share_bound
+        self.strengthened_feed = strengthened_feed
         self.cutoff_s = cutoff_s
         """Stands in for the incumbent's time until a plan beats it (see `solve`)."""
 
@@ -390,6 +396,20 @@ class BranchAndBound:
             if cand is not None and bound > cand.lower_bound:
                 cand.lower_bound, cand.fed = bound, True
                 self.fed_bounds += 1
+        fed = self.strengthened_feed() if self.strengthened_feed is not None else {}
+        for sub, done in fed.items():
+            cand = self.by_sub.get(sub)
+            if cand is None:
+                continue
+            if done.bound > cand.lower_bound:
+                cand.fed = True
+                self.fed_bounds += 1
+            cand.raise_bound(done.bound, done.against)
+            if cand.strengthened_with is None or done.against < cand.strengthened_with:
+                # Its strengthening, with its window, stands for this search's own.
+                cand.strengthened_with = done.against
+                if done.window is not None:
+                    self.state.record_window(sub, *done.window)
 
     def try_seed(self, plan: Plan | None) -> None:
         """Validate and cost a heuristic plan; keep it if it beats the incumbent."""

@@ -51,6 +51,11 @@ second -> first
         then each single-type bound it has strengthened (at most the threshold it was
         strengthened against); the first raises its sub-problems' bounds with them (its search's
         `bounds_feed`) and skips what they close.
+    ("single_strengthened", {SubProblem: Strengthened})
+        instead, for a sub-problem its walk left open (tuning.HELPER_SHARES_WINDOWS): the
+        bound, the threshold and the window of bottlenecks of the walk, which the first takes
+        as its own strengthening (its search's `strengthened_feed`): the model gets the window
+        without a walk of its own there.
 
 The first process waits for the answer until HELPER_GRACE_S past the deadline (then
 `_MixedHelper.answer` gives ("timeout",)); where the answer is an error or a timeout, or no
@@ -92,6 +97,7 @@ from haap_solver.search.subproblem_bounds import (
     strong_lower_bound,
 )
 from haap_solver.search.subproblems import (
+    Strengthened,
     _stage_count_cap,
     _stage_count_floor,
     subproblems_of_size,
@@ -150,6 +156,8 @@ class _MixedHelper:
         self._own_single: dict[SubProblem, float] = {}
         """The single-type bounds this process has strengthened (`share_single_bound`)."""
         self._single_helping = False
+        self._single_strengthened: dict[SubProblem, Strengthened] = {}
+        """Single-type sub-problems it strengthened and left open, not yet taken."""
 
     @classmethod
     def start(cls, instance: Instance, cost_model: CostModel, *, backend: str, seed: int,
@@ -212,6 +220,15 @@ class _MixedHelper:
         taken, self._single_bounds = self._single_bounds, {}
         return taken
 
+    def single_strengthened_feed(self) -> dict[SubProblem, Strengthened]:
+        """The single-type sub-problems it has strengthened and left open since the last call,
+        each with the threshold and window of its walk (the search here's
+        `strengthened_feed`)."""
+        with contextlib.suppress(EOFError, OSError):
+            self._receive()
+        taken, self._single_strengthened = self._single_strengthened, {}
+        return taken
+
     def _receive(self, timeout: float = 0.0) -> None:
         """What it has sent: bounds go to `bounds` and single-type ones to `_single_bounds`, the
         answer is kept (the first one)."""
@@ -221,6 +238,8 @@ class _MixedHelper:
                 _merge_bounds(self.bounds, message[1])
             elif message[0] == "single_bounds":
                 _merge_bounds(self._single_bounds, message[1])
+            elif message[0] == "single_strengthened":
+                self._single_strengthened.update(message[1])
             elif message[0] == "single_helping":
                 self._single_helping = True
                 if self._own_single:
@@ -511,7 +530,12 @@ def _bound_single_from_the_top(state: SearchState, end: _SecondEnd, deadline: fl
         del cheap[sub]
         bound = strong_lower_bound(state, sub, floors_of[sub.micro_batch], p_max, threshold,
                                    deadline=deadline)
-        end.send(("single_bounds", {sub: min(bound, threshold)}))
+        window = state.windows.get((sub, False, False))
+        if bound < threshold and tuning.HELPER_SHARES_WINDOWS:
+            # Still open: the first may take the strengthening as its own (its window too).
+            end.send(("single_strengthened", {sub: Strengthened(bound, threshold, window)}))
+        else:
+            end.send(("single_bounds", {sub: min(bound, threshold)}))
 
 
 def _solve_beside(helper: _MixedHelper, instance: Instance, state: SearchState, *, start: float,
@@ -528,6 +552,7 @@ def _solve_beside(helper: _MixedHelper, instance: Instance, state: SearchState, 
                 instance, time_limit_s=time_limit_s, state=state,
                 seed_with_baselines=seed_with_baselines, mixed=False,
                 share_incumbent=helper.share, bounds_feed=helper.single_bounds_feed,
+                strengthened_feed=helper.single_strengthened_feed,
                 share_bound=helper.share_single_bound, clock_start=start, **here)
         except InfeasibleError:
             single = None

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from haap_solver.cost.memory import GIB
 from haap_solver.instance import Instance
@@ -74,6 +74,20 @@ def _stage_count_floor(state: SearchState, micro_batch: int, configs: list[Stage
     roomiest = max(state.cache.max_layers(c, micro_batch, False, False, True, 1)
                    for c in configs)
     return max(1, math.ceil(state.instance.model.num_layers / max(roomiest, 1)))
+
+
+class Strengthened(NamedTuple):
+    """A strong bound (Sec. 4.3-4.10) computed by the search beside (`solve` with two
+    processes) on a sub-problem it left open: enough for the search here to take it as its own
+    strengthening and go to the model with the same window."""
+
+    bound: float
+    """The strong bound (below `against`)."""
+    against: float
+    """The threshold it was computed against."""
+    window: tuple[float, float, float] | None
+    """(stop, t_lo, t_hi) of its path walk (`SearchState.record_window`), None where there was
+    none."""
 
 
 @dataclass

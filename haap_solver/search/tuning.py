@@ -441,6 +441,22 @@ PARALLEL_MIXED = True
 """With threads >= 2, `solve` searches the plans with a mixed stage in a second process beside
 the single-type search (`_solve_beside`), instead of after it."""
 
+HELPER_SHARES_WINDOWS = True
+"""Whether the second process, bounding the first's single-type sub-problems from the other end
+(`second_process._bound_single_from_the_top`), sends a sub-problem its walk leaves open with
+the threshold it was strengthened against and the window of bottlenecks of its path walk
+("single_strengthened"), which the first takes as its own strengthening
+(`BranchAndBound.absorb`): the sub-problem goes to its model with that window instead of being
+walked again there. Without it the first got only the bound and walked the same sub-problem
+again (on gpt3-2.7b-a100x32-v100x96-4gpu (5, 8), the optimum's, 0.39 s in the second, then
+0.38 s in the first). Marking it strengthened without the window cost more than it saved (its
+model then searched every bottleneck: 2.1 + 3.2 s against 0.19 s, stop 48). `haap solve
+--threads 2 --time-limit 30`, off / on, two runs each (2026-12-05, idle host):
+gpt3-2.7b-a100x32-v100x96-4gpu 9.38, 9.17 / 8.80, 8.80 s; gpt3-2.7b-a100x8-v100x8-4gpu 6.57,
+6.52 / 6.57, 6.53 s; gpt3-6.7b-a100x128-v100x256-a10x128-4gpu 8.33, 8.29 / 8.25, 8.23 s; five
+other instances within 0.04 s (one run); gpt3-175b-4types-x1024 27.38% either way. The same
+optima."""
+
 HELPER_GRACE_S = 5.0
 """How long past the time limit `_solve_beside` waits for the second process's answer before it
 stops it and bounds the plans with a mixed stage in its own process."""
