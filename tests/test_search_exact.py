@@ -657,12 +657,12 @@ def _record_built_subproblems(monkeypatch: pytest.MonkeyPatch) -> list[SubProble
 def test_a_dive_counts_as_its_sub_problem_s_first_pass_model(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """A dive (Sec. 4.6, Passes) solves the full model of the sub-problem with the least strong
-    bound, and that model is its first-pass model (0.5 s): where it does not close the
-    sub-problem, the next model of it comes in the passes after the first (2 s), never a second
-    0.5 s one. Dives are made to start after one strengthening, and every sub-problem's first
-    full model gives up without an answer. (On gpt3-1.3b-t4x4-a100x12, used before, uneven
-    shares (formulations Sec. 1) gave an optimum 8.4% faster, 4.0495 s against 4.4204 s, whose
-    bounds close every sub-problem without a full model.)"""
+    bound, and that model is its first-pass model (FIRST_PASS_BUDGET_S): where it does not
+    close the sub-problem, the next model of it comes in the passes after the first (2 s),
+    never a second first-pass one. Dives are made to start after one strengthening, and every
+    sub-problem's first full model gives up without an answer. (On gpt3-1.3b-t4x4-a100x12,
+    used before, uneven shares (formulations Sec. 1) gave an optimum 8.4% faster, 4.0495 s
+    against 4.4204 s, whose bounds close every sub-problem without a full model.)"""
     inst = load_instance(SMALL_DIR.parent / "llama3.2-1b-h100x4-l40sx4.toml")
     reference = solve(inst, time_limit_s=30, mixed=False)
     building = _record_built_subproblems(monkeypatch)
@@ -683,7 +683,7 @@ def test_a_dive_counts_as_its_sub_problem_s_first_pass_model(
     assert full_models, "no full model was solved"
     for sub in {s for s, _ in full_models}:
         budgets = [limit for s, limit in full_models if s == sub]
-        assert budgets.count(0.5) <= 1, (sub, budgets)
+        assert budgets.count(TUNING.FIRST_PASS_BUDGET_S) <= 1, (sub, budgets)
     assert result.status == "optimal"
     assert result.iteration_time_s == pytest.approx(reference.iteration_time_s, rel=1e-9)
 

@@ -920,10 +920,11 @@ class BranchAndBound:
     def first_pass(self) -> list[_Candidate]:
         """Best bound first with lazy strengthening: the sub-problem with the least bound is
         strengthened (Sec. 4.3-4.6) and goes back in the queue; once the least bound in the
-        queue is a strong one, its model is solved (0.5 s budget; a dive's, DIVE_BUDGET_S). The
-        optimum tends to sit in the sub-problem with the least strong bound, and once it is the
-        incumbent the others are strengthened against it (cheaper, the walk stops there) or
-        pruned on their cheap bound. Returns the sub-problems left open."""
+        queue is a strong one, its model is solved (budget FIRST_PASS_BUDGET_S; a dive's,
+        DIVE_BUDGET_S). The optimum tends to sit in the sub-problem with the least strong
+        bound, and once it is the incumbent the others are strengthened against it (cheaper,
+        the walk stops there) or pruned on their cheap bound. Returns the sub-problems left
+        open."""
         candidates, state = self.candidates, self.state
         self.tail_capacity_pass()
         queue = [(*c.rank(), k) for k, c in enumerate(candidates)]
