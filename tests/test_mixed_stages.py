@@ -733,35 +733,52 @@ def test_single_type_bounds_cross_both_ways_once_the_second_helps() -> None:
     assert helper.answer(until_wall=math.inf) == ("result", "the answer")
 
 
+class _RecordingConn:
+    """A pipe end that records what is sent and never has anything to read."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[object, ...]] = []
+
+    def poll(self, timeout: float = 0.0) -> bool:
+        return False
+
+    def send(self, message: tuple[object, ...]) -> None:
+        self.sent.append(message)
+
+
+def _single_type_optimum() -> tuple[Instance, SolveResult, SubProblem]:
+    """gpt3-1.3b-t4x4-a100x12, its single-type optimum and the sub-problem that holds it."""
+    inst = load_instance(ROOT / "instances" / "gpt3-1.3b-t4x4-a100x12.toml")
+    best = solve(inst, time_limit_s=120, mixed=False)
+    assert best.status == "optimal" and best.plan is not None
+    optimum = SubProblem(len(best.plan.stages), best.plan.micro_batch_size, best.plan.schedule)
+    return inst, best, optimum
+
+
+def _bounded_from_the_top(state: SearchState, shared_s: float,
+                          *strengthened_by_the_first: SubProblem) -> Any:
+    """The second process's `_bound_single_from_the_top` run here, on a pipe end that has
+    shared a plan of `shared_s` and says the first strengthened `strengthened_by_the_first`;
+    its `conn.sent` holds what it sent."""
+    end = SECOND._SecondEnd(_RecordingConn(), math.inf, 0.0)
+    end.best_time = shared_s
+    for sub in strengthened_by_the_first:
+        end.single_elsewhere[sub] = 0.0
+    SECOND._bound_single_from_the_top(state, end, math.inf, None)
+    return end
+
+
 def test_second_bounds_the_single_type_sub_problems_from_the_top() -> None:
     """`_bound_single_from_the_top`, run here on a pipe end that has shared the single-type
     optimum: it says it helps, skips what the first has strengthened, takes the largest
     cheap bound first, and every bound it sends is at most the threshold and at most the
     optimum of the sub-problem that holds the optimal plan (a valid lower bound)."""
-    from haap_solver.search.state import SearchState
     from haap_solver.search.subproblem_bounds import lower_bound
 
-    inst = load_instance(ROOT / "instances" / "gpt3-1.3b-t4x4-a100x12.toml")
-    best = solve(inst, time_limit_s=120, mixed=False)
-    assert best.status == "optimal" and best.plan is not None
-    optimum = SubProblem(len(best.plan.stages), best.plan.micro_batch_size, best.plan.schedule)
-
-    class Conn:
-        def __init__(self) -> None:
-            self.sent: list[tuple[object, ...]] = []
-
-        def poll(self, timeout: float = 0.0) -> bool:
-            return False
-
-        def send(self, message: tuple[object, ...]) -> None:
-            self.sent.append(message)
-
+    inst, best, optimum = _single_type_optimum()
     state = SearchState(inst)
-    end = SECOND._SecondEnd(Conn(), math.inf, 0.0)
-    end.best_time = best.iteration_time_s * 1.05  # (a plan 5% above the optimum, as shared)
     skipped = SubProblem(optimum.num_stages + 1, optimum.micro_batch, optimum.schedule)
-    end.single_elsewhere[skipped] = 0.0
-    SECOND._bound_single_from_the_top(state, end, math.inf, None)
+    end = _bounded_from_the_top(state, best.iteration_time_s * 1.05, skipped)
     sent = end.conn.sent
     assert sent[0] == ("single_helping",)
     bounds = []
@@ -790,26 +807,8 @@ def test_a_strengthening_beside_stands_for_the_search_here() -> None:
     raised), so it goes to its model without a walk of its own; and the search still proves
     the optimum. Here the optimum's own sub-problem, strengthened against a plan 5% above
     the optimum, as the second would."""
-    from haap_solver.search.state import SearchState
-
-    inst = load_instance(ROOT / "instances" / "gpt3-1.3b-t4x4-a100x12.toml")
-    best = solve(inst, time_limit_s=120, mixed=False)
-    assert best.status == "optimal" and best.plan is not None
-    optimum = SubProblem(len(best.plan.stages), best.plan.micro_batch_size, best.plan.schedule)
-
-    class Conn:
-        def __init__(self) -> None:
-            self.sent: list[tuple[object, ...]] = []
-
-        def poll(self, timeout: float = 0.0) -> bool:
-            return False
-
-        def send(self, message: tuple[object, ...]) -> None:
-            self.sent.append(message)
-
-    end = SECOND._SecondEnd(Conn(), math.inf, 0.0)
-    end.best_time = best.iteration_time_s * 1.05
-    SECOND._bound_single_from_the_top(SearchState(inst), end, math.inf, None)
+    inst, best, optimum = _single_type_optimum()
+    end = _bounded_from_the_top(SearchState(inst), best.iteration_time_s * 1.05)
     opened = {sub: value for m in end.conn.sent if m[0] == "single_strengthened"
               for sub, value in m[1].items()}
     done = opened[optimum]

@@ -920,7 +920,7 @@ class BranchAndBound:
     def first_pass(self) -> list[_Candidate]:
         """Best bound first with lazy strengthening: the sub-problem with the least bound is
         strengthened (Sec. 4.3-4.6) and goes back in the queue; once the least bound in the
-        queue is a strong one, its model is solved (budget FIRST_PASS_BUDGET_S; a dive's,
+        queue is a strong one, its model is solved (budget `first_pass_budget`; a dive's,
         DIVE_BUDGET_S). The optimum tends to sit in the sub-problem with the least strong
         bound, and once it is the incumbent the others are strengthened against it (cheaper,
         the walk stops there) or pruned on their cheap bound. Returns the sub-problems left
@@ -934,7 +934,7 @@ class BranchAndBound:
         dived = False
         left_open = False  # (whether a strengthening has left its sub-problem open since)
         full_dives = self.model_dives and self.backend != "cpsat"  # see DIVE_FULL_MAX_VARS
-        dive_budget = tuning.FIRST_PASS_BUDGET_S if state.require_mixed else tuning.DIVE_BUDGET_S
+        dive_budget = self.first_pass_budget() if state.require_mixed else tuning.DIVE_BUDGET_S
         dives = not (state.require_mixed and self.total_gpus > tuning.MIXED_DIVES_MAX_GPUS)
         while queue:
             entry = heapq.heappop(queue)
@@ -980,9 +980,14 @@ class BranchAndBound:
                 continue
             since_model = 0
             budget = tuning.INCUMBENT_FIRST_BUDGET_S if self.holds_incumbent(cand.sub) \
-                else tuning.FIRST_PASS_BUDGET_S
+                else self.first_pass_budget()
             self.done += self.solve_one(cand, budget, still_open)
         return still_open
+
+    def first_pass_budget(self) -> float:
+        """A model's budget in the first pass: FIRST_PASS_BUDGET_S, at most FIRST_PASS_SHARE of
+        the time limit (a short re-plan still reaches other sub-problems)."""
+        return min(tuning.FIRST_PASS_BUDGET_S, tuning.FIRST_PASS_SHARE * self.time_limit_s)
 
     def holds_incumbent(self, sub: SubProblem) -> bool:
         """Whether the incumbent is a plan of `sub` (in the single-type search: a search over
