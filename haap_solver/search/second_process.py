@@ -530,10 +530,10 @@ def _bound_single_from_the_top(state: SearchState, end: _SecondEnd, deadline: fl
         del cheap[sub]
         bound = strong_lower_bound(state, sub, floors_of[sub.micro_batch], p_max, threshold,
                                    deadline=deadline)
-        window = state.windows.get((sub, False, False))
         if bound < threshold and tuning.HELPER_SHARES_WINDOWS:
             # Still open: the first may take the strengthening as its own (its window too).
-            end.send(("single_strengthened", {sub: Strengthened(bound, threshold, window)}))
+            end.send(("single_strengthened", {sub: Strengthened(bound, threshold,
+                                                                state.recorded_window(sub))}))
         else:
             end.send(("single_bounds", {sub: min(bound, threshold)}))
 

@@ -360,11 +360,16 @@ class SearchState:
         """Keep the window of bottlenecks of a path walk against `stop` (Sec. 4.10)."""
         self.windows[(sub, self.mixed, self.require_mixed)] = (stop, t_lo, t_hi)
 
+    def recorded_window(self, sub: SubProblem) -> tuple[float, float, float] | None:
+        """(stop, t_lo, t_hi) of the last path walk of `sub` in the current space
+        (`record_window`), None where there was none."""
+        return self.windows.get((sub, self.mixed, self.require_mixed))
+
     def window(self, sub: SubProblem, threshold: float) -> tuple[float, float]:
         """(t_lo, t_hi): every plan of `sub` cheaper than `threshold` has its bottleneck in
         [t_lo, t_hi), from its last path walk against a stop at least `threshold` (Sec. 4.10);
         (0, inf) where none is known."""
-        hit = self.windows.get((sub, self.mixed, self.require_mixed))
+        hit = self.recorded_window(sub)
         if hit is None or hit[0] < threshold:
             return 0.0, math.inf
         return hit[1], hit[2]
